@@ -1,0 +1,136 @@
+"""What an audit works on and produces: references with provenance, statuses, validation results."""
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from models.csl import CSLItem
+
+
+class Status(StrEnum):
+    """The honest outcome of checking one citation.
+
+    verified    a registry holds the work and the claimed metadata agrees with it
+    mismatch    the identifier exists, but the claimed metadata describes another work
+    not_found   the registry answered: no such record (at Crossref nor at its DOI agency)
+    unmatched   no identifier, and no registry candidate matched confidently
+    unverified  we could not ask: offline, network error, 5xx, timeout, hostile response
+    """
+
+    VERIFIED = "verified"
+    MISMATCH = "mismatch"
+    NOT_FOUND = "not_found"
+    UNMATCHED = "unmatched"
+    UNVERIFIED = "unverified"
+
+
+Registry = Literal["crossref", "pubmed", "datacite", "other-agency"]
+
+
+class Identifiers(BaseModel):
+    """Normalised identifiers of a reference (see tasks/identifiers.py for the rules)."""
+
+    doi: str | None = None
+    pmid: str | None = None
+    pmcid: str | None = None
+    arxiv: str | None = None
+    isbn: str | None = None
+    url: str | None = None
+
+    def any(self) -> bool:
+        return any(self.model_dump().values())
+
+
+class Provenance(BaseModel):
+    source_file: str
+    entry_key: str = Field(..., description="BibTeX/CSL key, RIS record number, or line number")
+    line: int | None = None
+
+
+class Reference(BaseModel):
+    """One citation as the input wrote it: claimed metadata plus where it came from."""
+
+    citation_id: str = ""  # assigned by the flow: stable hash of provenance, unique in the job
+    item: CSLItem
+    provenance: Provenance
+    ids: Identifiers = Field(default_factory=Identifiers)
+    raw: str | None = Field(None, description="free-text form, when the input had one")
+    claim_ids: list[str] = Field(default_factory=list)
+    location: str | None = None
+    snippet: str | None = None
+    stated_confidence: float | None = Field(None, ge=0.0, le=1.0)
+
+
+class Claim(BaseModel):
+    """A claim of a crew report and the citations it rests on."""
+
+    claim_id: str = Field(..., min_length=1)
+    claim_text: str = Field(..., min_length=1)
+    stated_strength: float | None = Field(None, ge=0.0, le=1.0)
+    citation_ids: list[str] = Field(default_factory=list)
+    source_file: str = ""
+
+
+class InputError(BaseModel):
+    """A malformed entry: reported, never fatal to the rest of the job."""
+
+    source_file: str
+    entry_key: str | None = None
+    line: int | None = None
+    reason: str
+
+
+class ReadResult(BaseModel):
+    references: list[Reference] = Field(default_factory=list)
+    claims: list[Claim] = Field(default_factory=list)
+    errors: list[InputError] = Field(default_factory=list)
+
+    def extend(self, other: "ReadResult") -> None:
+        self.references.extend(other.references)
+        self.claims.extend(other.claims)
+        self.errors.extend(other.errors)
+
+
+class FieldAgreement(BaseModel):
+    """How well each claimed field agrees with the registry record, in [0, 1].
+
+    None means the field could not be compared (missing on one side)."""
+
+    title: float | None = Field(None, ge=0.0, le=1.0)
+    authors: float | None = Field(None, ge=0.0, le=1.0)
+    year: float | None = Field(None, ge=0.0, le=1.0)
+    container: float | None = Field(None, ge=0.0, le=1.0)
+    pages: float | None = Field(None, ge=0.0, le=1.0)
+
+
+class ValidationResult(BaseModel):
+    citation_id: str
+    status: Status
+    registry: Registry | None = None
+    matched_id: str | None = Field(None, description="DOI or PMID of the matched record")
+    record: CSLItem | None = None
+    agreement: FieldAgreement = Field(default_factory=FieldAgreement)
+    match_score: float | None = Field(None, ge=0.0, le=1.0)
+    reason: str = Field("", description="one human sentence: why this status")
+    retracted: bool = False
+    corrected: bool = False
+    expression_of_concern: bool = False
+    attempts: int = 0
+    error: str | None = None
+    checked_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+class RegistryRecord(BaseModel):
+    """A work as a registry holds it, mapped to CSL, with the flags the registry sets on it."""
+
+    registry: Registry
+    identifier: str = Field(..., description="normalised DOI (crossref/datacite) or PMID (pubmed)")
+    item: CSLItem
+    retracted: bool = False
+    corrected: bool = False
+    expression_of_concern: bool = False
+    # Crossref `relation` / PubMed links: kind -> identifiers, e.g. {"is-preprint-of": ["10.1/x"]}
+    relations: dict[str, list[str]] = Field(default_factory=dict)
+    notices: list[str] = Field(default_factory=list, description="DOIs/PMIDs of update notices")

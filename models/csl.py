@@ -1,0 +1,139 @@
+"""CSL-JSON, the reference format of Zotero, Mendeley, pandoc and Crossref content negotiation.
+
+Field names follow the CSL-JSON schema (hyphenated keys such as `container-title`); models read and
+write them by alias, and keep unknown fields so nothing a user wrote is lost on a round trip.
+"""
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d|21\d\d)\b")
+
+
+class _CSLBase(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    def to_csl(self) -> dict[str, Any]:
+        """Plain CSL-JSON: hyphenated keys, no empty fields."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+class CSLName(_CSLBase):
+    family: str | None = None
+    given: str | None = None
+    literal: str | None = None
+    non_dropping_particle: str | None = Field(None, alias="non-dropping-particle")
+    dropping_particle: str | None = Field(None, alias="dropping-particle")
+    suffix: str | None = None
+
+    def display(self) -> str:
+        if self.literal:
+            return self.literal
+        parts = [self.given, self.dropping_particle, self.non_dropping_particle, self.family]
+        return " ".join(p for p in parts if p)
+
+
+class CSLDate(_CSLBase):
+    date_parts: list[list[int | str]] | None = Field(None, alias="date-parts")
+    literal: str | None = None
+    raw: str | None = None
+    season: int | str | None = None
+    circa: bool | int | str | None = None
+
+    def year(self) -> int | None:
+        if self.date_parts and self.date_parts[0]:
+            try:
+                return int(str(self.date_parts[0][0]).strip())
+            except ValueError:
+                pass
+        for text in (self.raw, self.literal):
+            if text and (m := _YEAR.search(text)):
+                return int(m.group(1))
+        return None
+
+    @classmethod
+    def from_year(cls, year: int) -> "CSLDate":
+        return cls(date_parts=[[year]])
+
+
+class CSLItem(_CSLBase):
+    id: str
+    type: str = "article"
+    author: list[CSLName] | None = None
+    editor: list[CSLName] | None = None
+    title: str | None = None
+    container_title: str | None = Field(None, alias="container-title")
+    container_title_short: str | None = Field(None, alias="container-title-short")
+    collection_title: str | None = Field(None, alias="collection-title")
+    event_title: str | None = Field(None, alias="event-title")
+    issued: CSLDate | None = None
+    accessed: CSLDate | None = None
+    DOI: str | None = None
+    PMID: str | None = None
+    PMCID: str | None = None
+    URL: str | None = None
+    ISBN: str | None = None
+    ISSN: str | None = None
+    publisher: str | None = None
+    publisher_place: str | None = Field(None, alias="publisher-place")
+    volume: str | None = None
+    issue: str | None = None
+    page: str | None = None
+    number: str | None = None
+    edition: str | None = None
+    genre: str | None = None
+    language: str | None = None
+    abstract: str | None = None
+    note: str | None = None
+
+    @field_validator(
+        "id", "volume", "issue", "page", "number", "edition", "PMID", "ISBN", "ISSN", mode="before"
+    )
+    @classmethod
+    def _numbers_as_text(cls, value: Any) -> Any:
+        # Real CSL-JSON writes volume 12 and "12" alike; CSL treats them as text.
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        if isinstance(value, list):  # Crossref and some exporters give ISSN/ISBN as lists
+            return ", ".join(str(v) for v in value) or None
+        return value
+
+    @field_validator("title", "container_title", "container_title_short", mode="before")
+    @classmethod
+    def _first_of_list(cls, value: Any) -> Any:
+        # Crossref's JSON writes titles as lists; CSL-JSON wants one string.
+        if isinstance(value, list):
+            return next((str(v) for v in value if v), None)
+        return value
+
+    def year(self) -> int | None:
+        return self.issued.year() if self.issued else None
+
+    def first_author_family(self) -> str | None:
+        for name in self.author or self.editor or []:
+            if name.family:
+                return name.family
+            if name.literal:
+                return name.literal.split()[-1] if name.literal.split() else None
+        return None
+
+    def completeness(self) -> float:
+        """Share of the fields a reader needs to find the work: authors, title, year, container,
+        and an identifier or locator (DOI/PMID/URL/ISBN, or volume and pages)."""
+        has_locator = bool(self.DOI or self.PMID or self.URL or self.ISBN) or bool(
+            self.volume and self.page
+        )
+        checks = [
+            bool(self.author or self.editor),
+            bool(self.title),
+            self.year() is not None,
+            bool(self.container_title or self.publisher),
+            has_locator,
+        ]
+        return sum(checks) / len(checks)
+
+    @classmethod
+    def from_csl(cls, data: dict[str, Any]) -> "CSLItem":
+        return cls.model_validate(data)
