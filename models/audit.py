@@ -134,3 +134,16 @@ class RegistryRecord(BaseModel):
     # Crossref `relation` / PubMed links: kind -> identifiers, e.g. {"is-preprint-of": ["10.1/x"]}
     relations: dict[str, list[str]] = Field(default_factory=dict)
     notices: list[str] = Field(default_factory=list, description="DOIs/PMIDs of update notices")
+
+
+class Lookup(BaseModel):
+    """What asking a registry about one identifier gave.
+
+    record set        the registry holds it
+    record None, error None   the registry answered: no such record
+    error set         we could not ask (after retries): the citation stays unverified"""
+
+    identifier: str
+    record: RegistryRecord | None = None
+    error: str | None = None
+    attempts: int = 0
