@@ -1,0 +1,69 @@
+"""Give each reference a stable citation id and group references for batched lookups."""
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import PurePath
+
+from models.audit import Claim, Reference
+
+
+def citation_id_for(ref: Reference) -> str:
+    """Stable across re-runs: the input file's name and the entry's key, hashed.
+
+    The file's name, not its path, so the same list audited from another folder keeps its ids."""
+    name = PurePath(ref.provenance.source_file).name
+    digest = hashlib.sha1(f"{name}\x1f{ref.provenance.entry_key}".encode()).hexdigest()
+    return digest[:16]
+
+
+def assign_citation_ids(refs: Sequence[Reference]) -> list[Reference]:
+    """Ids unique within the job: a repeated (file, key) gets `-2`, `-3`, ... in input order."""
+    seen: dict[str, int] = {}
+    out: list[Reference] = []
+    for ref in refs:
+        base = citation_id_for(ref)
+        seen[base] = seen.get(base, 0) + 1
+        cid = base if seen[base] == 1 else f"{base}-{seen[base]}"
+        out.append(ref.model_copy(update={"citation_id": cid}))
+    return out
+
+
+def link_claims(claims: Sequence[Claim], refs: Sequence[Reference]) -> list[Claim]:
+    """Fill each claim's citation ids from the references that name it."""
+    by_claim: dict[tuple[str, str], list[str]] = {}
+    for ref in refs:
+        for claim_id in ref.claim_ids:
+            by_claim.setdefault((ref.provenance.source_file, claim_id), []).append(ref.citation_id)
+    return [
+        c.model_copy(
+            update={"citation_ids": c.citation_ids or by_claim.get((c.source_file, c.claim_id), [])}
+        )
+        for c in claims
+    ]
+
+
+def lookup_kind(ref: Reference) -> str:
+    """Which registry call a reference needs; chunks are built per kind so batches fill up."""
+    if ref.ids.doi:
+        return "doi"
+    if ref.ids.pmid:
+        return "pmid"
+    if ref.ids.arxiv:
+        return "arxiv"
+    return "search"
+
+
+def plan_chunks(refs: Sequence[Reference], size: int) -> list[list[Reference]]:
+    """Chunks of at most `size` references, each of one lookup kind (in input order within kind).
+
+    A Prefect task run costs ~10 ms plus server time, so we pay it per chunk, not per citation."""
+    if size < 1:
+        raise ValueError("chunk size must be at least 1")
+    by_kind: dict[str, list[Reference]] = {}
+    for ref in refs:
+        by_kind.setdefault(lookup_kind(ref), []).append(ref)
+    chunks: list[list[Reference]] = []
+    for kind in ("doi", "pmid", "arxiv", "search"):
+        group = by_kind.get(kind, [])
+        chunks.extend(group[i : i + size] for i in range(0, len(group), size))
+    return chunks

@@ -1,0 +1,166 @@
+"""The job's outputs as polars frames: one row per input citation, per input error, per claim.
+
+Pure functions: building the tables is separate from writing them (tasks/store.py)."""
+
+import json
+from collections.abc import Sequence
+
+import polars as pl
+
+from models.audit import Claim, InputError, Reference, ValidationResult
+from models.csl import CSLItem, CSLName
+
+CITATION_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "job_id": pl.Utf8,
+    "citation_id": pl.Utf8,
+    "source_file": pl.Utf8,
+    "entry_key": pl.Utf8,
+    "line": pl.Int64,
+    "claim_ids": pl.List(pl.Utf8),
+    "raw": pl.Utf8,
+    "claimed_title": pl.Utf8,
+    "claimed_authors": pl.Utf8,
+    "claimed_year": pl.Int64,
+    "claimed_container": pl.Utf8,
+    "claimed_type": pl.Utf8,
+    "doi": pl.Utf8,
+    "pmid": pl.Utf8,
+    "pmcid": pl.Utf8,
+    "arxiv": pl.Utf8,
+    "isbn": pl.Utf8,
+    "url": pl.Utf8,
+    "status": pl.Utf8,
+    "reason": pl.Utf8,
+    "registry": pl.Utf8,
+    "matched_id": pl.Utf8,
+    "matched_title": pl.Utf8,
+    "matched_authors": pl.Utf8,
+    "matched_year": pl.Int64,
+    "matched_container": pl.Utf8,
+    "agreement_title": pl.Float64,
+    "agreement_authors": pl.Float64,
+    "agreement_year": pl.Float64,
+    "agreement_container": pl.Float64,
+    "agreement_pages": pl.Float64,
+    "match_score": pl.Float64,
+    "retracted": pl.Boolean,
+    "corrected": pl.Boolean,
+    "expression_of_concern": pl.Boolean,
+    "attempts": pl.Int64,
+    "error": pl.Utf8,
+    "checked_at": pl.Datetime("us", "UTC"),
+    "claimed_json": pl.Utf8,
+    "record_json": pl.Utf8,
+}
+
+INPUT_ERROR_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "job_id": pl.Utf8,
+    "source_file": pl.Utf8,
+    "entry_key": pl.Utf8,
+    "line": pl.Int64,
+    "reason": pl.Utf8,
+}
+
+
+def authors_text(names: Sequence[CSLName] | None) -> str | None:
+    """Authors as a reader writes them: `Family, Given; Family, Given`."""
+    if not names:
+        return None
+    parts = []
+    for name in names:
+        if name.literal:
+            parts.append(name.literal)
+        elif name.family:
+            family = " ".join(p for p in (name.non_dropping_particle, name.family) if p)
+            parts.append(f"{family}, {name.given}" if name.given else family)
+    return "; ".join(parts) or None
+
+
+def _item_columns(prefix: str, item: CSLItem | None) -> dict[str, object]:
+    return {
+        f"{prefix}_title": item.title if item else None,
+        f"{prefix}_authors": authors_text(item.author or item.editor) if item else None,
+        f"{prefix}_year": item.year() if item else None,
+        f"{prefix}_container": item.container_title if item else None,
+    }
+
+
+def citation_row(job_id: str, ref: Reference, result: ValidationResult) -> dict[str, object]:
+    agreement = result.agreement
+    return {
+        "job_id": job_id,
+        "citation_id": ref.citation_id,
+        "source_file": ref.provenance.source_file,
+        "entry_key": ref.provenance.entry_key,
+        "line": ref.provenance.line,
+        "claim_ids": ref.claim_ids,
+        "raw": ref.raw,
+        **_item_columns("claimed", ref.item),
+        "claimed_type": ref.item.type,
+        **ref.ids.model_dump(),
+        "status": result.status.value,
+        "reason": result.reason,
+        "registry": result.registry,
+        "matched_id": result.matched_id,
+        **_item_columns("matched", result.record),
+        "agreement_title": agreement.title,
+        "agreement_authors": agreement.authors,
+        "agreement_year": agreement.year,
+        "agreement_container": agreement.container,
+        "agreement_pages": agreement.pages,
+        "match_score": result.match_score,
+        "retracted": result.retracted,
+        "corrected": result.corrected,
+        "expression_of_concern": result.expression_of_concern,
+        "attempts": result.attempts,
+        "error": result.error,
+        "checked_at": result.checked_at,
+        "claimed_json": json.dumps(ref.item.to_csl(), ensure_ascii=False, sort_keys=True),
+        "record_json": (
+            json.dumps(result.record.to_csl(), ensure_ascii=False, sort_keys=True)
+            if result.record
+            else None
+        ),
+    }
+
+
+def citations_frame(
+    job_id: str, refs: Sequence[Reference], results: Sequence[ValidationResult]
+) -> pl.DataFrame:
+    """One row per input citation, sorted by citation_id so re-runs write identical files."""
+    by_id = {r.citation_id: r for r in results}
+    missing = [ref.citation_id for ref in refs if ref.citation_id not in by_id]
+    if missing:
+        raise ValueError(f"{len(missing)} citations have no validation result, e.g. {missing[0]}")
+    rows = [citation_row(job_id, ref, by_id[ref.citation_id]) for ref in refs]
+    return pl.DataFrame(rows, schema=CITATION_SCHEMA).sort("citation_id")
+
+
+def input_errors_frame(job_id: str, errors: Sequence[InputError]) -> pl.DataFrame:
+    rows = [{"job_id": job_id, **e.model_dump()} for e in errors]
+    return pl.DataFrame(rows, schema=INPUT_ERROR_SCHEMA).sort(
+        ["source_file", "line", "entry_key"], nulls_last=True
+    )
+
+
+def claims_frame(job_id: str, claims: Sequence[Claim]) -> pl.DataFrame:
+    rows = [
+        {
+            "job_id": job_id,
+            "claim_id": c.claim_id,
+            "claim_text": c.claim_text,
+            "source_file": c.source_file,
+            "stated_strength": c.stated_strength,
+            "citation_ids": c.citation_ids,
+        }
+        for c in claims
+    ]
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
+        "job_id": pl.Utf8,
+        "claim_id": pl.Utf8,
+        "claim_text": pl.Utf8,
+        "source_file": pl.Utf8,
+        "stated_strength": pl.Float64,
+        "citation_ids": pl.List(pl.Utf8),
+    }
+    return pl.DataFrame(rows, schema=schema).sort("claim_id")

@@ -1,0 +1,115 @@
+"""The DuckDB library and the job folder, on real files."""
+
+import polars as pl
+import pytest
+
+from models.audit import (
+    Identifiers,
+    InputError,
+    Provenance,
+    Reference,
+    Status,
+    ValidationResult,
+)
+from models.csl import CSLItem
+from tasks import tables
+from tasks.identify import assign_citation_ids
+from tasks.store import JobFolder, Library, UnsafeJobId, check_job_id
+
+
+def make_refs(n: int, source: str = "refs.bib") -> list[Reference]:
+    refs = [
+        Reference(
+            item=CSLItem(id=f"k{i}", title=f"Title {i}; DROP TABLE citations; --'"),
+            provenance=Provenance(source_file=source, entry_key=f"k{i}"),
+            ids=Identifiers(doi=f"10.1000/{i}"),
+        )
+        for i in range(n)
+    ]
+    return assign_citation_ids(refs)
+
+
+def frames_for(job: str, refs: list[Reference], status: Status) -> dict[str, pl.DataFrame]:
+    results = [ValidationResult(citation_id=r.citation_id, status=status) for r in refs]
+    errors = [InputError(source_file="bad.bib", entry_key="x", reason="unbalanced brace")]
+    return {
+        "citations": tables.citations_frame(job, refs, results),
+        "input_errors": tables.input_errors_frame(job, errors),
+        "claims": tables.claims_frame(job, []),
+    }
+
+
+def test_rerun_replaces_rows_never_duplicates(tmp_path):
+    db = tmp_path / "lib.duckdb"
+    refs = make_refs(5)
+    with Library(db) as lib:
+        lib.save_job("job-1", ["refs.bib"], frames_for("job-1", refs, Status.UNVERIFIED))
+        lib.save_job("job-2", ["refs.bib"], frames_for("job-2", refs[:2], Status.VERIFIED))
+        lib.save_job("job-1", ["refs.bib"], frames_for("job-1", refs, Status.VERIFIED))
+    with Library(db) as lib:  # reopened from disk
+        citations = lib.table("citations")
+        assert citations.filter(pl.col("job_id") == "job-1").height == 5
+        assert citations.filter(pl.col("job_id") == "job-2").height == 2
+        assert set(citations["status"]) == {"verified"}
+        assert lib.table("input_errors").height == 2
+        jobs = lib.jobs()
+        assert jobs["job_id"].to_list() == ["job-1", "job-2"]
+        assert jobs.filter(pl.col("job_id") == "job-1")["n_citations"][0] == 5
+
+
+def test_sql_metacharacters_are_data(tmp_path):
+    refs = make_refs(1)
+    with Library(tmp_path / "lib.duckdb") as lib:
+        lib.save_job("j", ["x"], frames_for("j", refs, Status.VERIFIED))
+        title = lib.table("citations", "j")["claimed_title"][0]
+    assert title == "Title 0; DROP TABLE citations; --'"
+
+
+def test_new_columns_extend_an_existing_library(tmp_path):
+    db = tmp_path / "lib.duckdb"
+    refs = make_refs(2)
+    with Library(db) as lib:
+        lib.save_job("a", ["x"], frames_for("a", refs, Status.VERIFIED))
+        frames = frames_for("b", refs, Status.VERIFIED)
+        frames["citations"] = frames["citations"].with_columns(pl.lit("w1").alias("work_id"))
+        lib.save_job("b", ["x"], frames)
+        table = lib.table("citations")
+    assert table.filter(pl.col("job_id") == "b")["work_id"].to_list() == ["w1", "w1"]
+    assert table.filter(pl.col("job_id") == "a")["work_id"].null_count() == 2
+
+
+def test_failed_save_leaves_previous_run_intact(tmp_path):
+    db = tmp_path / "lib.duckdb"
+    refs = make_refs(3)
+    with Library(db) as lib:
+        lib.save_job("j", ["x"], frames_for("j", refs, Status.VERIFIED))
+        broken = frames_for("j", refs, Status.MISMATCH)
+        broken["bogus_table"] = broken["claims"]
+        with pytest.raises(ValueError):
+            lib.save_job("j", ["x"], broken)
+        assert set(lib.table("citations", "j")["status"]) == {"verified"}
+
+
+@pytest.mark.parametrize("bad", ["../x", "/abs", "a/b", "..", "a..b", "", "job id", "x\x00"])
+def test_unsafe_job_ids_rejected(bad, tmp_path):
+    with pytest.raises(UnsafeJobId):
+        check_job_id(bad)
+    with pytest.raises(UnsafeJobId):
+        JobFolder(tmp_path, bad)
+
+
+def test_parquet_written_atomically_and_reads_back(tmp_path):
+    refs = make_refs(4)
+    frames = frames_for("j", refs, Status.NOT_FOUND)
+    folder = JobFolder(tmp_path, "j")
+    path = folder.write_parquet("citations.parquet", frames["citations"])
+    assert pl.read_parquet(path).equals(frames["citations"])
+    assert [p.name for p in folder.path.iterdir()] == ["citations.parquet"]  # no temp left
+    with pytest.raises(ValueError):
+        folder.write_text("../escape.txt", "x")
+
+
+def test_every_citation_needs_a_result():
+    refs = make_refs(2)
+    with pytest.raises(ValueError, match="no validation result"):
+        tables.citations_frame("j", refs, [])
