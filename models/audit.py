@@ -61,6 +61,9 @@ class Reference(BaseModel):
     location: str | None = None
     snippet: str | None = None
     stated_confidence: float | None = Field(None, ge=0.0, le=1.0)
+    # False for sources no scholarly registry can hold (e-mails, API feeds, extracted entities):
+    # they are kept, scored and rendered, but never sent to Crossref or PubMed.
+    scholarly: bool = True
 
 
 class Claim(BaseModel):
@@ -117,6 +120,8 @@ class ValidationResult(BaseModel):
     retracted: bool = False
     corrected: bool = False
     expression_of_concern: bool = False
+    # The matched record's registry relations (RegistryRecord.relations), for dedupe's links.
+    relations: dict[str, list[str]] = Field(default_factory=dict)
     attempts: int = 0
     error: str | None = None
     checked_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
@@ -134,6 +139,11 @@ class RegistryRecord(BaseModel):
     # Crossref `relation` / PubMed links: kind -> identifiers, e.g. {"is-preprint-of": ["10.1/x"]}
     relations: dict[str, list[str]] = Field(default_factory=dict)
     notices: list[str] = Field(default_factory=list, description="DOIs/PMIDs of update notices")
+    metadata_missing: bool = Field(
+        default=False,
+        description="the registry confirmed the identifier exists, but its metadata could not "
+        "be fetched: `item` holds the identifier only (not evidence of fabrication)",
+    )
 
 
 class Lookup(BaseModel):
