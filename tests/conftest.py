@@ -6,6 +6,13 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.fake_registry.fixtures import (  # noqa: F401
+    empty_registry,
+    fake_registry,
+    fake_registry_unlimited,
+    registry_env,
+)
+
 # Quiet Prefect before it is imported anywhere in the test session.
 os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
