@@ -1,0 +1,81 @@
+"""Input readers: every input file of a job becomes References (with provenance), Claims and
+InputErrors, whatever its format.
+
+The reader protocol. A reader is a module in this package with
+
+    FORMAT: str                                  the name `read_inputs(format=...)` accepts
+    detect(path: Path, head: str) -> bool        does this file look like mine? `head` is the
+                                                 file's first 4 KB, decoded (tasks/read/text.py)
+    read(paths: Sequence[Path]) -> ReadResult    read these files; never raise for bad content:
+                                                 a bad entry or file is an InputError
+
+and is listed in READERS. Detection asks the readers in order and the first that says yes reads
+the file, so specific formats come first and catch-alls last: the agent JSON formats before
+`csljson` (any JSON), `markdown` before `plaintext` (any text). All files a reader claims are
+handed to one `read` call, in input order, so the .bib files of a job form one library.
+"""
+
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+from models.audit import ReadResult
+from tasks.read import (
+    bibtex,
+    clinical,
+    csljson,
+    ice,
+    ivcap,
+    markdown,
+    modelchorus,
+    plaintext,
+    rag_context,
+    ris,
+)
+from tasks.read.text import UnreadableFileError, read_head
+
+READERS: tuple[ModuleType, ...] = (
+    bibtex,
+    ris,
+    # Agent JSON formats, told apart by content, before csljson; ivcap last of them, as its
+    # store is CSL-JSON with tracking fields.
+    modelchorus,
+    clinical,
+    ice,
+    rag_context,
+    ivcap,
+    csljson,
+    markdown,
+    plaintext,
+)
+
+
+def reader_for(format: str) -> ModuleType:
+    for reader in READERS:
+        if format == reader.FORMAT:
+            return reader
+    known = ", ".join(reader.FORMAT for reader in READERS)
+    raise ValueError(f"unknown input format {format!r}; known: {known}")
+
+
+def detect_reader(path: Path, head: str) -> ModuleType:
+    """The first reader that recognises the file (plaintext takes any text)."""
+    return next(reader for reader in READERS if reader.detect(path, head))
+
+
+def read_inputs(paths: Sequence[Path], format: str | None = None) -> ReadResult:
+    """Read a job's input files: each file's format detected from its content unless `format`
+    forces one (an unknown `format` is a caller's error: ValueError)."""
+    forced = reader_for(format) if format else None
+    result = ReadResult()
+    groups: dict[str, tuple[ModuleType, list[Path]]] = {}
+    for path in paths:
+        try:
+            reader = forced or detect_reader(path, read_head(path))
+        except UnreadableFileError as exc:
+            result.errors.append(exc.as_input_error(path))
+            continue
+        groups.setdefault(reader.FORMAT, (reader, []))[1].append(path)
+    for reader, group in groups.values():
+        result.extend(reader.read(group))
+    return result

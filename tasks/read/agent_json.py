@@ -1,0 +1,184 @@
+"""What the readers of agent-system outputs share: JSON loading, loose metadata to CSL, and
+pydantic errors turned into one readable reason per entry.
+
+Agent systems write bibliographic metadata loosely ("author": "Smith, J. and Doe, A.",
+"year": "2021", "date": "Aug 17 2025"); these helpers turn it into CSL without guessing more
+than the text says.
+"""
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from bibtexparser.middlewares.names import parse_single_name_into_parts
+from pydantic import ValidationError
+
+from models.audit import InputError, ReadResult, Reference
+from models.csl import CSLDate, CSLItem, CSLName
+from tasks.read.common import make_reference
+from tasks.read.text import UnreadableFileError, read_text
+
+_NAME_SEPARATORS = re.compile(r"\s+and\s+|\s*;\s*|\s*&\s*", re.IGNORECASE)
+_ET_AL = re.compile(r"^(et\.? al\.?|others)$", re.IGNORECASE)
+_SURNAME_INITIALS = re.compile(r"^([^,]+?)\s+([A-Z]{1,3})$")
+_DATE_FORMATS = ("%b %d %Y", "%b %d, %Y", "%B %d %Y", "%B %d, %Y", "%d %b %Y", "%d %B %Y")
+
+
+def sniff_json(path: Path, head: str) -> Any:
+    """The JSON value of the file whose first characters are `head`, or None when it is not
+    JSON. Telling agent formats apart needs the whole document, so a JSON-looking head that is
+    cut short is completed from the file."""
+    if not head.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        return json.loads(head)
+    except ValueError:
+        pass
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _whole_json(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=4)
+def _whole_json(path: str, mtime_ns: int, size: int) -> Any:
+    # Cached: each agent reader's detect asks about the same file in turn (read-only use).
+    try:
+        return json.loads(read_text(Path(path)))
+    except (ValueError, UnreadableFileError):
+        return None
+
+
+def load_json(path: Path) -> tuple[Any, InputError | None]:
+    """The file's JSON value, or an error naming why the whole file could not be read."""
+    try:
+        return json.loads(read_text(path)), None
+    except UnreadableFileError as exc:
+        return None, exc.as_input_error(path)
+    except json.JSONDecodeError as exc:
+        return None, InputError(
+            source_file=str(path), line=exc.lineno, reason=f"not valid JSON: {exc.msg}"
+        )
+
+
+def shape_error(path: Path, expected: str) -> InputError:
+    return InputError(source_file=str(path), reason=f"not {expected}")
+
+
+def validation_reason(exc: ValidationError) -> str:
+    """`claim_text: Field required; citations.0.confidence: Input should be ...`"""
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"])
+        parts.append(f"{where}: {error['msg']}" if where else error["msg"])
+    return "; ".join(parts)
+
+
+def entry_error(path: Path, entry: str, reason: str) -> InputError:
+    return InputError(source_file=str(path), entry_key=entry, reason=reason)
+
+
+def csl_names(value: Any) -> list[CSLName] | None:
+    """Authors as agents write them: one string ("A and B", "A; B"), a list of strings, or
+    CSL-like dicts."""
+    if not value:
+        return None
+    raw = value if isinstance(value, list) else [value]
+    names: list[CSLName] = []
+    for entry in raw:
+        if isinstance(entry, dict):
+            names.append(CSLName.model_validate(entry))
+        elif isinstance(entry, str):
+            parts = [text.strip() for text in _NAME_SEPARATORS.split(entry)]
+            names.extend(_name(text) for text in parts if text and not _ET_AL.match(text))
+    return names or None
+
+
+def _name(text: str) -> CSLName:
+    if m := _SURNAME_INITIALS.match(text):  # PubMed style: "Costa-Matos L"
+        return CSLName.model_validate({"family": m.group(1), "given": m.group(2)})
+    parts = parse_single_name_into_parts(text, strict=False)
+    if not parts.last:
+        return CSLName.model_validate({"literal": text})
+    return CSLName.model_validate(
+        {
+            "family": " ".join(parts.last),
+            "given": " ".join(parts.first) or None,
+            "non-dropping-particle": " ".join(parts.von) or None,
+            "suffix": " ".join(parts.jr) or None,
+        }
+    )
+
+
+def csl_date(value: Any) -> CSLDate | None:
+    """A year (2021, "2021"), an ISO date or timestamp, "Aug 17 2025", or a CSL date dict."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, dict):
+        return CSLDate.model_validate(value)  # by alias or field name: date-parts, date_parts
+    if isinstance(value, int) and not isinstance(value, bool):
+        return CSLDate.from_year(value)
+    text = str(value).strip()
+    if text.isdigit():
+        return CSLDate.from_year(int(text))
+    moment = _parse_moment(text)
+    if moment is None:
+        return CSLDate.model_validate({"raw": text})
+    return CSLDate.model_validate({"date-parts": [[moment.year, moment.month, moment.day]]})
+
+
+def _parse_moment(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        pass
+    for fmt in _DATE_FORMATS:
+        try:
+            return datetime.strptime(text, fmt)
+        except ValueError:
+            continue
+    return None
+
+
+def unit_score(value: Any) -> float | None:
+    """A stated score in [0, 1]; percentages (85) are read as 0.85, anything else is dropped."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    score = float(value) / 100 if 1 < value <= 100 else float(value)
+    return score if 0.0 <= score <= 1.0 else None
+
+
+def reference(
+    item: CSLItem,
+    path: Path,
+    entry_key: str,
+    *,
+    raw: str | None = None,
+    claim_ids: list[str] | None = None,
+    location: str | None = None,
+    snippet: str | None = None,
+    stated_confidence: float | None = None,
+) -> Reference:
+    """A Reference (identifiers normalised from the item and its raw text) with what agent
+    outputs add: the claims it backs, where in the source, the quoted snippet, a confidence."""
+    return make_reference(item, path, entry_key, raw=raw).model_copy(
+        update={
+            "claim_ids": claim_ids or [],
+            "location": location,
+            "snippet": snippet,
+            "stated_confidence": stated_confidence,
+        }
+    )
+
+
+def read_each(paths: Sequence[Path], read_file: Callable[[Path], ReadResult]) -> ReadResult:
+    """One result for several files of the same format, each read on its own."""
+    result = ReadResult()
+    for path in paths:
+        result.extend(read_file(path))
+    return result

@@ -1,0 +1,489 @@
+"""BibTeX reader: all .bib files of a job form one library, as LaTeX's \\bibliography{a,b,c} does.
+
+bibtexparser v2 splits each file into blocks (it keeps going past a broken entry). What it does not
+do, and BibTeX does, is done here over the whole library:
+
+- `@string` macros and `#` concatenation, across files and in any file order (IRIDIA keeps its
+  macros in abbrev.bib, authors.bib and journals.bib and uses them in articles.bib and biblio.bib);
+  the standard month macros (`jan` ... `dec`) are predefined.
+- `crossref=` inheritance: a child gets the container fields it lacks (booktitle, editor,
+  publisher, year, ...) from its parent, and the parent's `title` as its `booktitle` if the parent
+  has no booktitle (biber's rule). Identifiers and locators (doi, url, pages, ...) are never
+  inherited: the proceedings' DOI is not the paper's.
+- Containers: an entry named in some other entry's `crossref=` is a container, not a citation
+  (BibTeX prints it only because it is cross-referenced), so it yields no Reference. An entry
+  nothing cross-references is a citation, whatever its type.
+
+Then bibtexparser's middlewares split the names and decode LaTeX to Unicode (pylatexenc), and each
+entry becomes a CSL item. pylatexenc costs ~0.2 ms a string, so decoding skips strings without
+LaTeX markup and remembers strings it has decoded (journal names, names and booktitles repeat).
+"""
+
+import gc
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import bibtexparser
+from bibtexparser.library import Library
+from bibtexparser.middlewares import (
+    LatexDecodingMiddleware,
+    SeparateCoAuthors,
+    SplitNameParts,
+)
+from bibtexparser.middlewares.middleware import Middleware
+from bibtexparser.middlewares.names import NameParts, parse_single_name_into_parts
+from bibtexparser.model import (
+    DuplicateBlockKeyBlock,
+    Entry,
+    Field,
+    String,
+)
+
+from models.audit import InputError, ReadResult, Reference
+from models.csl import CSLItem
+from tasks.identifiers import normalize_arxiv, normalize_pmcid, normalize_pmid
+from tasks.read.common import csl_item, issued_date, make_reference, normalize_pages, raw_date
+from tasks.read.text import UnreadableFileError, read_text
+
+FORMAT = "bibtex"
+
+_ENTRY_START = re.compile(r"^\s*@\s*(?!string\b|preamble\b|comment\b)[a-z]+\s*[{(]", re.I | re.M)
+_FAILED_KEY = re.compile(r"@\s*\w+\s*[{(]\s*([^,\s={}()]+)")
+_LATEX_MARKUP = re.compile(r"[\\$%~`{}]|--|''")
+_BRACES = re.compile(r"[{}]")
+_URL_MACRO = re.compile(r"^\\url\s*\{(.*)\}$", re.S)
+_ESCAPED = re.compile(r"\\([_%&#$~])")
+_LIGATURES = (("---", "\u2014"), ("--", "\u2013"), ("``", "\u201c"), ("''", "\u201d"), ("~", " "))
+# Fields read into the CSL item, by how they are decoded; every other field (abstract, keywords,
+# annote, ...) is dropped before decoding, which is the costly step.
+_TEXT = frozenset(
+    {
+        "title", "journal", "journaltitle", "booktitle", "series", "eventtitle", "publisher",
+        "school", "institution", "organization", "address", "location", "edition", "type",
+        "language", "langid", "note",
+    }
+)  # fmt: skip
+_VERBATIM = frozenset(
+    {
+        "url", "doi", "eprint", "archiveprefix", "eprinttype", "urldate", "pmid", "pmcid", "isbn",
+        "issn", "year", "month", "date", "volume", "number", "issue", "pages",
+    }
+)  # fmt: skip
+_NAMES = frozenset({"author", "editor"})
+_READ = _TEXT | _VERBATIM | _NAMES
+_ET_AL = frozenset({"others", "et al", "et. al", "et al."})  # "and others" is BibTeX's et al.
+_DECODED_KEPT = 100_000  # distinct decoded strings remembered (~20 MB at most)
+
+_MONTH_MACROS = {
+    "jan": "January",
+    "feb": "February",
+    "mar": "March",
+    "apr": "April",
+    "may": "May",
+    "jun": "June",
+    "jul": "July",
+    "aug": "August",
+    "sep": "September",
+    "oct": "October",
+    "nov": "November",
+    "dec": "December",
+}
+
+CSL_TYPES = {
+    "article": "article-journal",
+    "inproceedings": "paper-conference",
+    "conference": "paper-conference",
+    "incollection": "chapter",
+    "inbook": "chapter",
+    "book": "book",
+    "mvbook": "book",
+    "proceedings": "book",
+    "collection": "book",
+    "manual": "book",
+    "booklet": "pamphlet",
+    "phdthesis": "thesis",
+    "mastersthesis": "thesis",
+    "thesis": "thesis",
+    "techreport": "report",
+    "report": "report",
+    "unpublished": "manuscript",
+    "online": "webpage",
+    "www": "webpage",
+    "electronic": "webpage",
+    "software": "software",
+    "dataset": "dataset",
+    "patent": "patent",
+    "misc": "document",
+}
+_IN_CONTAINER = frozenset({"inproceedings", "conference", "incollection", "inbook"})
+_THESIS_GENRE = {"phdthesis": "PhD thesis", "mastersthesis": "Master's thesis"}
+
+# What a cross-referencing child takes from its parent when it lacks it (the container's
+# description, never the parent's own identifiers or locators).
+_INHERITED = (
+    "booktitle",
+    "editor",
+    "publisher",
+    "address",
+    "location",
+    "organization",
+    "institution",
+    "school",
+    "year",
+    "month",
+    "date",
+    "series",
+    "volume",
+    "number",
+    "edition",
+    "isbn",
+    "issn",
+    "journal",
+    "journaltitle",
+    "eventtitle",
+    "venue",
+)
+
+
+@dataclass
+class _RawEntry:
+    source: Path
+    entry_type: str
+    key: str
+    line: int
+    fields: dict[str, str]  # lower-case field name -> macro-expanded LaTeX text
+
+
+def read(paths: Sequence[Path]) -> ReadResult:
+    """All .bib files as one library; one Reference per citation entry (containers excluded)."""
+    return read_bibtex(paths)
+
+
+def detect(path: Path, head: str) -> bool:
+    return path.suffix.lower() == ".bib" or _ENTRY_START.search(head) is not None
+
+
+def read_bibtex(paths: Sequence[Path]) -> ReadResult:
+    with _gc_paused():
+        return _read_library(paths)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """A large library is millions of small objects that all live to the end; the cyclic garbage
+    collector would rescan the growing heap again and again (superlinear: 100,000 entries took
+    2.5 times longer per entry than 20,000). Nothing here forms garbage cycles worth collecting."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _read_library(paths: Sequence[Path]) -> ReadResult:
+    result = ReadResult()
+    parsed: list[tuple[Path, Library]] = []
+    for path in paths:
+        try:
+            text = read_text(path)
+        except UnreadableFileError as exc:
+            result.errors.append(exc.as_input_error(path))
+            continue
+        parsed.append((path, bibtexparser.parse_string(text, parse_stack=[])))
+
+    macros = _Macros(string for _, library in parsed for string in library.strings)
+    entries: dict[str, _RawEntry] = {}  # lower-case key -> entry; BibTeX keys ignore case
+    for path, library in parsed:
+        result.errors.extend(_block_errors(path, library))
+        for block in library.entries:
+            raw = _RawEntry(
+                source=path,
+                entry_type=block.entry_type.lower(),
+                key=block.key,
+                line=(block.start_line or 0) + 1,
+                fields={f.key.lower(): macros.evaluate(f.value) for f in block.fields},
+            )
+            if (first := entries.get(block.key.lower())) is not None:
+                result.errors.append(_duplicate_error(raw, first))
+                continue
+            entries[block.key.lower()] = raw
+
+    containers = {
+        parent.lower() for entry in entries.values() if (parent := entry.fields.get("crossref"))
+    }
+    citations = [e for k, e in entries.items() if k not in containers]
+    for entry in citations:
+        _inherit(entry, entries, result.errors)
+    result.references.extend(_to_references(citations))
+    return result
+
+
+class _Macros:
+    """@string values, expanded lazily so definitions may come in any order or file."""
+
+    def __init__(self, strings: Iterable[String]) -> None:
+        self._raw = {s.key.lower(): s.value for s in strings}  # later definitions win
+        self._done: dict[str, str] = dict(_MONTH_MACROS)
+
+    def evaluate(self, expression: str, _seen: frozenset[str] = frozenset()) -> str:
+        """`foo # " bar" # {baz}` -> the concatenated text; unknown macros stay as written."""
+        pieces = _split_concatenation(expression) if "#" in expression else [expression]
+        return "".join(self._piece(piece.strip(), _seen) for piece in pieces)
+
+    def _piece(self, piece: str, seen: frozenset[str]) -> str:
+        if not piece:
+            return ""
+        if (piece[0] == "{" and piece[-1] == "}") or (piece[0] == '"' and piece[-1] == '"'):
+            return piece[1:-1]
+        name = piece.lower()
+        if name in self._done:
+            return self._done[name]
+        if name not in self._raw or name in seen:  # an undefined or self-referencing macro
+            return piece
+        value = self.evaluate(self._raw[name], seen | {name})
+        self._done[name] = value
+        return value
+
+
+def _split_concatenation(expression: str) -> list[str]:
+    """Split on `#` outside braces and quotes."""
+    pieces, depth, quoted, start = [], 0, False, 0
+    for i, ch in enumerate(expression):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == '"' and depth == 0:
+            quoted = not quoted
+        elif ch == "#" and depth == 0 and not quoted:
+            pieces.append(expression[start:i])
+            start = i + 1
+    pieces.append(expression[start:])
+    return pieces
+
+
+def _block_errors(path: Path, library: Library) -> list[InputError]:
+    errors = []
+    for block in library.failed_blocks:
+        key: str | None
+        if isinstance(block, DuplicateBlockKeyBlock):
+            key = block.key
+            reason = f"duplicate key {block.key!r}: the first entry is kept"
+        else:
+            found = _FAILED_KEY.search(block.raw or "")
+            key = found.group(1) if found else None
+            reason = f"malformed entry: {str(block.error).strip()}"
+        line = block.start_line + 1 if block.start_line is not None else None
+        errors.append(InputError(source_file=str(path), entry_key=key, line=line, reason=reason))
+    return errors
+
+
+def _duplicate_error(duplicate: _RawEntry, first: _RawEntry) -> InputError:
+    return InputError(
+        source_file=str(duplicate.source),
+        entry_key=duplicate.key,
+        line=duplicate.line,
+        reason=f"duplicate key {duplicate.key!r}: first defined in {first.source} "
+        f"line {first.line}, which is kept",
+    )
+
+
+def _inherit(entry: _RawEntry, entries: dict[str, _RawEntry], errors: list[InputError]) -> None:
+    seen = {entry.key.lower()}
+    parent_key = entry.fields.get("crossref")
+    while parent_key:
+        parent = entries.get(parent_key.lower())
+        if parent is None:
+            errors.append(
+                InputError(
+                    source_file=str(entry.source),
+                    entry_key=entry.key,
+                    line=entry.line,
+                    reason=f"crossref target {parent_key!r} is not in the library; "
+                    "the entry is read without it",
+                )
+            )
+            return
+        if parent.key.lower() in seen:  # a crossref cycle: stop, BibTeX would too
+            return
+        seen.add(parent.key.lower())
+        for name in _INHERITED:
+            if name not in entry.fields and name in parent.fields:
+                entry.fields[name] = parent.fields[name]
+        if "booktitle" not in entry.fields and "title" in parent.fields:
+            entry.fields["booktitle"] = parent.fields["title"]
+        parent_key = parent.fields.get("crossref")
+
+
+class _LenientSplitNameParts(SplitNameParts):
+    """Name splitting that never rejects an entry over an oddly written name."""
+
+    def _transform_field_value(self, name: list[str]) -> list[NameParts]:
+        return [parse_single_name_into_parts(n, strict=False) for n in name]
+
+
+class _DecodeLatex(LatexDecodingMiddleware):
+    """LaTeX to Unicode for every field: names part by part (split first, so that braces still
+    protect `{Barcelona Supercomputing Center}`), URLs and DOIs only unescaped (pylatexenc would
+    read `%` as a comment and `~` as a space), plain text untouched, each distinct string decoded
+    once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._decoded: dict[str, str] = {}
+
+    def transform_entry(self, entry: Entry, library: Library) -> Entry:
+        for field in entry.fields:
+            value = field.value
+            if isinstance(value, str):
+                verbatim = field.key in _VERBATIM
+                field.value = _unescape_verbatim(value) if verbatim else self.decode(value)
+            elif isinstance(value, list):
+                field.value = [self._decode_name(name) for name in value]
+        return entry
+
+    def decode(self, text: str) -> str:
+        if _LATEX_MARKUP.search(text) is None:
+            return " ".join(text.split())
+        plain = _BRACES.sub("", text)  # braces protect case, nothing to keep in plain text
+        for ligature, character in _LIGATURES:
+            plain = plain.replace(ligature, character)
+        if _LATEX_MARKUP.search(plain) is None:
+            return " ".join(plain.split())
+        if (known := self._decoded.get(text)) is None:
+            if len(self._decoded) >= _DECODED_KEPT:
+                self._decoded.clear()
+            decoded, _error = self._transform_python_value_string(text)  # on error: text as is
+            known = self._decoded[text] = " ".join(decoded.replace("\xa0", " ").split())
+        return known
+
+    def _decode_name(self, name: NameParts) -> NameParts:
+        return NameParts(
+            first=[self.decode(w) for w in name.first],
+            von=[self.decode(w) for w in name.von],
+            last=[self.decode(w) for w in name.last],
+            jr=[self.decode(w) for w in name.jr],
+        )
+
+
+def _unescape_verbatim(text: str) -> str:
+    """`\\url{https://x.org/a\\_b}` -> `https://x.org/a_b`."""
+    text = _URL_MACRO.sub(r"\1", text.strip())
+    return _ESCAPED.sub(r"\1", _BRACES.sub("", text))
+
+
+_DECODING_STACK: tuple[Middleware, ...] = (
+    SeparateCoAuthors(),
+    _LenientSplitNameParts(),
+    _DecodeLatex(),
+)
+
+
+def _to_references(citations: list[_RawEntry]) -> list[Reference]:
+    by_key = {raw.key.lower(): raw for raw in citations}
+    library = Library(
+        [
+            Entry(
+                raw.entry_type, raw.key, [Field(k, v) for k, v in raw.fields.items() if k in _READ]
+            )
+            for raw in citations
+        ],
+        fail_on_duplicate_key=False,
+    )
+    for middleware in _DECODING_STACK:
+        library = middleware.transform(library)
+    return [_reference(entry, by_key[entry.key.lower()]) for entry in library.entries]
+
+
+def _reference(entry: Entry, raw: _RawEntry) -> Reference:
+    fields = {f.key: f.value for f in entry.fields}
+    item = _csl_item(entry.entry_type, entry.key, fields)
+    reference = make_reference(item, raw.source, raw.key, raw.line)
+    eprint = str(fields.get("eprint") or "")
+    kind = str(fields.get("archiveprefix") or fields.get("eprinttype") or "").lower()
+    if eprint and kind == "arxiv":
+        reference.ids.arxiv = normalize_arxiv(eprint) or reference.ids.arxiv
+    elif eprint and kind in ("pubmed", "pmid"):
+        reference.ids.pmid = reference.ids.pmid or normalize_pmid(eprint)
+    elif eprint and kind in ("pmc", "pmcid"):
+        reference.ids.pmcid = reference.ids.pmcid or normalize_pmcid(eprint)
+    return reference
+
+
+def _csl_item(entry_type: str, key: str, fields: dict[str, object]) -> CSLItem:
+    def text(*names: str) -> str | None:
+        for name in names:
+            value = fields.get(name)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+        return None
+
+    is_article = entry_type == "article"
+    container = None
+    if is_article:
+        container = text("journal", "journaltitle")
+    elif entry_type in _IN_CONTAINER:
+        container = text("booktitle")
+    issued = issued_date(text("year"), text("month"))
+    if issued is None and (date := text("date")):
+        issued = raw_date(date)
+    urldate = text("urldate")
+    return csl_item(
+        {
+            "id": key,
+            "type": CSL_TYPES.get(entry_type, "document"),
+            "author": _names(fields.get("author")),
+            "editor": _names(fields.get("editor")),
+            "title": text("title"),
+            "container-title": container,
+            "collection-title": text("series"),
+            "event-title": text("eventtitle"),
+            "issued": issued,
+            "accessed": raw_date(urldate) if urldate else None,
+            "DOI": text("doi"),
+            "PMID": text("pmid"),
+            "PMCID": text("pmcid"),
+            "URL": text("url"),
+            "ISBN": text("isbn"),
+            "ISSN": text("issn"),
+            "publisher": text("publisher", "school", "institution", "organization"),
+            "publisher-place": text("address", "location"),
+            "volume": text("volume"),
+            "issue": text("number", "issue") if is_article else text("issue"),
+            "number": None if is_article else text("number"),
+            "page": normalize_pages(text("pages")),
+            "edition": text("edition"),
+            "genre": text("type") or _THESIS_GENRE.get(entry_type),
+            "language": text("language", "langid"),
+            "note": text("note"),
+        }
+    )
+
+
+def _names(value: object) -> list[dict[str, str]] | None:
+    """CSL-JSON names, as dicts: the item validates them in one go (faster than one by one)."""
+    if not isinstance(value, list):
+        return None
+    names = []
+    for parts in value:
+        if not isinstance(parts, NameParts):
+            continue
+        family = " ".join(parts.last)
+        whole = " ".join(parts.first + parts.von + parts.last).lower().rstrip(".")
+        if not family or whole in _ET_AL:
+            continue
+        name = {"family": family}
+        for key, words in (
+            ("given", parts.first),
+            ("non-dropping-particle", parts.von),
+            ("suffix", parts.jr),
+        ):
+            if words:
+                name[key] = " ".join(words)
+        names.append(name)
+    return names or None

@@ -1,0 +1,156 @@
+"""Small helpers every reader shares: names, dates, pages, and building a Reference."""
+
+import re
+from pathlib import Path
+from typing import Any
+
+from models.audit import Identifiers, Reference
+from models.csl import CSLDate, CSLItem, CSLName
+from tasks.identifiers import identifiers_of
+
+_PAGE_DASHES = re.compile(r"\s*(?:-{1,3}|[\u2010-\u2015\u2212])\s*")
+_TRAILING_INITIALS = re.compile(r"^(\S.*?)\s+((?:[A-Z]\.?-?){1,4})$")
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("jan", "january"),
+            ("feb", "february"),
+            ("mar", "march"),
+            ("apr", "april"),
+            ("may",),
+            ("jun", "june"),
+            ("jul", "july"),
+            ("aug", "august"),
+            ("sep", "sept", "september"),
+            ("oct", "october"),
+            ("nov", "november"),
+            ("dec", "december"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+
+
+def normalize_pages(pages: str | None) -> str | None:
+    """`12--34`, `12 – 34` -> `12-34` (CSL writes a plain hyphen)."""
+    if not pages or not pages.strip():
+        return None
+    return _PAGE_DASHES.sub("-", pages.strip())
+
+
+def page_range(start: str | None, end: str | None) -> str | None:
+    """RIS-style SP/EP pairs -> one CSL page range."""
+    start, end = (start or "").strip(), (end or "").strip()
+    if start and end and end != start:
+        return normalize_pages(f"{start}-{end}")
+    return normalize_pages(start or end)
+
+
+def month_number(text: str | int | None) -> int | None:
+    """`3`, `mar`, `March`, `Mar.` -> 3; anything else -> None."""
+    if text is None:
+        return None
+    value = str(text).strip().lower().rstrip(".")
+    if value.isdigit():
+        return int(value) if 1 <= int(value) <= 12 else None
+    return _MONTHS.get(value) or _MONTHS.get(value[:3])
+
+
+def issued_date(year: str | None, month: str | int | None = None) -> CSLDate | None:
+    """A CSL date from a year (and month) as an export wrote them; unparseable years stay raw."""
+    if not year or not year.strip():
+        return None
+    text = year.strip()
+    if text.isdigit():
+        parts: list[int | str] = [int(text)]
+        if (number := month_number(month)) is not None:
+            parts.append(number)
+        return csl_date(parts)
+    return raw_date(text)
+
+
+def date_from_text(text: str | None) -> CSLDate | None:
+    """`2018/03/01/`, `2018-03-01`, `2018 Mar 1` -> date-parts; else kept as raw."""
+    if not text or not text.strip():
+        return None
+    words = re.split(r"[\s/\-.,]+", text.strip())
+    year = words[0] if words and len(words[0]) == 4 and words[0].isdigit() else None
+    if year is None:
+        return raw_date(text)
+    parts: list[int | str] = [int(year)]
+    if len(words) > 1 and (month := month_number(words[1])) is not None:
+        parts.append(month)
+        if len(words) > 2 and words[2].isdigit() and 1 <= int(words[2]) <= 31:
+            parts.append(int(words[2]))
+    return csl_date(parts)
+
+
+def raw_date(text: str) -> CSLDate:
+    return CSLDate.model_validate({"raw": text.strip()})
+
+
+def csl_date(parts: list[int | str]) -> CSLDate:
+    return CSLDate.model_validate({"date-parts": [parts]})
+
+
+def name_from_text(text: str) -> CSLName | None:
+    """`Family, Given` (RIS, WoS, MEDLINE FAU) and `Family GI` (Embase, MEDLINE AU) -> a CSL
+    name; anything else (`World Health Organization`) -> a literal name."""
+    text = text.strip().strip(",;").strip()
+    if not text:
+        return None
+    family, comma, given = text.partition(",")
+    if not comma and (initials := _TRAILING_INITIALS.match(text)):
+        family, given = initials.group(1), initials.group(2)
+    elif not comma:
+        return CSLName.model_validate({"literal": text})
+    return CSLName.model_validate({"family": family.strip(), "given": given.strip() or None})
+
+
+def make_reference(
+    item: CSLItem,
+    source_file: Path,
+    entry_key: str,
+    line: int | None = None,
+    raw: str | None = None,
+    ids: Identifiers | None = None,
+) -> Reference:
+    """A Reference with provenance; identifiers from the item's fields and raw text unless given."""
+    # model_validate, not keyword arguments: mypy (without pydantic's plugin) takes the models'
+    # `Field(None, ...)` defaults for required arguments.
+    return Reference.model_validate(
+        {
+            "item": item,
+            "provenance": {"source_file": str(source_file), "entry_key": entry_key, "line": line},
+            "ids": ids if ids is not None else identifiers_of(item, raw),
+            "raw": raw,
+        }
+    )
+
+
+def csl_item(fields: dict[str, Any]) -> CSLItem:
+    """A CSL item from CSL-JSON keys (`container-title`, ...), empty values left out."""
+    return CSLItem.model_validate({k: v for k, v in fields.items() if v not in (None, "", [])})
+
+
+_URL = re.compile(r"https?://[^\s<>\"')\]]+", re.IGNORECASE)
+_YEAR_IN_PARENS = re.compile(r"\((1[5-9]\d\d|20\d\d)[a-z]?\)")
+
+
+def free_text_item(key: str, text: str, ids: Identifiers) -> CSLItem:
+    """The little a free-text reference safely says: its identifiers and a `(2018)`-style year.
+    No title or author guessing: that is the registry matcher's job, with the raw text."""
+    year = _YEAR_IN_PARENS.search(text)
+    return csl_item(
+        {
+            "id": key,
+            "type": "document",
+            "DOI": ids.doi,
+            "PMID": ids.pmid,
+            "PMCID": ids.pmcid,
+            "URL": url.group(0).rstrip(".,;:") if ids.url and (url := _URL.search(text)) else None,
+            "issued": csl_date([int(year.group(1))]) if year else None,
+        }
+    )

@@ -1,0 +1,59 @@
+"""Plain-text lists: one identifier or free-text reference per line; blank lines and `#` comments
+are skipped. Any written form of a DOI (`doi:`, `https://doi.org/`, `DOI 10.…`, trailing
+punctuation), PMID (`PMID: 123`, or a bare number of 1-8 digits alone on its line), PMCID, arXiv id
+or URL is recognised; anything else is a free-text reference kept in `raw` for the matcher.
+entry_key is the line number.
+"""
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import unquote
+
+from models.audit import Identifiers, ReadResult
+from tasks.identifiers import find_identifiers, normalize_pmid
+from tasks.read.common import free_text_item, make_reference
+from tasks.read.text import UnreadableFileError, read_text
+
+FORMAT = "plaintext"
+
+_BARE_PMID = re.compile(r"\d{1,8}")
+
+
+def read(paths: Sequence[Path]) -> ReadResult:
+    result = ReadResult()
+    for path in paths:
+        result.extend(read_plaintext_file(path))
+    return result
+
+
+def detect(path: Path, head: str) -> bool:
+    """The catch-all: any text is a list of lines."""
+    return True
+
+
+def read_plaintext_file(path: Path) -> ReadResult:
+    result = ReadResult()
+    try:
+        text = read_text(path)
+    except UnreadableFileError as exc:
+        result.errors.append(exc.as_input_error(path))
+        return result
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        ids = identifiers_in_line(line)
+        key = str(number)
+        result.references.append(
+            make_reference(free_text_item(key, line, ids), path, key, number, raw=line, ids=ids)
+        )
+    return result
+
+
+def identifiers_in_line(line: str) -> Identifiers:
+    if _BARE_PMID.fullmatch(line):
+        return Identifiers(pmid=normalize_pmid(line))
+    if "doi.org/" in line.lower():  # resolvers' links may be percent-encoded: 10.1038%2Fsrep16696
+        line = unquote(line)
+    return find_identifiers(line)

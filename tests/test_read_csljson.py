@@ -1,0 +1,50 @@
+"""CSL-JSON reader on real manubot and Crossref CSL-JSON, and a malformed list."""
+
+import json
+from pathlib import Path
+
+from tasks.read.csljson import read
+
+FIXTURES = Path(__file__).parent / "fixtures" / "reflists"
+
+
+def test_every_item_of_real_lists_is_read() -> None:
+    names = ["manubot_citation-rendering_manual-references.json", "manubot_bibliography.json"]
+    paths = [FIXTURES / name for name in names]
+    expected = sum(len(json.loads(p.read_text())) for p in paths)
+
+    result = read(paths)
+
+    assert result.errors == []
+    assert len(result.references) == expected
+    elife = result.references[-2]
+    assert elife.ids.doi == "10.7554/elife.32822"
+    assert elife.ids.pmid == "29424689" and elife.ids.pmcid == "PMC5832410"
+    assert result.references[-1].provenance.entry_key == "#2"  # written without an id
+
+
+def test_single_crossref_item() -> None:
+    result = read([FIXTURES / "manubot_crossref-deep-review-csl.raw.json"])
+    (reference,) = result.references
+    assert reference.item.container_title == "Journal of The Royal Society Interface"
+    assert reference.ids.doi == "10.1098/rsif.2017.0387"
+    assert reference.item.ISSN == "1742-5689, 1742-5662"
+
+
+def test_bad_items_are_reported_and_the_others_kept() -> None:
+    path = FIXTURES / "malformed" / "bad_item.json"
+    result = read([path])
+    assert [r.provenance.entry_key for r in result.references] == ["good-1", "#4"]
+    assert [(e.source_file, e.entry_key) for e in result.errors] == [
+        (str(path), "bad-author"),
+        (str(path), "#3"),
+    ]
+    assert "author" in result.errors[0].reason
+
+
+def test_broken_json_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('[{"id": "a", "title": "x"},\n {"id": "b", ')
+    result = read([path])
+    assert result.references == []
+    assert len(result.errors) == 1 and result.errors[0].line == 2
