@@ -1,0 +1,204 @@
+"""Crossref REST API client: DOIs in batches, bibliographic search, and the agency fallback.
+
+A DOI missing from Crossref is not yet a fabricated DOI: it may be registered at DataCite,
+mEDRA, ... So a DOI absent from the batch answer is checked at `/works/{doi}/agency`, and for a
+non-Crossref agency its CSL-JSON is fetched by content negotiation at doi.org.
+"""
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
+from urllib.parse import quote
+
+import httpx
+
+from models.audit import Lookup, RegistryRecord
+from models.csl import CSLItem
+from tasks.registries.crossref_map import crossref_work_to_csl
+from tasks.registries.http import (
+    InvalidResponse,
+    RegistryHttp,
+    RegistryRequestError,
+    RegistryUnavailable,
+    json_body,
+)
+
+__all__ = ["CrossrefClient", "crossref_work_to_csl"]
+
+CSL_JSON = "application/vnd.citationstyles.csl+json"
+
+
+def _message(response: httpx.Response) -> Any:
+    body = json_body(response)
+    if not isinstance(body, dict) or "message" not in body:
+        raise InvalidResponse("JSON without a Crossref `message`")
+    return body["message"]
+
+
+def _items(response: httpx.Response) -> list[dict[str, Any]]:
+    message = _message(response)
+    items = message.get("items") if isinstance(message, dict) else None
+    if not isinstance(items, list):
+        raise InvalidResponse("Crossref work list without `items`")
+    return [item for item in items if isinstance(item, dict) and item.get("DOI")]
+
+
+def _work(response: httpx.Response) -> dict[str, Any]:
+    message = _message(response)
+    if not isinstance(message, dict) or not message.get("DOI"):
+        raise InvalidResponse("Crossref work without a DOI")
+    return message
+
+
+def _agency_id(response: httpx.Response) -> str:
+    message = _message(response)
+    agency = message.get("agency") if isinstance(message, dict) else None
+    if not isinstance(agency, dict) or not agency.get("id"):
+        raise InvalidResponse("agency answer without an agency id")
+    return str(agency["id"]).lower()
+
+
+def _csl(response: httpx.Response) -> dict[str, Any]:
+    body = json_body(response)
+    if not isinstance(body, dict):
+        raise InvalidResponse("CSL-JSON answer is not an object")
+    return body
+
+
+def _filter_params(dois: Sequence[str]) -> dict[str, str | int]:
+    return {"filter": ",".join(f"doi:{doi}" for doi in dois), "rows": len(dois)}
+
+
+def _path_doi(doi: str) -> str:
+    # Keep the prefix/suffix slash readable; escape everything a path or query would misread.
+    return quote(doi, safe="/")
+
+
+class CrossrefClient:
+    def __init__(
+        self,
+        http: RegistryHttp,
+        doi_http: RegistryHttp,
+        *,
+        batch_size: int = 50,
+        max_url_chars: int = 4_000,
+    ) -> None:
+        self._http = http
+        self._doi_http = doi_http
+        self._batch_size = batch_size
+        # Credentials (mailto) are appended below the cache: leave them room.
+        self._max_url_chars = max_url_chars - 200
+
+    def fetch_dois(self, dois: Sequence[str]) -> dict[str, Lookup]:
+        """One Lookup per distinct DOI (keys lower-cased): a record, not found, or an error."""
+        wanted = list(dict.fromkeys(doi.strip().lower() for doi in dois if doi.strip()))
+        lookups: dict[str, Lookup] = {}
+        in_filter = [doi for doi in wanted if "," not in doi]
+        for batch in self.batches(in_filter):
+            lookups.update(self._fetch_batch(batch))
+        for doi in wanted:
+            if doi not in lookups:  # a comma cannot go in a filter
+                lookups[doi] = self._fetch_single(doi)
+        return {doi: lookups[doi] for doi in wanted}
+
+    def batches(self, dois: Sequence[str]) -> Iterator[list[str]]:
+        """Groups of at most `batch_size` DOIs whose filter URL stays under the length limit."""
+        batch: list[str] = []
+        for doi in dois:
+            candidate = [*batch, doi]
+            if batch and (
+                len(candidate) > self._batch_size
+                or len(self._filter_url(candidate)) > self._max_url_chars
+            ):
+                yield batch
+                candidate = [doi]
+            batch = candidate
+        if batch:
+            yield batch
+
+    def _filter_url(self, dois: Sequence[str]) -> str:
+        return str(httpx.URL(f"{self._http.base_url}/works", params=_filter_params(dois)))
+
+    def _fetch_batch(self, batch: list[str]) -> dict[str, Lookup]:
+        try:
+            reply = self._http.get("/works", _items, params=_filter_params(batch))
+        except RegistryUnavailable as exc:
+            return {doi: _failed(doi, exc, 0) for doi in batch}
+        except RegistryRequestError:
+            # Crossref refused the filter (an odd DOI): ask for each DOI on its own instead.
+            return {doi: self._fetch_single(doi) for doi in batch}
+        found = {
+            record.identifier: record
+            for record in (crossref_work_to_csl(item) for item in reply.value or [])
+        }
+        return {
+            doi: Lookup(identifier=doi, record=found[doi], attempts=reply.attempts)
+            if doi in found
+            else self._check_agency(doi, reply.attempts)
+            for doi in batch
+        }
+
+    def _fetch_single(self, doi: str) -> Lookup:
+        try:
+            reply = self._http.get(f"/works/{_path_doi(doi)}", _work)
+        except (RegistryUnavailable, RegistryRequestError) as exc:
+            return _failed(doi, exc, 0)
+        if reply.value is None:
+            return self._check_agency(doi, reply.attempts)
+        return Lookup(
+            identifier=doi, record=crossref_work_to_csl(reply.value), attempts=reply.attempts
+        )
+
+    def _check_agency(self, doi: str, attempts_so_far: int) -> Lookup:
+        """The DOI is not in Crossref's answer: does it exist elsewhere? (Lookup.attempts
+        totals every request made for this DOI.)"""
+        try:
+            reply = self._http.get(f"/works/{_path_doi(doi)}/agency", _agency_id)
+        except (RegistryUnavailable, RegistryRequestError) as exc:
+            return _failed(doi, exc, attempts_so_far)
+        attempts = attempts_so_far + reply.attempts
+        if reply.value is None:
+            return Lookup(identifier=doi, attempts=attempts)
+        if reply.value == "crossref":
+            # Registered at Crossref yet missing from the filter answer (indexing lag).
+            try:
+                work = self._http.get(f"/works/{_path_doi(doi)}", _work)
+            except (RegistryUnavailable, RegistryRequestError) as exc:
+                return _failed(doi, exc, attempts)
+            record = crossref_work_to_csl(work.value) if work.value else _bare(doi, "crossref")
+            return Lookup(identifier=doi, record=record, attempts=attempts + work.attempts)
+        registry: Literal["datacite", "other-agency"] = (
+            "datacite" if reply.value == "datacite" else "other-agency"
+        )
+        return Lookup(identifier=doi, record=self._negotiate(doi, registry), attempts=attempts)
+
+    def _negotiate(self, doi: str, registry: Literal["datacite", "other-agency"]) -> RegistryRecord:
+        """CSL-JSON from doi.org; if that fails the DOI still exists, so a bare record."""
+        try:
+            reply = self._doi_http.get(f"/{_path_doi(doi)}", _csl, headers={"Accept": CSL_JSON})
+        except (RegistryUnavailable, RegistryRequestError):
+            return _bare(doi, registry)
+        if reply.value is None:
+            return _bare(doi, registry)
+        csl = {**reply.value, "id": doi, "DOI": doi}
+        try:
+            item = CSLItem.from_csl(csl)
+        except ValueError:
+            return _bare(doi, registry)
+        return RegistryRecord(registry=registry, identifier=doi, item=item)
+
+    def search(self, reference: str, rows: int = 5) -> list[RegistryRecord]:
+        """Crossref's candidates for a free-text reference, best first (weak ones included)."""
+        params: dict[str, str | int] = {"query.bibliographic": reference, "rows": rows}
+        reply = self._http.get("/works", _items, params=params)
+        return [crossref_work_to_csl(item) for item in reply.value or []]
+
+
+def _bare(doi: str, registry: Literal["crossref", "datacite", "other-agency"]) -> RegistryRecord:
+    item = CSLItem.from_csl({"id": doi, "DOI": doi})
+    return RegistryRecord(registry=registry, identifier=doi, item=item, metadata_missing=True)
+
+
+def _failed(doi: str, exc: RegistryUnavailable | RegistryRequestError, attempts: int) -> Lookup:
+    """We could not ask: the error (already redacted) is kept, the DOI stays unverified."""
+    tries = exc.attempts if isinstance(exc, RegistryUnavailable) else 1
+    return Lookup(identifier=doi, error=str(exc), attempts=attempts + tries)

@@ -1,0 +1,196 @@
+"""Crossref work JSON (a `/works` message or list item) -> RegistryRecord with a CSL item.
+
+Choices:
+- title: the main title, joined with its subtitle by ": " ("Deep learning: a review"), as
+  citations usually write it; markup (`<i>`, JATS tags) is removed and entities decoded.
+- issued: `issued`, else `published-print`, `published-online`, `created` (first with a year).
+- flags: `updated-by` entries (newer API; sources `publisher` and `retraction-watch`) of type
+  retraction/partial_retraction/withdrawal/removal -> retracted, correction/erratum/corrigendum
+  -> corrected, expression_of_concern -> expression_of_concern; their DOIs are the notices.
+  Legacy `update-to` entries pointing at the work itself (the notice was deposited on the same
+  DOI) flag it the same way; `update-to` entries pointing elsewhere mean this work IS a notice,
+  recorded in relations as e.g. `retraction-of`.
+"""
+
+import html
+import re
+from typing import Any
+
+from models.audit import RegistryRecord
+from models.csl import CSLItem
+from tasks.identifiers import normalize_doi
+
+CROSSREF_TO_CSL_TYPE = {
+    "journal-article": "article-journal",
+    "proceedings-article": "paper-conference",
+    "book-chapter": "chapter",
+    "book-section": "chapter",
+    "book-part": "chapter",
+    "book": "book",
+    "edited-book": "book",
+    "monograph": "book",
+    "reference-book": "book",
+    "book-set": "book",
+    "book-series": "book",
+    "book-track": "book",
+    "posted-content": "article",
+    "dataset": "dataset",
+    "database": "dataset",
+    "component": "dataset",
+    "report": "report",
+    "report-component": "report",
+    "report-series": "report",
+    "dissertation": "thesis",
+    "reference-entry": "entry",
+    "standard": "standard",
+    "peer-review": "review",
+    "journal": "periodical",
+    "journal-issue": "periodical",
+    "journal-volume": "periodical",
+    "proceedings": "book",
+    "proceedings-series": "book",
+    "grant": "document",
+    "other": "document",
+}
+
+RETRACTION_TYPES = frozenset({"retraction", "partial_retraction", "withdrawal", "removal"})
+CORRECTION_TYPES = frozenset({"correction", "erratum", "corrigendum"})
+CONCERN_TYPES = frozenset({"expression_of_concern"})
+
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+_DATE_SOURCES = ("issued", "published-print", "published-online", "created")
+
+
+def crossref_work_to_csl(work: dict[str, Any]) -> RegistryRecord:
+    doi = normalize_doi(work.get("DOI")) or str(work.get("DOI", "")).lower()
+    csl = {
+        "id": doi,
+        "type": CROSSREF_TO_CSL_TYPE.get(str(work.get("type", "")), "article"),
+        "title": _title(work),
+        "author": _names(work.get("author")),
+        "editor": _names(work.get("editor")),
+        "container-title": _first_text(work.get("container-title")),
+        "container-title-short": _first_text(work.get("short-container-title")),
+        "issued": _issued(work),
+        "DOI": doi,
+        "URL": work.get("URL"),
+        "ISBN": _join(work.get("ISBN")),
+        "ISSN": _join(work.get("ISSN")),
+        "publisher": work.get("publisher"),
+        "publisher-place": work.get("publisher-location"),
+        "volume": work.get("volume"),
+        "issue": work.get("issue"),
+        "page": work.get("page"),
+        "number": work.get("article-number"),
+        "language": work.get("language"),
+    }
+    item = CSLItem.from_csl({key: value for key, value in csl.items() if value is not None})
+    record = RegistryRecord(
+        registry="crossref", identifier=doi, item=item, relations=_relations(work)
+    )
+    _apply_updates(record, work)
+    return record
+
+
+def _plain(text: str) -> str:
+    return _SPACE.sub(" ", html.unescape(_TAG.sub("", text))).strip()
+
+
+def _first_text(value: Any) -> str | None:
+    values = value if isinstance(value, list) else [value]
+    for candidate in values:
+        if isinstance(candidate, str) and candidate.strip():
+            return _plain(candidate)
+    return None
+
+
+def _title(work: dict[str, Any]) -> str | None:
+    title = _first_text(work.get("title"))
+    subtitle = _first_text(work.get("subtitle"))
+    if not title:
+        return subtitle
+    if not subtitle or subtitle.lower() in title.lower():
+        return title
+    return f"{title.rstrip(':. ')}: {subtitle}"
+
+
+def _join(values: Any) -> str | None:
+    if isinstance(values, list):
+        return ", ".join(str(v) for v in values if v) or None
+    return values if isinstance(values, str) else None
+
+
+def _names(people: Any) -> list[dict[str, str]] | None:
+    if not isinstance(people, list):
+        return None
+    names = []
+    for person in people:
+        if not isinstance(person, dict):
+            continue
+        if person.get("family"):
+            name = {"family": _plain(person["family"])}
+            if person.get("given"):
+                name["given"] = _plain(person["given"])
+            if person.get("suffix"):
+                name["suffix"] = _plain(person["suffix"])
+            names.append(name)
+        elif person.get("name"):  # organisations, consortia
+            names.append({"literal": _plain(person["name"])})
+    return names or None
+
+
+def _issued(work: dict[str, Any]) -> dict[str, list[list[int]]] | None:
+    for source in _DATE_SOURCES:
+        parts = (work.get(source) or {}).get("date-parts") or []
+        first = [p for p in (parts[0] if parts else []) if p is not None]
+        if first:
+            return {"date-parts": [first]}
+    return None
+
+
+def _relations(work: dict[str, Any]) -> dict[str, list[str]]:
+    relations: dict[str, list[str]] = {}
+    for kind, targets in (work.get("relation") or {}).items():
+        ids = [_relation_id(t) for t in targets if isinstance(t, dict) and t.get("id")]
+        if ids:
+            relations[kind] = ids
+    return relations
+
+
+def _relation_id(target: dict[str, Any]) -> str:
+    raw = str(target["id"])
+    if target.get("id-type") == "doi":
+        return normalize_doi(raw) or raw.lower()
+    return raw
+
+
+def _update_kind(entry: dict[str, Any]) -> str:
+    return re.sub(r"[\s-]+", "_", str(entry.get("type", "")).strip().lower())
+
+
+def _apply_updates(record: RegistryRecord, work: dict[str, Any]) -> None:
+    """Set the retraction/correction/concern flags and notices from `updated-by`/`update-to`."""
+    own = record.identifier
+    flagging: list[tuple[str, str | None]] = []
+    for entry in work.get("updated-by") or []:
+        flagging.append((_update_kind(entry), normalize_doi(entry.get("DOI"))))
+    for entry in work.get("update-to") or []:
+        kind, target = _update_kind(entry), normalize_doi(entry.get("DOI"))
+        if target == own:
+            flagging.append((kind, None))
+        elif target and kind in RETRACTION_TYPES | CORRECTION_TYPES | CONCERN_TYPES:
+            relations = record.relations.setdefault(f"{kind}-of", [])
+            if target not in relations:
+                relations.append(target)
+    for kind, notice in flagging:
+        if kind in RETRACTION_TYPES:
+            record.retracted = True
+        elif kind in CORRECTION_TYPES:
+            record.corrected = True
+        elif kind in CONCERN_TYPES:
+            record.expression_of_concern = True
+        else:
+            continue  # new_version, addendum, ...: not a judgement on the work
+        if notice and notice != own and notice not in record.notices:
+            record.notices.append(notice)

@@ -1,0 +1,193 @@
+"""Client-side politeness: a token bucket and an in-flight cap per registry host, shared by threads.
+
+Registries publish their limits (Crossref: `x-rate-limit-limit` requests per
+`x-rate-limit-interval`, and `x-concurrency-limit`); the limiter starts from configured maxima,
+follows the advertised values down (never above the configured maxima), and halves its pace on
+a 429 until successful answers earn it back.
+"""
+
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+_INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$", re.IGNORECASE)
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+@dataclass(frozen=True)
+class HostLimits:
+    """The most a registry host allows us: requests per second and requests in flight."""
+
+    max_rate: float
+    max_in_flight: int
+    # Stay this far under the limit so clock jitter between us and the server never trips it.
+    safety: float = 0.9
+
+
+class TokenBucket:
+    """Permits at `rate` per second; `burst` permits may be saved up (1 = evenly spaced)."""
+
+    def __init__(
+        self,
+        rate: float,
+        burst: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._rate = rate
+        self._burst = burst
+        self._tokens = burst
+        self._clock = clock
+        self._sleep = sleep
+        self._last = clock()
+        self._lock = threading.Lock()
+
+    @property
+    def rate(self) -> float:
+        return self._rate
+
+    def set_rate(self, rate: float) -> None:
+        with self._lock:
+            self._refill()
+            self._rate = rate
+
+    def acquire(self) -> None:
+        while True:
+            with self._lock:
+                self._refill()
+                if self._tokens >= 1.0:
+                    self._tokens -= 1.0
+                    return
+                wait = (1.0 - self._tokens) / self._rate
+            self._sleep(wait)
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self._tokens = min(self._burst, self._tokens + (now - self._last) * self._rate)
+        self._last = now
+
+
+class InFlightLimit:
+    """A semaphore whose size can change while threads wait on it."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._in_use = 0
+        self._changed = threading.Condition()
+
+    @property
+    def limit(self) -> int:
+        return self._limit
+
+    def set_limit(self, limit: int) -> None:
+        with self._changed:
+            self._limit = max(1, limit)
+            self._changed.notify_all()
+
+    def acquire(self) -> None:
+        with self._changed:
+            self._changed.wait_for(lambda: self._in_use < self._limit)
+            self._in_use += 1
+
+    def release(self) -> None:
+        with self._changed:
+            self._in_use -= 1
+            self._changed.notify_all()
+
+
+class HostLimiter:
+    """Pace and in-flight cap for one registry host; adapts to what the host advertises."""
+
+    # After a 429 the pace halves; each later success earns back 5 % (about 14 answers to double).
+    _PENALTY_FLOOR = 1 / 64
+    _RECOVERY = 1.05
+
+    def __init__(self, limits: HostLimits) -> None:
+        self._limits = limits
+        self._advertised_rate: float | None = None
+        self._penalty = 1.0
+        self._lock = threading.Lock()
+        self._bucket = TokenBucket(limits.max_rate * limits.safety)
+        self._in_flight = InFlightLimit(limits.max_in_flight)
+
+    @property
+    def rate(self) -> float:
+        """Requests per second currently allowed."""
+        return self._bucket.rate
+
+    @property
+    def in_flight_limit(self) -> int:
+        return self._in_flight.limit
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """Hold one in-flight place and one rate permit for the duration of a request."""
+        self._in_flight.acquire()
+        try:
+            self._bucket.acquire()
+            yield
+        finally:
+            self._in_flight.release()
+
+    def observe(self, status: int, headers: Mapping[str, str]) -> None:
+        """Learn from one live answer: advertised limits, and 429s."""
+        with self._lock:
+            advertised = _advertised_rate(headers)
+            if advertised is not None:
+                self._advertised_rate = advertised
+            if status == 429:
+                self._penalty = max(self._PENALTY_FLOOR, self._penalty / 2)
+            else:
+                self._penalty = min(1.0, self._penalty * self._RECOVERY)
+            ceiling = self._limits.max_rate
+            if self._advertised_rate is not None:
+                ceiling = min(ceiling, self._advertised_rate)
+            self._bucket.set_rate(ceiling * self._limits.safety * self._penalty)
+            concurrency = _int_header(headers, "x-concurrency-limit")
+            if concurrency is not None:
+                self._in_flight.set_limit(min(self._limits.max_in_flight, concurrency))
+
+
+def _advertised_rate(headers: Mapping[str, str]) -> float | None:
+    limit = _int_header(headers, "x-rate-limit-limit")
+    interval = parse_interval(headers.get("x-rate-limit-interval", "1s"))
+    if limit is None or interval is None or limit <= 0:
+        return None
+    return limit / interval
+
+
+def parse_interval(text: str) -> float | None:
+    """`1s` -> 1.0, `500ms` -> 0.5, `1m` -> 60.0; a bare number is seconds."""
+    match = _INTERVAL.match(text)
+    if not match:
+        return None
+    seconds = float(match.group(1)) * _UNIT_SECONDS[(match.group(2) or "s").lower()]
+    return seconds if seconds > 0 else None
+
+
+def _int_header(headers: Mapping[str, str], name: str) -> int | None:
+    value = headers.get(name)
+    if value is None:
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        return None
+
+
+_SHARED: dict[tuple[str, HostLimits], HostLimiter] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_limiter(base_url: str, limits: HostLimits) -> HostLimiter:
+    """The one limiter of this process for a registry (its base URL, and identity: limits differ
+    with and without mailto): every client built for it shares it, so threads and repeated
+    client construction cannot multiply the pace."""
+    with _SHARED_LOCK:
+        key = (base_url, limits)
+        if key not in _SHARED:
+            _SHARED[key] = HostLimiter(limits)
+        return _SHARED[key]

@@ -1,0 +1,80 @@
+"""Registry settings, read from the environment (`CITEAUDIT_*`, `NCBI_API_KEY`)."""
+
+from pathlib import Path
+
+import platformdirs
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from tasks.registries.limits import HostLimits
+
+
+def _default_cache_dir() -> Path:
+    return platformdirs.user_cache_path("citeaudit") / "http"
+
+
+class RegistrySettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CITEAUDIT_", extra="ignore")
+
+    crossref_url: str = "https://api.crossref.org"
+    pubmed_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    doi_url: str = "https://doi.org"
+    # Both identify us to the registries; kept secret so they never reach logs or error strings.
+    mailto: SecretStr | None = None
+    ncbi_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("NCBI_API_KEY", "CITEAUDIT_NCBI_API_KEY")
+    )
+
+    cache_enabled: bool = True
+    cache_dir: Path = Field(default_factory=_default_cache_dir)
+    cache_ttl_s: float = 86_400.0
+
+    connect_timeout_s: float = 10.0
+    read_timeout_s: float = 30.0
+    max_attempts: int = Field(5, ge=1)
+    backoff_base_s: float = 0.5
+    backoff_cap_s: float = 30.0
+    retry_after_cap_s: float = 120.0
+    max_body_bytes: int = 64 * 1024 * 1024
+
+    # Overrides of the documented registry limits (None: the defaults below).
+    crossref_max_rate: float | None = None
+    crossref_max_in_flight: int | None = None
+    pubmed_max_rate: float | None = None
+    doi_max_rate: float | None = None
+    rate_safety: float = Field(0.9, gt=0.0, le=1.0)
+
+    crossref_batch_size: int = Field(50, ge=1, le=100)
+    max_url_chars: int = 4_000
+    pubmed_batch_size: int = Field(200, ge=1, le=10_000)
+
+    @field_validator("mailto", "ncbi_api_key", mode="before")
+    @classmethod
+    def _blank_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    def mailto_value(self) -> str | None:
+        return self.mailto.get_secret_value() if self.mailto else None
+
+    def api_key_value(self) -> str | None:
+        return self.ncbi_api_key.get_secret_value() if self.ncbi_api_key else None
+
+    def crossref_limits(self) -> HostLimits:
+        """Crossref's public pool: 5 req/s, 1 in flight; polite pool (with mailto): 10 and 5."""
+        polite = self.mailto is not None
+        return HostLimits(
+            max_rate=self.crossref_max_rate or (10.0 if polite else 5.0),
+            max_in_flight=self.crossref_max_in_flight or (5 if polite else 1),
+            safety=self.rate_safety,
+        )
+
+    def pubmed_limits(self) -> HostLimits:
+        """NCBI E-utilities: 3 req/s without an API key, 10 with one."""
+        rate = self.pubmed_max_rate or (10.0 if self.ncbi_api_key else 3.0)
+        return HostLimits(max_rate=rate, max_in_flight=3, safety=self.rate_safety)
+
+    def doi_limits(self) -> HostLimits:
+        """doi.org content negotiation publishes no limit; stay modest."""
+        return HostLimits(
+            max_rate=self.doi_max_rate or 5.0, max_in_flight=2, safety=self.rate_safety
+        )
