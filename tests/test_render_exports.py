@@ -1,0 +1,133 @@
+"""BibTeX, RIS and CSL-JSON exports of the 46 real CSL items, read back by their own parsers."""
+
+import json
+from pathlib import Path
+
+import bibtexparser
+import pytest
+import rispy
+from bibtexparser.middlewares import LatexDecodingMiddleware
+
+from models.csl import CSLItem
+from tasks.render.exports import citation_keys, to_bibtex, to_csl_json, to_ris
+
+FIXTURES = Path(__file__).parent / "fixtures" / "csl"
+
+
+@pytest.fixture(scope="module")
+def items() -> list[CSLItem]:
+    data = json.loads((FIXTURES / "items.json").read_text(encoding="utf-8"))
+    return [CSLItem.from_csl(record) for record in data]
+
+
+SPECIAL = CSLItem.from_csl(
+    {
+        "id": "special",
+        "type": "article-journal",
+        "title": "R&D at 50% of {cost}: the_best #1 Café Müller, Straße — “quoted” 深度",
+        "author": [
+            {"family": "Müller", "given": "Jörg"},
+            {"literal": "World Health Organization"},
+            {"family": "Beethoven", "given": "Ludwig", "non-dropping-particle": "van"},
+        ],
+        "container-title": "Journal of R&D",
+        "issued": {"date-parts": [[2023, 5, 1]]},
+        "page": "10-20",
+        "DOI": "10.1000/a_b%c",
+        "URL": "https://example.org/x?a=1&b=2_3",
+    }
+)
+
+
+def _parsed(text: str) -> bibtexparser.Library:
+    library = bibtexparser.parse_string(text, append_middleware=[LatexDecodingMiddleware()])
+    assert library.failed_blocks == []
+    return library
+
+
+def test_bibtex_round_trip_keeps_the_data(items: list[CSLItem]) -> None:
+    library = _parsed(to_bibtex(items))
+    raw = bibtexparser.parse_string(to_bibtex(items))  # URLs/DOIs are verbatim, not LaTeX
+    assert len(library.entries) == len(items)
+    for item, entry, verbatim in zip(items, library.entries, raw.entries, strict=True):
+        fields = entry.fields_dict
+        if item.title:
+            assert fields["title"].value == item.title
+        if item.year():
+            assert fields["year"].value == str(item.year())
+        if item.DOI:
+            assert verbatim.fields_dict["doi"].value == item.DOI
+        if item.URL:
+            assert verbatim.fields_dict["url"].value == item.URL
+        if item.volume:
+            assert fields["volume"].value == item.volume
+        families = [n.family or n.literal for n in item.author or [] if n.family or n.literal]
+        for family in families:
+            assert family in fields["author"].value
+
+
+def test_bibtex_escapes_latex_specials_and_keeps_them_on_reading() -> None:
+    text = to_bibtex([SPECIAL])
+    for escaped in (r"R\&D", r"50\%", r"\{cost\}", r"the\_best", r"\#1"):
+        assert escaped in text
+    assert "{World Health Organization}" in text  # an organisation, not Organization, W. H.
+    assert "pages = {10--20}" in text
+    entry = _parsed(text).entries[0]
+    assert entry.fields_dict["title"].value == SPECIAL.title
+    assert entry.fields_dict["journal"].value == "Journal of R&D"
+    assert entry.entry_type == "article"
+    raw = bibtexparser.parse_string(text).entries[0]
+    assert raw.fields_dict["doi"].value == "10.1000/a_b%c"
+
+
+def test_bibtex_types(items: list[CSLItem]) -> None:
+    types = {e.key: e.entry_type for e in _parsed(to_bibtex(items)).entries}
+    by_id = dict(zip((i.id for i in items), citation_keys(items), strict=True))
+    assert types[by_id["item-02"]] == "article"
+    assert types[by_id["item-24"]] == "incollection"
+    assert types[by_id["item-27"]] == "phdthesis"
+    assert types[by_id["item-35"]] == "book"
+    assert types[by_id["item-46"]] == "misc"
+
+
+def test_citation_keys_are_readable_unique_and_stable(items: list[CSLItem]) -> None:
+    keys = citation_keys(items)
+    assert len(set(keys)) == len(keys)
+    assert keys == citation_keys(items)
+    assert keys[1] == "smith2014honey"
+    twice = citation_keys([SPECIAL, SPECIAL, SPECIAL])
+    assert twice == ["muller2023rd", "muller2023rda", "muller2023rdb"]
+    anonymous = CSLItem.from_csl({"id": "x"})
+    assert citation_keys([anonymous]) == ["anonnd"]
+
+
+def test_ris_round_trip(items: list[CSLItem]) -> None:
+    text = to_ris([*items, SPECIAL])
+    assert text.startswith("TY  - ")  # no rispy counter line before a record
+    records = rispy.loads(text)
+    assert len(records) == len(items) + 1
+    for item, record in zip([*items, SPECIAL], records, strict=True):
+        assert record.get("title") == item.title
+        assert record.get("doi") == item.DOI
+        if item.year():
+            assert record["year"] == str(item.year())
+        assert len(record.get("authors", [])) == len(item.author or [])
+    special = records[-1]
+    assert special["type_of_reference"] == "JOUR"
+    assert special["authors"][0] == "Müller, Jörg"
+    assert (special["start_page"], special["end_page"]) == ("10", "20")
+    assert special["date"] == "2023/05/01"
+    assert special["urls"] == [SPECIAL.URL]
+
+
+def test_csl_json_round_trip(items: list[CSLItem]) -> None:
+    text = to_csl_json([*items, SPECIAL])
+    again = [CSLItem.from_csl(record) for record in json.loads(text)]
+    assert again == [*items, SPECIAL]
+    assert "深度" in text  # written as UTF-8, not \\u escapes
+
+
+def test_empty_exports() -> None:
+    assert to_bibtex([]).strip() == ""
+    assert rispy.loads(to_ris([])) == []
+    assert json.loads(to_csl_json([])) == []
