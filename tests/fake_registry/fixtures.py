@@ -5,6 +5,7 @@ per process), so every test gets its own server: no state leaks between tests.
 """
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -33,8 +34,22 @@ def empty_registry() -> Iterator[FakeRegistry]:
 
 
 @pytest.fixture
-def registry_env(fake_registry: FakeRegistry, monkeypatch: pytest.MonkeyPatch) -> FakeRegistry:
-    """The fake registry, with CITEAUDIT_CROSSREF_URL / CITEAUDIT_PUBMED_URL pointing at it."""
-    monkeypatch.setenv("CITEAUDIT_CROSSREF_URL", fake_registry.crossref_url)
-    monkeypatch.setenv("CITEAUDIT_PUBMED_URL", fake_registry.pubmed_url)
+def registry_env(
+    fake_registry: FakeRegistry, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> FakeRegistry:
+    """The fake registry, with the CITEAUDIT_* URLs pointing at it, a fresh HTTP cache and a
+    DuckDB library in this test's temp folder."""
+    for name, value in point_env_at(fake_registry, tmp_path).items():
+        monkeypatch.setenv(name, value)
     return fake_registry
+
+
+def point_env_at(registry: FakeRegistry, folder: Path) -> dict[str, str]:
+    """The environment that makes citeaudit use `registry` (and keep its state in `folder`)."""
+    return {
+        "CITEAUDIT_CROSSREF_URL": registry.crossref_url,
+        "CITEAUDIT_PUBMED_URL": registry.pubmed_url,
+        "CITEAUDIT_DOI_URL": registry.doi_url,
+        "CITEAUDIT_CACHE_DIR": str(folder / "http-cache"),
+        "CITEAUDIT_DB": str(folder / "citeaudit.duckdb"),
+    }
