@@ -1,0 +1,132 @@
+"""Author-list agreement: the same people despite initials vs full names, particles (van der),
+accents, compound surnames, order, given/family swapped; and "et al." honoured."""
+
+from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
+
+from models.csl import CSLName
+from tasks.textnorm import fold, surname_key, words
+
+_ET_AL = frozenset({"others", "et al", "et al.", "etal", "and others"})
+# A surname pair this similar is one name spelt two ways (Schoelkopf/Scholkopf, Tomasev/Tomašev).
+_SURNAME_RATIO = 88
+_ORGANISATION_RATIO = 85
+# The fewest leading names that read as a deliberately shortened list rather than a partial one.
+TRUNCATED_LIST_MIN = 3
+
+
+def is_et_al(name: CSLName) -> bool:
+    """The "and others" / "et al." placeholder some formats keep as a name."""
+    text = (name.literal or name.family or "").strip().lower()
+    return text in _ET_AL and not name.given
+
+
+def author_agreement(claimed: list[CSLName], record: list[CSLName]) -> float | None:
+    """Share of the authors that the two lists have in common, in [0, 1]; None if a side is empty.
+
+    Order-insensitive (databases reorder, e.g. DBLP vs ACM). With "et al." in the claimed list, only
+    the listed names must be found; without it, missing or extra authors count against agreement
+    (a partial list presented as complete is a wrong list)."""
+    mine = [n for n in claimed if not is_et_al(n) and _has_name(n)]
+    theirs = [n for n in record if not is_et_al(n) and _has_name(n)]
+    if not mine or not theirs:
+        return None
+    truncated = any(is_et_al(n) for n in claimed) or _is_leading_run(mine, theirs)
+    unused = list(range(len(theirs)))
+    found = 0.0
+    for name in mine:
+        best_index, best = -1, 0.0
+        for index in unused:
+            score = name_agreement(name, theirs[index])
+            if score > best:
+                best_index, best = index, score
+        if best_index >= 0:
+            unused.remove(best_index)
+            found += best
+    denominator = len(mine) if truncated else max(len(mine), len(theirs))
+    return min(1.0, found / denominator)
+
+
+def _is_leading_run(mine: list[CSLName], theirs: list[CSLName]) -> bool:
+    """A long list cut after its first names, in order (APA, Vancouver and most styles print the
+    first 3 to 20 authors, then "et al."; some formats lose the "et al." marker)."""
+    if len(mine) < TRUNCATED_LIST_MIN or len(mine) >= len(theirs):
+        return False
+    return all(name_agreement(a, b) == 1.0 for a, b in zip(mine, theirs, strict=False))
+
+
+def name_agreement(a: CSLName, b: CSLName) -> float:
+    """1.0 same person, 0.5 same surname with conflicting initials, 0.0 different."""
+    if a.literal and b.literal and not (a.family or b.family):
+        return (
+            1.0
+            if fuzz.token_sort_ratio(fold(a.literal), fold(b.literal)) >= _ORGANISATION_RATIO
+            else 0.0
+        )
+    family_a, family_b = _family(a), _family(b)
+    if _same_surname(family_a, family_b):
+        return 1.0 if _initials_compatible(_given(a), _given(b)) else 0.5
+    # Given and family swapped (common with East Asian names in Western-order databases).
+    if _same_surname(family_a, _given(b)) and _same_surname(_given(a), family_b):
+        return 1.0
+    return 0.0
+
+
+def surname_in_text(name: CSLName, text: str) -> bool:
+    """Whether a person's surname appears as words in a free-text reference."""
+    family = _family(name)
+    target = words(family)
+    haystack = words(text)
+    if not target:
+        return False
+    size = len(target)
+    return any(haystack[i : i + size] == target for i in range(len(haystack) - size + 1)) or (
+        surname_key(family) in haystack
+    )
+
+
+def _has_name(name: CSLName) -> bool:
+    return bool(name.family or name.literal)
+
+
+def _family(name: CSLName) -> str:
+    if name.family and not name.family.strip().isdigit():
+        particle = name.non_dropping_particle or ""
+        return f"{particle} {name.family}".strip()
+    # DBLP's homonym numbers ("Stefan Fischer 0003") parse as a family name: use the word before.
+    text = name.literal or f"{name.given or ''} {name.family or ''}"
+    kept = [w for w in text.split() if not w.isdigit()]
+    return kept[-1] if kept else ""
+
+
+def _given(name: CSLName) -> str:
+    if name.given:
+        return name.given
+    literal = (name.literal or "").strip().split()
+    return " ".join(literal[:-1]) if len(literal) > 1 and not name.family else ""
+
+
+def _same_surname(a: str, b: str) -> bool:
+    key_a, key_b = surname_key(a), surname_key(b)
+    if not key_a or not key_b:
+        return False
+    if key_a == key_b:
+        return True
+    # Compound surnames cited by one part: Marques-Silva / Silva, Garcia Marquez / Garcia.
+    parts_a = {w for w in words(a) if len(w) >= 4}
+    parts_b = {w for w in words(b) if len(w) >= 4}
+    if parts_a & parts_b:
+        return True
+    shortest = min(len(key_a), len(key_b))
+    # One slip in a longer name is a typo or OCR (McIlroy/Mcllroy), not another person.
+    if shortest >= 5 and Levenshtein.distance(key_a, key_b) <= 1:
+        return True
+    return shortest >= 4 and fuzz.ratio(key_a, key_b) >= _SURNAME_RATIO
+
+
+def _initials_compatible(a: str, b: str) -> bool:
+    """`J. K.` vs `John Kenneth` agree; `J.` vs `A.` do not; a missing given name is no conflict."""
+    first_a, first_b = words(a)[:1], words(b)[:1]
+    if not first_a or not first_b:
+        return True
+    return first_a[0][0] == first_b[0][0]

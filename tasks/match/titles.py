@@ -1,0 +1,125 @@
+"""Title agreement: same work despite casing, markup, hyphens, spelling variants and a dropped
+subtitle; a different title when a content word is swapped, added or removed ("near miss")."""
+
+import re
+
+from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
+
+from tasks.textnorm import fold, normalise_title
+
+# Words whose presence or absence does not change which work a title names.
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "on",
+        "in",
+        "for",
+        "and",
+        "to",
+        "with",
+        "by",
+        "from",
+        "at",
+        "as",
+        "via",
+        "its",
+        "their",
+    ]
+)
+_SUBTITLE_SPLIT = re.compile(r"\s*(?::|\s[-–—]{1,3}\s|\?|\.\s)\s*")
+_DIGITS = re.compile(r"\d+")
+_NOTE = re.compile(
+    r"\([^()]*\)|\[[^\[\]]*\]|^\s*(?:tutorial|panel|keynote|invited talk|abstract)\s*:", re.I
+)
+
+# Scores for the benign differences; both are above the acceptance line in tasks/validate.py.
+SAME_BUT_SPELLING = 0.97
+SAME_BUT_SUBTITLE = 0.95
+# Each substantive word edit costs this much off the character similarity, so that one swapped
+# content word ("Attention Is All You Want") falls below the acceptance line however long the title.
+WORD_EDIT_PENALTY = 0.1
+
+
+def title_similarity(claimed: str, record: str) -> float:
+    """Agreement of two titles in [0, 1]; 1.0 for the same title up to markup, case and spacing."""
+    a, b = normalise_title(claimed), normalise_title(record)
+    if not a or not b:
+        return 0.0
+    if a == b or a.replace(" ", "") == b.replace(" ", ""):
+        return 1.0
+    if _main_title(claimed) == b or _main_title(record) == a:  # one side omits the subtitle
+        return SAME_BUT_SUBTITLE
+    # Editorial notes are not part of the title: "(Panel Abstract)", "[Review]", "Tutorial:".
+    bare_a, bare_b = _without_notes(claimed), _without_notes(record)
+    if bare_a and bare_a == bare_b:
+        return SAME_BUT_SUBTITLE
+    edits = substantive_word_edits(a.split(), b.split())
+    if edits == 0:
+        return SAME_BUT_SPELLING
+    return max(0.0, fuzz.ratio(a, b) / 100 - WORD_EDIT_PENALTY * edits)
+
+
+def title_in_text(title: str, text: str) -> float:
+    """How well a record's title appears inside a free-text reference, in [0, 1]."""
+    needle, haystack = normalise_title(title), normalise_title(text)
+    if not needle or not haystack:
+        return 0.0
+    if f" {needle} " in f" {haystack} ":
+        return 1.0
+    alignment = fuzz.partial_ratio_alignment(needle, haystack)
+    if alignment is None:
+        return 0.0
+    start, end = _widen_to_words(haystack, alignment.dest_start, alignment.dest_end)
+    return title_similarity(needle, haystack[start:end])
+
+
+def substantive_word_edits(a: list[str], b: list[str]) -> int:
+    """Word-level edits between two normalised titles that change meaning.
+
+    Benign: stop words added or dropped, a word split or joined (`pre training`/`pretraining`),
+    a spelling variant of the same word (`optimisation`/`optimization`, plurals)."""
+    edits = 0
+    for op in Levenshtein.opcodes(a, b):
+        if op.tag == "equal":
+            continue
+        left, right = a[op.src_start : op.src_end], b[op.dest_start : op.dest_end]
+        if "".join(left) == "".join(right):
+            continue
+        if op.tag == "replace" and len(left) == len(right):
+            edits += sum(not _same_word(x, y) for x, y in zip(left, right, strict=True))
+            continue
+        edits += max(_content_words(left), _content_words(right))
+    return edits
+
+
+def _content_words(words: list[str]) -> int:
+    return sum(w not in _STOPWORDS for w in words)
+
+
+def _same_word(x: str, y: str) -> bool:
+    if x in _STOPWORDS and y in _STOPWORDS:
+        return True
+    if _DIGITS.findall(x) != _DIGITS.findall(y):
+        return False  # GPT-3 vs GPT-4, 2019 vs 2020: different things
+    return min(len(x), len(y)) >= 4 and fuzz.ratio(x, y) >= 80
+
+
+def _main_title(title: str) -> str:
+    """The part of a title before its subtitle separator, normalised."""
+    return normalise_title(_SUBTITLE_SPLIT.split(fold(title).strip(), maxsplit=1)[0])
+
+
+def _without_notes(title: str) -> str:
+    return normalise_title(_NOTE.sub(" ", fold(title)))
+
+
+def _widen_to_words(text: str, start: int, end: int) -> tuple[int, int]:
+    while start > 0 and text[start - 1] != " ":
+        start -= 1
+    while end < len(text) and text[end] != " ":
+        end += 1
+    return start, end

@@ -1,0 +1,188 @@
+"""check_references over real HTTP against the fake registry (tests/fake_registry)."""
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from models.audit import Identifiers, Provenance, Reference, Status
+from models.csl import CSLDate, CSLItem, CSLName
+from tasks.check import check_references
+from tasks.registries import Registries, RegistrySettings
+from tests.fake_registry import FakeRegistry
+
+PLOS = "10.1371/journal.pone.0033693"
+PLOS_TITLE = (
+    "Methylphenidate exposure induces dopamine neuron loss and activation of microglia in the "
+    "basal ganglia of mice"
+)
+PLOS_RAW = (
+    "Sadasivan S, Pond BB, Pani AK, Qu C, Jiao Y, Smeyne RJ. " + PLOS_TITLE + ". PLoS One. 2012;"
+    "7(3):e33693."
+)
+
+
+@pytest.fixture
+def registries(fake_registry: FakeRegistry) -> Iterator[Registries]:
+    settings = RegistrySettings(
+        crossref_url=fake_registry.crossref_url,
+        pubmed_url=fake_registry.pubmed_url,
+        doi_url=fake_registry.doi_url,
+        cache_enabled=False,
+        max_attempts=2,
+        backoff_base_s=0.01,
+        backoff_cap_s=0.05,
+    )
+    with Registries.from_settings(settings) as clients:
+        yield clients
+
+
+def ref(
+    key: str, raw: str | None = None, ids: Identifiers | None = None, **fields: Any
+) -> Reference:
+    return Reference.model_validate(
+        {
+            "citation_id": key,
+            "item": CSLItem.model_validate({"id": key, **fields}),
+            "provenance": Provenance(source_file="refs.bib", entry_key=key),
+            "ids": ids or Identifiers(),
+            "raw": raw,
+        }
+    )
+
+
+def people(*names: str) -> list[CSLName]:
+    return [CSLName(family=n.split()[-1], given=" ".join(n.split()[:-1]) or None) for n in names]
+
+
+def plos(key: str, **changes: Any) -> Reference:
+    fields: dict[str, Any] = {
+        "title": PLOS_TITLE,
+        "author": people(
+            "S. Sadasivan", "B. B. Pond", "A. K. Pani", "C. Qu", "Y. Jiao", "R. J. Smeyne"
+        ),
+        "container-title": "PLoS One",
+        "issued": CSLDate.from_year(2012),
+    }
+    fields.update(changes)
+    return ref(key, ids=Identifiers(doi=fields.get("DOI")), **fields)
+
+
+def test_dois_are_fetched_in_one_batch_and_each_gets_its_status(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    refs = [
+        plos("real", DOI=PLOS),
+        plos("wrong-title", DOI=PLOS, title="Deep residual learning for image recognition"),
+        plos("fabricated", DOI="10.5555/citeaudit.no-such-work"),
+    ]
+    results = check_references(refs, registries)
+    assert [r.citation_id for r in results] == ["real", "wrong-title", "fabricated"]
+    assert [r.status for r in results] == [Status.VERIFIED, Status.MISMATCH, Status.NOT_FOUND]
+    assert results[1].reason.startswith("DOI resolves to a different paper")
+    assert fake_registry.count("works_filter") == 1
+
+
+def test_doi_decides_when_a_pmid_is_also_given(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    both = plos("both", DOI=PLOS, PMID="24349601")
+    both.ids = Identifiers(doi=PLOS, pmid="24349601")
+    [result] = check_references([both], registries)
+    assert result.status == Status.VERIFIED and result.matched_id == PLOS
+    assert fake_registry.count("efetch") == 0
+
+
+def test_pmid_reference_is_checked_at_pubmed(registries: Registries) -> None:
+    cited = ref(
+        "pmid",
+        ids=Identifiers(pmid="24349601"),
+        title="Genes, economics, and happiness",
+        author=people("J.-E. De Neve", "N. A. Christakis", "J. H. Fowler", "B. S. Frey"),
+        issued=CSLDate.from_year(2012),
+    )
+    [result] = check_references([cited], registries)
+    assert result.status == Status.VERIFIED, result.reason
+    assert result.registry == "pubmed" and result.matched_id == "24349601"
+
+
+def test_arxiv_id_is_looked_up_as_its_datacite_doi(registries: Registries) -> None:
+    cited = ref(
+        "arxiv",
+        ids=Identifiers(arxiv="1902.02534"),
+        title="Crowdsourcing open citations with CROCI",
+        author=people("I. Heibi", "S. Peroni", "D. Shotton"),
+        issued=CSLDate.from_year(2019),
+    )
+    [result] = check_references([cited], registries)
+    assert result.status == Status.VERIFIED, result.reason
+    assert result.registry == "datacite" and result.matched_id == "10.48550/arxiv.1902.02534"
+
+
+def test_free_text_is_matched_by_search_and_fabrication_is_unmatched(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    fabricated = PLOS_RAW.replace(
+        "microglia in the basal ganglia of mice", "astrocytes in aged rats"
+    )
+    results = check_references(
+        [ref("found", raw=PLOS_RAW), ref("made-up", raw=fabricated)], registries
+    )
+    assert results[0].status == Status.VERIFIED and results[0].matched_id == PLOS
+    assert results[1].status == Status.UNMATCHED
+    assert fake_registry.count("works_query") >= 2
+
+
+def test_biomedical_reference_without_match_also_asks_pubmed(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    cited = plos("bio", title="Dopamine neuron loss in mice treated with a novel stimulant")
+    [result] = check_references([cited], registries)
+    assert result.status == Status.UNMATCHED
+    assert fake_registry.count("esearch") == 1
+
+
+def test_search_failure_is_unverified_never_unmatched(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    fake_registry.inject_fault("server_error", service="crossref", endpoint="works_query", rate=1.0)
+    [result] = check_references([ref("free", raw=PLOS_RAW)], registries)
+    assert result.status == Status.UNVERIFIED
+    assert result.reason.startswith("registry search failed") and result.error
+
+
+def test_lookup_failure_is_unverified_never_not_found(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    fake_registry.inject_fault("unavailable", service="crossref", rate=1.0)
+    [result] = check_references([plos("doi", DOI=PLOS)], registries)
+    assert result.status == Status.UNVERIFIED and result.error
+
+
+def test_offline_asks_nobody(fake_registry: FakeRegistry, registries: Registries) -> None:
+    refs = [plos("a", DOI=PLOS), ref("b", raw=PLOS_RAW)]
+    results = check_references(refs, registries, offline=True)
+    assert [(r.citation_id, r.status, r.reason) for r in results] == [
+        ("a", Status.UNVERIFIED, "offline"),
+        ("b", Status.UNVERIFIED, "offline"),
+    ]
+    assert check_references(refs, None, offline=True)[0].reason == "offline"
+    assert sum(fake_registry.counts().values()) == 0
+
+
+def test_non_scholarly_source_is_never_sent(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    email = ref("mail", raw="E-mail from J. Smith, 3 May 2024")
+    email.scholarly = False
+    [result] = check_references([email], registries)
+    assert result.status == Status.UNVERIFIED
+    assert sum(fake_registry.counts().values()) == 0
+
+
+def test_empty_reference_is_unmatched_without_a_request(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    [result] = check_references([ref("empty")], registries)
+    assert result.status == Status.UNMATCHED
+    assert sum(fake_registry.counts().values()) == 0
