@@ -209,3 +209,18 @@ def test_dblp_titles_with_other_papers_authors_are_mismatches() -> None:
     shift = random.Random(3).randrange(1, 400)
     statuses = audit_pairs(shift=shift)
     assert statuses.count(Status.MISMATCH) / len(statuses) >= 0.99
+
+
+def test_a_shortened_long_title_is_the_same_work():
+    # Real record 10.1016/j.neurobiolaging.2010.03.024, cited with its trailing clause dropped.
+    record = (
+        "Human umbilical cord blood-derived mesenchymal stem cells improve neuropathology and "
+        "cognitive impairment in an Alzheimer's disease mouse model through modulation of "
+        "neuroinflammation"
+    )
+    shortened = record.split(" through ")[0]
+    assert title_similarity(shortened, record) >= 0.9
+    cited = f"Lee HJ, Lee JK, Lee H, et al. {shortened}. Neurobiology of Aging (2012) 33:588-602."
+    assert title_in_text(record, cited) >= 0.9
+    # A short head does not name a work: "Human umbilical cord blood" is many papers.
+    assert title_similarity("Human umbilical cord blood-derived cells", record) < 0.9

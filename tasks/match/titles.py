@@ -39,6 +39,12 @@ _NOTE = re.compile(
 # Scores for the benign differences; both are above the acceptance line in tasks/validate.py.
 SAME_BUT_SPELLING = 0.97
 SAME_BUT_SUBTITLE = 0.95
+# A citer who shortens a long title keeps its head: "... in a mouse model" for "... in a mouse
+# model through modulation of neuroinflammation". Accepted when the kept head is long enough to
+# name one work on its own.
+SAME_BUT_TRUNCATED = 0.92
+TRUNCATED_MIN_WORDS = 8
+TRUNCATED_MIN_SHARE = 0.6
 # Each substantive word edit costs this much off the character similarity, so that one swapped
 # content word ("Attention Is All You Want") falls below the acceptance line however long the title.
 WORD_EDIT_PENALTY = 0.1
@@ -60,7 +66,19 @@ def title_similarity(claimed: str, record: str) -> float:
     edits = substantive_word_edits(a.split(), b.split())
     if edits == 0:
         return SAME_BUT_SPELLING
+    if _is_truncation(a.split(), b.split()) or _is_truncation(b.split(), a.split()):
+        return SAME_BUT_TRUNCATED
     return max(0.0, fuzz.ratio(a, b) / 100 - WORD_EDIT_PENALTY * edits)
+
+
+def _is_truncation(head: list[str], full: list[str]) -> bool:
+    """`head` is the first words of `full`, long enough to stand for it."""
+    return (
+        len(head) < len(full)
+        and full[: len(head)] == head
+        and len(head) >= TRUNCATED_MIN_WORDS
+        and len(head) >= TRUNCATED_MIN_SHARE * len(full)
+    )
 
 
 def title_in_text(title: str, text: str) -> float:
@@ -70,11 +88,22 @@ def title_in_text(title: str, text: str) -> float:
         return 0.0
     if f" {needle} " in f" {haystack} ":
         return 1.0
+    if _head_in_text(needle.split(), f" {haystack} "):
+        return SAME_BUT_TRUNCATED
     alignment = fuzz.partial_ratio_alignment(needle, haystack)
     if alignment is None:
         return 0.0
     start, end = _widen_to_words(haystack, alignment.dest_start, alignment.dest_end)
     return title_similarity(needle, haystack[start:end])
+
+
+def _head_in_text(title_words: list[str], padded_text: str) -> bool:
+    """The text quotes a long enough head of the title (a citer's shortened title)."""
+    shortest = max(TRUNCATED_MIN_WORDS, int(TRUNCATED_MIN_SHARE * len(title_words) + 0.999))
+    return any(
+        f" {' '.join(title_words[:n])} " in padded_text
+        for n in range(len(title_words) - 1, shortest - 1, -1)
+    )
 
 
 def substantive_word_edits(a: list[str], b: list[str]) -> int:
