@@ -21,12 +21,15 @@ _PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}
 
 _PMID_IN_TEXT = re.compile(r"\bPMID\s*:?\s*(\d{1,9})\b", re.IGNORECASE)
 _PMCID = re.compile(r"\bPMC\s*:?\s*(\d{1,9})\b", re.IGNORECASE)
-_PUBMED_URL = re.compile(r"pubmed\.ncbi\.nlm\.nih\.gov/(\d{1,9})|ncbi\.nlm\.nih\.gov/pubmed/(\d{1,9})")
+_PUBMED_URL = re.compile(
+    r"pubmed\.ncbi\.nlm\.nih\.gov/(\d{1,9})|ncbi\.nlm\.nih\.gov/pubmed/(\d{1,9})"
+)
 _ARXIV_NEW = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(v\d+)?(?![\d])")
 _ARXIV_OLD = re.compile(r"\b([a-z\-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?\b")
 _ARXIV_MARK = re.compile(r"arxiv", re.IGNORECASE)
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$")
 _URL_IN_TEXT = re.compile(r"https?://[^\s<>\"')\]]+[^\s<>\"')\].,;:]", re.IGNORECASE)
+_SAFE_LINK = re.compile(r"^(https?://|doi:|file://)", re.IGNORECASE)
 _TRACKING = re.compile(r"^(utm_\w+|fbclid|gclid|mc_cid|mc_eid|ref|ref_src|source|via)$")
 
 
@@ -127,8 +130,11 @@ def normalize_url(value: str | None) -> str | None:
     host = host.removeprefix("www.")
     port = f":{parts.port}" if parts.port and parts.port not in (80, 443) else ""
     query = urlencode(
-        sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-               if not _TRACKING.match(k.lower()))
+        sorted(
+            (k, v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+            if not _TRACKING.match(k.lower())
+        )
     )
     path = parts.path.rstrip("/")
     return f"{host}{port}{path}" + (f"?{query}" if query else "")
@@ -136,7 +142,9 @@ def normalize_url(value: str | None) -> str | None:
 
 def is_safe_link(url: str | None) -> bool:
     """Links we are willing to render: http(s), doi: and file: only (never javascript:)."""
-    return bool(url) and re.match(r"^(https?://|doi:|file://)", url or "", re.IGNORECASE) is not None
+    return (
+        bool(url) and re.match(r"^(https?://|doi:|file://)", url or "", re.IGNORECASE) is not None
+    )
 
 
 def find_identifiers(text: str) -> Identifiers:

@@ -1,0 +1,144 @@
+"""The `citeaudit` command line."""
+
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+import flows.quiet  # noqa: F401  (must come before anything imports prefect)
+from models.audit import Status
+from tasks.render.csl_styles import STYLES
+from tasks.store import UnsafeJobId, check_job_id
+
+app = typer.Typer(
+    help="Audit research citations against Crossref and PubMed.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+
+@app.callback()
+def citeaudit() -> None:
+    """Audit research citations against Crossref and PubMed."""
+
+
+def usage_error(message: str) -> NoReturn:
+    typer.echo(f"citeaudit: error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def parse_statuses(text: str) -> set[Status]:
+    wanted = {s.strip() for s in text.split(",") if s.strip()}
+    known = [s.value for s in Status]
+    unknown = sorted(wanted - set(known))
+    if unknown:
+        usage_error(f"--fail-on: unknown status {', '.join(unknown)} (known: {', '.join(known)})")
+    return {Status(s) for s in wanted}
+
+
+def print_summary(summary: dict[str, object]) -> None:
+    table = Table(title=f"job {summary['job_id']}: {summary['citations']} citations")
+    table.add_column("status")
+    table.add_column("count", justify="right")
+    counts = summary["status_counts"]
+    assert isinstance(counts, dict)
+    for status, count in counts.items():
+        table.add_row(status, str(count))
+    out.print(table)
+    errors = summary.get("input_errors_list") or []
+    assert isinstance(errors, list)
+    if errors:
+        out.print(f"[yellow]{len(errors)} input error(s):[/yellow]")
+        for e in errors[:20]:
+            where = ":".join(str(x) for x in (e["source_file"], e["entry_key"] or e["line"]) if x)
+            out.print(f"  {where}: {e['reason']}", markup=False, highlight=False, soft_wrap=True)
+        if len(errors) > 20:
+            out.print(f"  ... and {len(errors) - 20} more (see input_errors.parquet)")
+    out.print(f"outputs: {summary['out']}", highlight=False)
+
+
+@app.command()
+def audit(
+    inputs: Annotated[list[Path], typer.Argument(help="Reference files to audit.")],
+    job: Annotated[str, typer.Option("--job", help="Job id (letters, digits, . _ -).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("out"),
+    db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
+    offline: Annotated[bool, typer.Option(help="Do not contact the registries.")] = False,
+    input_format: Annotated[
+        str | None, typer.Option("--format", help="Force an input format.")
+    ] = None,
+    fail_on: Annotated[
+        str, typer.Option(help="Exit 1 if any citation has one of these statuses.")
+    ] = "",
+    chunk_size: Annotated[int, typer.Option(help="Citations per Prefect task.")] = 200,
+    workers: Annotated[int, typer.Option(help="Parallel validation tasks.")] = 4,
+    styles: Annotated[
+        str, typer.Option(help="Bibliography styles, comma-separated (default: all seven).")
+    ] = ",".join(STYLES),
+) -> None:
+    """Validate every citation of INPUTS, write OUT/JOB/ and the library."""
+    try:
+        check_job_id(job)
+    except UnsafeJobId as exc:
+        usage_error(str(exc))
+    for path in inputs:
+        if not path.is_file():
+            usage_error(f"no such input file: {path}")
+    if chunk_size < 1 or workers < 1:
+        usage_error("--chunk-size and --workers must be at least 1")
+    gate = parse_statuses(fail_on)
+    chosen_styles = [s.strip() for s in styles.split(",") if s.strip()]
+    unknown = [s for s in chosen_styles if s not in STYLES]
+    if unknown or not chosen_styles:
+        usage_error(f"--styles: unknown style {', '.join(unknown)} (known: {', '.join(STYLES)})")
+
+    from flows import progress
+    from flows.audit import audit_job
+    from flows.runners import task_runner
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    ) as bar:
+        bars: dict[str, object] = {}
+
+        def on_progress(stage: str, done: int, total: int) -> None:
+            if stage not in bars:
+                bars[stage] = bar.add_task(stage, total=total)
+            bar.update(bars[stage], completed=done, total=total)  # type: ignore[arg-type]
+
+        progress.set_listener(on_progress)
+        try:
+            flow = audit_job.with_options(task_runner=task_runner(workers=workers))
+            summary = flow(
+                inputs=[str(p) for p in inputs],
+                job_id=job,
+                out_dir=str(out_dir),
+                db=db,
+                offline=offline,
+                input_format=input_format,
+                chunk_size=chunk_size,
+                styles=chosen_styles,
+            )
+        finally:
+            progress.set_listener(None)
+    print_summary(summary)
+    counts = summary["status_counts"]
+    if any(counts.get(s.value, 0) for s in gate):
+        raise typer.Exit(1)
+
+
+def main() -> None:  # pragma: no cover - console-script shim
+    sys.exit(app())

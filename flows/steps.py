@@ -1,0 +1,194 @@
+"""Prefect tasks: thin wrappers around the plain functions in `tasks/`.
+
+Each task is one stage of the pipeline. Validation is chunked (a task run costs ~10 ms plus
+server time, so one per citation would dominate a 10,000-citation job); retries happen per
+request inside the registry clients, not per task."""
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from prefect import task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+
+from models.audit import Claim, InputError, ReadResult, Reference, Status, ValidationResult
+from models.csl import CSLItem
+from tasks import report, tables
+from tasks.assess import Assessment, assess
+from tasks.check import check_references
+from tasks.read import read_inputs
+from tasks.registries import Registries, RegistrySettings
+from tasks.render import csl_styles, exports
+from tasks.store import JobFolder, Library, db_path_from_env
+
+_registries: dict[tuple[str, str | None, str | None], Registries] = {}
+_registries_lock = threading.Lock()
+
+
+def shared_registries() -> Registries:
+    """One client set per process and settings, so all worker threads share its rate limiters
+    (settings come from the environment, secrets included, and never travel as parameters)."""
+    settings = RegistrySettings()
+    key = (settings.model_dump_json(), settings.mailto_value(), settings.api_key_value())
+    with _registries_lock:
+        if key not in _registries:
+            _registries[key] = Registries.from_settings(settings)
+        return _registries[key]
+
+
+@task(name="read-inputs")
+def read_step(paths: Sequence[str], input_format: str | None) -> ReadResult:
+    return read_inputs([Path(p) for p in paths], input_format)
+
+
+@task(name="check-chunk")
+def check_chunk(refs: Sequence[Reference], offline: bool) -> list[ValidationResult]:
+    registries = None if offline else shared_registries()
+    return check_references(refs, registries, offline=offline)
+
+
+def unverified_chunk(refs: Sequence[Reference], error: str) -> list[ValidationResult]:
+    """A chunk whose task failed outright: its citations are unverified, never dropped."""
+    return [
+        ValidationResult(
+            citation_id=ref.citation_id,
+            status=Status.UNVERIFIED,
+            reason="validation did not complete",
+            error=error,
+        )
+        for ref in refs
+    ]
+
+
+@task(name="assess")
+def assess_step(
+    refs: Sequence[Reference],
+    results: Sequence[ValidationResult],
+    claims: Sequence[Claim],
+    duplicates: int,
+) -> Assessment:
+    return assess(refs, results, claims, duplicates)
+
+
+@task(name="render-bibliographies")
+def render_step(
+    items: Sequence[CSLItem], styles: Sequence[str]
+) -> dict[str, csl_styles.Bibliography]:
+    return csl_styles.render_bibliographies(items, styles)
+
+
+@dataclass
+class JobRecord:
+    """Everything a finished job writes."""
+
+    job_id: str
+    inputs: list[str]
+    refs: Sequence[Reference]
+    results: Sequence[ValidationResult]
+    errors: Sequence[InputError]
+    claims: Sequence[Claim]
+    assessment: Assessment
+    items: list[CSLItem]  # what the bibliographies and exports list
+    bibliographies: dict[str, csl_styles.Bibliography]
+    dedupe_columns: pl.DataFrame | None = None  # citation_id, work_id, duplicate_of, ...
+    library_frames: dict[str, pl.DataFrame] = field(default_factory=dict)  # works, work_links
+
+
+def job_frames(job: JobRecord) -> dict[str, pl.DataFrame]:
+    citations = tables.citations_frame(job.job_id, job.refs, job.results).join(
+        job.assessment.citation_scores, on="citation_id", how="left"
+    )
+    if job.dedupe_columns is not None:
+        citations = citations.join(job.dedupe_columns, on="citation_id", how="left")
+    claims = tables.claims_frame(job.job_id, job.claims).join(
+        job.assessment.claim_scores, on="claim_id", how="left"
+    )
+    return {
+        "citations": citations,
+        "input_errors": tables.input_errors_frame(job.job_id, job.errors),
+        "claims": claims,
+    }
+
+
+def job_files(job: JobRecord, frames: dict[str, pl.DataFrame]) -> dict[str, str]:
+    """The job's text outputs by file name: bibliographies, exports, metrics and the report."""
+    files: dict[str, str] = {}
+    for style, bib in job.bibliographies.items():
+        files[f"bibliography.{style}.md"] = csl_styles.to_markdown(bib)
+        files[f"bibliography.{style}.html"] = csl_styles.to_html(bib)
+        files[f"bibliography.{style}.txt"] = csl_styles.to_text(bib)
+    files["references.bib"] = exports.to_bibtex(job.items)
+    files["references.ris"] = exports.to_ris(job.items)
+    files["references.json"] = exports.to_csl_json(job.items)
+    first = next(iter(job.bibliographies.values()), None)
+    data = report.ReportData(
+        job_id=job.job_id,
+        citations=frames["citations"],
+        claims=frames["claims"],
+        input_errors=frames["input_errors"],
+        metrics=job.assessment.metrics,
+        style=first.style if first else "",
+        bibliography_html=[e.html for e in first.entries] if first else [],
+        bibliography_text=[e.text for e in first.entries] if first else [],
+    )
+    files["report.html"] = report.render_html(data)
+    files["report.md"] = report.render_markdown(data)
+    return files
+
+
+@task(name="persist")
+def persist_step(job: JobRecord, out_dir: str, db: str | None) -> dict[str, Any]:
+    """Write the job's folder and replace its rows in the DuckDB library."""
+    frames = job_frames(job)
+    folder = JobFolder(out_dir, job.job_id)
+    for name, frame in frames.items():
+        folder.write_parquet(f"{name}.parquet", frame)
+    for name, frame in job.library_frames.items():
+        folder.write_parquet(f"{name}.parquet", frame)
+    for name, text in job_files(job, frames).items():
+        folder.write_text(name, text)
+    folder.write_json("metrics.json", job.assessment.metrics)
+    with Library(db_path_from_env(db)) as library:
+        library.save_job(job.job_id, job.inputs, frames | job.library_frames)
+    publish_artifacts(job.job_id, frames)
+    return {
+        "job_id": job.job_id,
+        "out": str(folder.path),
+        "citations": frames["citations"].height,
+        "input_errors": frames["input_errors"].height,
+        "input_errors_list": [e.model_dump() for e in job.errors],
+        "status_counts": job.assessment.metrics["status_counts"],
+        "metrics": job.assessment.metrics,
+    }
+
+
+def publish_artifacts(job_id: str, frames: dict[str, pl.DataFrame]) -> None:
+    """A summary and the flagged citations, visible on the flow run in the Prefect UI."""
+    key = "".join(c if c.isalnum() else "-" for c in job_id.lower())
+    citations = frames["citations"]
+    counts = report.status_counts(citations)
+    create_markdown_artifact(
+        key=f"audit-{key}",
+        markdown="\n".join(
+            [f"# Citation audit: {job_id}", "", "| status | count |", "|---|---:|"]
+            + [f"| {s} | {n} |" for s, n in counts.items()]
+        ),
+        description=f"citeaudit summary of job {job_id}",
+    )
+    flagged = report.flagged_citations(citations)
+    create_table_artifact(
+        key=f"flagged-{key}",
+        table=[
+            {
+                "entry": row["entry_key"],
+                "file": row["source_file"],
+                "status": report.flag_label(row),
+                "reason": row["reason"] or row["error"] or "",
+            }
+            for row in flagged.iter_rows(named=True)
+        ],
+        description=f"flagged citations of job {job_id}",
+    )

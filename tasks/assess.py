@@ -1,0 +1,154 @@
+"""Scores for a job: each citation's confidence, each claim's strength, the job's metrics.
+
+Pure functions over the validated references; the numbers come from tasks/score.py and
+tasks/trust.py, this module only lays them out as tables."""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from models.audit import Claim, Reference, Status, ValidationResult
+from models.citation import CitationMap
+from tasks.score import (
+    DEFAULT_CONFIDENCE,
+    calculate_citation_map_confidence,
+    citation_from_reference,
+    score_reference,
+)
+from tasks.trust import is_trusted, load_trusted_domains
+
+SCORE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "citation_id": pl.Utf8,
+    "confidence": pl.Float64,
+    "confidence_decided": pl.Boolean,
+    "engine_confidence": pl.Float64,
+    "source_quality_score": pl.Float64,
+    "metadata_score": pl.Float64,
+    "location_score": pl.Float64,
+    "validation_effect": pl.Utf8,
+    "is_trusted": pl.Boolean,
+    "completeness": pl.Float64,
+}
+
+CLAIM_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "claim_id": pl.Utf8,
+    "strength": pl.Float64,
+    "confidence": pl.Float64,
+    "citation_count": pl.Int64,
+    "verified_count": pl.Int64,
+    "failed_count": pl.Int64,
+    "unsupported": pl.Boolean,
+}
+
+
+@dataclass
+class Assessment:
+    citation_scores: pl.DataFrame  # one row per citation: join on citation_id
+    claim_scores: pl.DataFrame  # one row per claim: join on claim_id
+    metrics: dict[str, Any]
+
+
+def assess(
+    refs: Sequence[Reference],
+    results: Sequence[ValidationResult],
+    claims: Sequence[Claim],
+    duplicates: int = 0,
+) -> Assessment:
+    by_id = {r.citation_id: r for r in results}
+    domains = load_trusted_domains()
+    rows = []
+    for ref in refs:
+        result = by_id[ref.citation_id]
+        score = score_reference(ref, result)
+        source = citation_from_reference(ref, result).source
+        rows.append(
+            {
+                "citation_id": ref.citation_id,
+                "confidence": score["overall_confidence"],
+                "confidence_decided": score["decided"],
+                "engine_confidence": score["engine_confidence"],
+                "source_quality_score": score["source_quality_score"],
+                "metadata_score": score["metadata_score"],
+                "location_score": score["location_score"],
+                "validation_effect": score["validation_effect"],
+                "is_trusted": is_trusted(source, domains),
+                "completeness": ref.item.completeness(),
+            }
+        )
+    citation_scores = pl.DataFrame(rows, schema=SCORE_SCHEMA)
+    claim_scores = score_claims(claims, {r.citation_id: r for r in refs}, by_id)
+    return Assessment(
+        citation_scores,
+        claim_scores,
+        job_metrics(results, citation_scores, claim_scores, duplicates),
+    )
+
+
+def score_claims(
+    claims: Sequence[Claim],
+    refs: Mapping[str, Reference],
+    results: Mapping[str, ValidationResult],
+) -> pl.DataFrame:
+    """A claim's strength recomputed from its validated citations (tasks/score.py)."""
+    rows = []
+    for claim in claims:
+        cited = [refs[cid] for cid in claim.citation_ids if cid in refs]
+        cmap = CitationMap(
+            claim_id=claim.claim_id,
+            claim_text=claim.claim_text,
+            citations=[citation_from_reference(ref, results.get(ref.citation_id)) for ref in cited],
+            strength=DEFAULT_CONFIDENCE if claim.stated_strength is None else claim.stated_strength,
+        )
+        score = calculate_citation_map_confidence(cmap, results)
+        verified = sum(1 for ref in cited if results[ref.citation_id].status is Status.VERIFIED)
+        rows.append(
+            {
+                "claim_id": claim.claim_id,
+                "strength": score["strength"],
+                "confidence": score["overall_confidence"],
+                "citation_count": score["citation_count"],
+                "verified_count": verified,
+                "failed_count": score["failed_count"],
+                "unsupported": score["unsupported"],
+            }
+        )
+    return pl.DataFrame(rows, schema=CLAIM_SCHEMA)
+
+
+def job_metrics(
+    results: Sequence[ValidationResult],
+    citation_scores: pl.DataFrame,
+    claim_scores: pl.DataFrame,
+    duplicates: int,
+) -> dict[str, Any]:
+    """The job's quality metrics (metrics.json)."""
+    total = len(results)
+    counts = {s.value: sum(1 for r in results if r.status is s) for s in Status}
+    decided = total - counts[Status.UNVERIFIED.value]
+
+    def share(n: int, of: int) -> float | None:
+        return round(n / of, 4) if of else None
+
+    return {
+        "citations": total,
+        "status_counts": counts,
+        # verified among the citations we could check: network trouble does not lower it
+        "validation_rate": share(counts[Status.VERIFIED.value], decided),
+        "checked_rate": share(decided, total),
+        "metadata_completeness": _mean(citation_scores["completeness"]),
+        "duplicate_rate": share(duplicates, total),
+        "trust_ratio": share(int(citation_scores["is_trusted"].sum()), total),
+        "mean_confidence": _mean(citation_scores["confidence"]),
+        "retracted": sum(1 for r in results if r.retracted),
+        "corrected": sum(1 for r in results if r.corrected),
+        "expression_of_concern": sum(1 for r in results if r.expression_of_concern),
+        "claims": claim_scores.height,
+        "unsupported_claims": int(claim_scores["unsupported"].sum()) if claim_scores.height else 0,
+    }
+
+
+def _mean(values: pl.Series) -> float | None:
+    mean = values.mean()
+    return round(float(mean), 4) if isinstance(mean, int | float) else None

@@ -1,0 +1,39 @@
+"""Which items a job's bibliography lists, and with what metadata.
+
+One entry per work, in order of first citation. A verified citation is written with the
+registry's metadata (the corrected reference); a citation we could not check, or that has no
+identifier and no match, keeps what the citer wrote. Citations that point at no such work
+(`not_found`), at another work (`mismatch`), or at a retracted work are left out: a
+bibliography people paste into a paper must not carry them (the report lists them instead)."""
+
+from collections.abc import Mapping, Sequence
+
+from models.audit import Reference, Status, ValidationResult
+from models.csl import CSLItem
+
+EXCLUDED = (Status.NOT_FOUND, Status.MISMATCH)
+
+
+def bibliography_items(
+    refs: Sequence[Reference],
+    results: Mapping[str, ValidationResult],
+    work_ids: Mapping[str, str] | None = None,
+) -> list[CSLItem]:
+    items: list[CSLItem] = []
+    seen: set[str] = set()
+    for ref in refs:
+        result = results[ref.citation_id]
+        if result.status in EXCLUDED or result.retracted or not ref.scholarly:
+            continue
+        work = (work_ids or {}).get(ref.citation_id, ref.citation_id)
+        if work in seen:
+            continue
+        seen.add(work)
+        record = result.record
+        # An identifier-only record (agency without metadata) has nothing better than the claim.
+        use_record = result.status is Status.VERIFIED and record is not None and record.title
+        chosen = record if use_record and record is not None else ref.item
+        if not (chosen.title or chosen.DOI or chosen.URL):
+            continue  # nothing a reader could find the work by
+        items.append(chosen.model_copy(update={"id": ref.citation_id}))
+    return items

@@ -1,0 +1,114 @@
+"""The audit_job flow end to end: real files in, real HTTP to the fake registry, real Parquet and
+DuckDB read back."""
+
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from flows.audit import audit_job
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REPORT = FIXTURES / "reflists" / "crew_report.md"
+BIB = FIXTURES / "reflists" / "small" / "manubot_bibliography.bib"
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+
+def run(tmp_path: Path, *inputs: Path, job: str = "job-1", **options) -> dict:
+    return audit_job(
+        inputs=[str(p) for p in inputs],
+        job_id=job,
+        out_dir=str(tmp_path / "out"),
+        styles=["apa", "ieee"],
+        **options,
+    )
+
+
+def citations(tmp_path: Path, job: str = "job-1") -> pl.DataFrame:
+    return pl.read_parquet(tmp_path / "out" / job / "citations.parquet")
+
+
+def test_every_citation_gets_exactly_one_status(registry_env, tmp_path):
+    summary = run(tmp_path, REPORT, BIB)
+    table = citations(tmp_path)
+    assert table.height == summary["citations"] > 0
+    assert table["citation_id"].n_unique() == table.height
+    assert table["status"].null_count() == 0
+    assert set(table["status"]) <= {"verified", "mismatch", "not_found", "unmatched", "unverified"}
+    assert sum(summary["status_counts"].values()) == table.height
+    by_key = dict(zip(table["entry_key"], table["status"], strict=True))
+    assert by_key["[1]"] == "verified"  # a real DOI with the right metadata
+    assert by_key["p4-s3:pmid"] == "not_found"  # a PMID the registry does not hold
+    errors = pl.read_parquet(tmp_path / "out" / "job-1" / "input_errors.parquet")
+    assert any("[9]" in reason for reason in errors["reason"])
+
+
+def test_outputs_are_written_and_consistent(registry_env, tmp_path):
+    run(tmp_path, REPORT)
+    folder = tmp_path / "out" / "job-1"
+    names = {p.name for p in folder.iterdir()}
+    for expected in (
+        "citations.parquet",
+        "input_errors.parquet",
+        "claims.parquet",
+        "metrics.json",
+        "references.bib",
+        "references.ris",
+        "references.json",
+        "report.html",
+        "report.md",
+        "bibliography.apa.txt",
+        "bibliography.ieee.html",
+    ):
+        assert expected in names
+    assert not [n for n in names if n.endswith(".tmp")]
+    claims = pl.read_parquet(folder / "claims.parquet")
+    assert claims.height > 0 and claims["strength"].is_between(0, 1).all()
+    # the claim resting only on the PMID the registry does not hold is unsupported
+    unsupported = claims.filter(pl.col("unsupported"))["claim_text"].to_list()
+    assert any("29424689" in text for text in unsupported)
+    table = citations(tmp_path)
+    assert table["confidence"].is_between(0, 1).all()
+    assert (
+        table.filter(pl.col("status") == "not_found")["confidence"].max()
+        < table.filter(pl.col("status") == "verified")["confidence"].min()
+    )
+    apa = (folder / "bibliography.apa.txt").read_text().splitlines()
+    assert len(apa) == table.filter(pl.col("status") == "verified").height
+
+
+def test_rerun_is_idempotent(registry_env, tmp_path):
+    run(tmp_path, REPORT, BIB)
+    first = citations(tmp_path).drop("checked_at")
+    run(tmp_path, REPORT, BIB)
+    second = citations(tmp_path).drop("checked_at")
+    assert first.equals(second)
+    with duckdb.connect(registry_env_db(tmp_path), read_only=True) as con:
+        rows = con.execute("SELECT count(*), count(DISTINCT citation_id) FROM citations").fetchone()
+        jobs = con.execute("SELECT count(*) FROM jobs").fetchone()
+    assert rows == (first.height, first.height)
+    assert jobs == (1,)
+
+
+def registry_env_db(tmp_path: Path) -> str:
+    return str(tmp_path / "citeaudit.duckdb")
+
+
+def test_offline_marks_everything_unverified_and_asks_nobody(registry_env, tmp_path):
+    run(tmp_path, REPORT, offline=True)
+    table = citations(tmp_path)
+    assert set(table["status"]) == {"unverified"}
+    assert set(table["reason"]) == {"offline"}
+    assert registry_env.count() == 0
+
+
+def test_registry_down_means_unverified_never_not_found(registry_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("CITEAUDIT_MAX_ATTEMPTS", "2")
+    monkeypatch.setenv("CITEAUDIT_BACKOFF_BASE_S", "0.01")
+    registry_env.inject_fault("server_error", rate=1.0)
+    run(tmp_path, REPORT)
+    table = citations(tmp_path)
+    assert set(table["status"]) == {"unverified"}
+    assert table["error"].null_count() == 0

@@ -1,0 +1,56 @@
+"""`citeaudit` as a user runs it: exit codes, messages, outputs."""
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from flows.cli import app
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REPORT = FIXTURES / "reflists" / "crew_report.md"
+
+runner = CliRunner()
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+
+def audit(tmp_path: Path, *extra: str) -> "object":
+    return runner.invoke(
+        app,
+        ["audit", str(REPORT), "--job", "cli-job", "--out", str(tmp_path / "out"), *extra],
+    )
+
+
+def test_audit_prints_counts_and_exits_0(registry_env, tmp_path):
+    result = audit(tmp_path, "--styles", "apa")
+    assert result.exit_code == 0, result.output
+    assert "verified" in result.output and "not_found" in result.output
+    assert "cites [9]" in result.output  # the malformed entry is reported, the job still ran
+    assert (tmp_path / "out" / "cli-job" / "citations.parquet").is_file()
+    assert (tmp_path / "out" / "cli-job" / "bibliography.apa.html").is_file()
+    assert not (tmp_path / "out" / "cli-job" / "bibliography.mla.html").exists()
+
+
+def test_fail_on_gates_a_bibliography(registry_env, tmp_path):
+    assert audit(tmp_path, "--styles", "apa", "--fail-on", "not_found").exit_code == 1
+    assert audit(tmp_path, "--styles", "apa", "--fail-on", "unmatched").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["audit", str(REPORT), "--job", "../escape"],
+        ["audit", str(REPORT), "--job", "/abs/path"],
+        ["audit", "no-such-file.bib", "--job", "x"],
+        ["audit", str(REPORT), "--job", "x", "--fail-on", "fabricated"],
+        ["audit", str(REPORT), "--job", "x", "--styles", "comic-sans"],
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(args, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert result.output.strip().startswith("citeaudit: error:")
+    assert len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+    assert not (tmp_path.parent / "escape").exists()
