@@ -44,7 +44,8 @@ def parse_statuses(text: str) -> set[Status]:
 
 
 def print_summary(summary: dict[str, object]) -> None:
-    table = Table(title=f"job {summary['job_id']}: {summary['citations']} citations")
+    out.print(f"job {summary['job_id']}: {summary['citations']} citations", highlight=False)
+    table = Table()
     table.add_column("status")
     table.add_column("count", justify="right")
     counts = summary["status_counts"]
@@ -52,6 +53,15 @@ def print_summary(summary: dict[str, object]) -> None:
     for status, count in counts.items():
         table.add_row(status, str(count))
     out.print(table)
+    flagged = summary.get("flagged") or []
+    assert isinstance(flagged, list)
+    if flagged:
+        out.print(f"[red]{len(flagged)} citation(s) need attention:[/red]")
+        for f in flagged[:20]:
+            line = f"  {f['label']}  {f['source_file']}:{f['entry_key']}: {f['reason']}"
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
+        if len(flagged) > 20:
+            out.print(f"  ... and {len(flagged) - 20} more (see report.html)")
     errors = summary.get("input_errors_list") or []
     assert isinstance(errors, list)
     if errors:

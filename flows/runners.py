@@ -1,20 +1,65 @@
 """Which Prefect task runner executes a flow's tasks, chosen by configuration.
 
 `threads` (default): a bounded thread pool in this process; the registry clients' rate limiters
-are shared by all its threads, so the limit holds however many workers run."""
+are shared by all its threads, so the limit holds however many workers run.
+
+`dask`: prefect-dask's DaskTaskRunner. Every Dask worker *process* has its own rate limiters, so
+the safe default is a LocalCluster of in-process workers (`processes=False`: threads, one shared
+limiter). With `CITEAUDIT_DASK_PROCESSES=1` each of the n worker processes gets 1/n of the rate
+(`CITEAUDIT_RATE_SAFETY` divided by n). With an existing scheduler (`CITEAUDIT_DASK_ADDRESS`) the
+workers are not ours to configure: give them that divided setting yourself (deployments/README.md).
+"""
 
 import os
 from typing import Any, cast
 
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
+from tasks.registries import RegistrySettings
+
 DEFAULT_WORKERS = 4
+KINDS = ("threads", "dask")
 
 
 def task_runner(kind: str | None = None, workers: int | None = None) -> TaskRunner[Any]:
-    """A task runner by name: `threads` (env `CITEAUDIT_TASK_RUNNER`, default)."""
+    """A task runner by name: `threads` (env `CITEAUDIT_TASK_RUNNER`, default) or `dask`."""
     kind = kind or os.environ.get("CITEAUDIT_TASK_RUNNER", "threads")
     workers = workers or int(os.environ.get("CITEAUDIT_WORKERS", DEFAULT_WORKERS))
     if kind == "threads":
         return cast(TaskRunner[Any], ThreadPoolTaskRunner(max_workers=workers))
-    raise ValueError(f"unknown task runner {kind!r} (known: threads)")
+    if kind == "dask":
+        return dask_task_runner(workers)
+    raise ValueError(f"unknown task runner {kind!r} (known: {', '.join(KINDS)})")
+
+
+def dask_task_runner(workers: int) -> TaskRunner[Any]:
+    """A DaskTaskRunner on the scheduler at `CITEAUDIT_DASK_ADDRESS`, or on a new LocalCluster of
+    `workers` workers (built lazily: the cluster starts when a flow run starts)."""
+    from prefect_dask import DaskTaskRunner  # optional engine: import only when chosen
+
+    address = os.environ.get("CITEAUDIT_DASK_ADDRESS")
+    if address:
+        return cast(TaskRunner[Any], DaskTaskRunner(address=address))
+    processes = os.environ.get("CITEAUDIT_DASK_PROCESSES", "0") == "1"
+    return cast(
+        TaskRunner[Any],
+        DaskTaskRunner(
+            cluster_class="distributed.LocalCluster",
+            cluster_kwargs=local_cluster_kwargs(workers, processes),
+        ),
+    )
+
+
+def local_cluster_kwargs(workers: int, processes: bool) -> dict[str, Any]:
+    """LocalCluster settings that keep the registries' rate limits whatever the worker kind."""
+    kwargs: dict[str, Any] = {
+        "n_workers": workers,
+        "threads_per_worker": 1,
+        "processes": processes,
+        "dashboard_address": None,  # no web server nobody asked for
+    }
+    if processes:
+        # Each process paces itself alone, so each may use only its share of the rate.
+        share = RegistrySettings().rate_safety / workers
+        kwargs["env"] = {"CITEAUDIT_RATE_SAFETY": str(share)}
+    return kwargs
