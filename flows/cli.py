@@ -1,6 +1,7 @@
 """The `citeaudit` command line."""
 
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -55,6 +56,9 @@ def print_summary(summary: dict[str, object]) -> None:
     out.print(table)
     flagged = summary.get("flagged") or []
     assert isinstance(flagged, list)
+    # Unverified citations usually share one cause (offline, registry down): say it once.
+    unchecked = Counter(f["error"] or f["reason"] for f in flagged if f["label"] == "unverified")
+    flagged = [f for f in flagged if f["label"] != "unverified"]
     if flagged:
         out.print(f"[red]{len(flagged)} citation(s) need attention:[/red]")
         for f in flagged[:20]:
@@ -62,6 +66,10 @@ def print_summary(summary: dict[str, object]) -> None:
             out.print(line, markup=False, highlight=False, soft_wrap=True)
         if len(flagged) > 20:
             out.print(f"  ... and {len(flagged) - 20} more (see report.html)")
+    if unchecked:
+        out.print(f"[yellow]{unchecked.total()} citation(s) could not be checked:[/yellow]")
+        for reason, count in unchecked.most_common(5):
+            out.print(f"  {count} x {reason}", markup=False, highlight=False, soft_wrap=True)
     errors = summary.get("input_errors_list") or []
     assert isinstance(errors, list)
     if errors:

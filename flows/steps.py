@@ -168,6 +168,7 @@ def persist_step(job: JobRecord, out_dir: str, db: str | None) -> dict[str, Any]
                 "entry_key": row["entry_key"],
                 "label": report.flag_label(row),
                 "reason": row["reason"] or row["error"] or "",
+                "error": row["error"],
             }
             for row in report.flagged_citations(frames["citations"]).iter_rows(named=True)
         ],

@@ -234,3 +234,33 @@ def test_settings_come_from_the_environment_and_hide_secrets(
     anonymous = RegistrySettings()
     assert anonymous.crossref_limits() == HostLimits(5.0, 1)
     assert anonymous.pubmed_limits().max_rate == 3.0
+
+
+def test_an_unreachable_host_is_skipped_after_two_failed_requests() -> None:
+    import socket
+
+    with socket.socket() as probe:  # a loopback port nobody listens on: connection refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    http = RegistryHttp(f"http://127.0.0.1:{port}", HostLimits(1000.0, 4), retry=FAST)
+    for _ in range(2):
+        with pytest.raises(RegistryUnavailable) as failed:
+            http.get("/works", json_body)
+        assert failed.value.attempts == 3 and "ConnectError" in str(failed.value)
+    with pytest.raises(RegistryUnavailable) as skipped:
+        http.get("/works", json_body)
+    assert skipped.value.attempts == 0 and "unreachable" in str(skipped.value)
+    assert http.stats.sent == 6  # the third request never went out
+
+
+def test_a_host_that_answers_5xx_is_never_skipped() -> None:
+    http = RegistryHttp(
+        "http://status.test",
+        HostLimits(1000.0, 4),
+        transport=httpx.MockTransport(lambda r: _json_reply(r, {}, 503)),
+        retry=FAST,
+    )
+    for _ in range(4):
+        with pytest.raises(RegistryUnavailable) as failed:
+            http.get("/works", json_body)
+        assert failed.value.attempts == 3

@@ -45,7 +45,8 @@ class RegistryUnavailable(Exception):
     """We could not get an answer (after retries): the citation stays `unverified`."""
 
     def __init__(self, reason: str, attempts: int) -> None:
-        super().__init__(f"{reason} (after {attempts} attempt{'s' if attempts != 1 else ''})")
+        tried = f"after {attempts} attempt{'s' if attempts != 1 else ''}" if attempts else "not sent"
+        super().__init__(f"{reason} ({tried})")
         self.reason = reason
         self.attempts = attempts
 
@@ -264,6 +265,35 @@ class ResponseCache:
             self._storage.remove(key)
 
 
+class Unreachable:
+    """Stops asking a host nobody can reach (no DNS, no route, refused): after `threshold`
+    requests in a row failed to connect on every attempt, later requests fail at once for
+    `cooldown_s` instead of each waiting through its own retries. Only connection failures count:
+    a 5xx or a timeout means the host is there and may recover within a request's retries."""
+
+    def __init__(self, threshold: int = 2, cooldown_s: float = 60.0) -> None:
+        self._threshold = threshold
+        self._cooldown_s = cooldown_s
+        self._failures = 0
+        self._open_until = 0.0
+        self._reason = ""
+        self._lock = threading.Lock()
+
+    def open_reason(self) -> str | None:
+        with self._lock:
+            return self._reason if time.monotonic() < self._open_until else None
+
+    def record(self, connect_failure: str | None) -> None:
+        with self._lock:
+            if connect_failure is None:
+                self._failures = 0
+                return
+            self._failures += 1
+            if self._failures >= self._threshold:
+                self._open_until = time.monotonic() + self._cooldown_s
+                self._reason = connect_failure
+
+
 @dataclass(frozen=True)
 class Reply(Generic[T]):
     """A registry's answer: `value` is the parsed body, or None when it answered 404."""
@@ -293,6 +323,7 @@ class RegistryHttp:
         self._cache = cache
         self._credentials = credentials or Credentials()
         self._counter = _Counter()
+        self._unreachable = Unreachable()
         stack: httpx.BaseTransport = ThrottledTransport(
             transport or httpx.HTTPTransport(retries=0),
             self.limiter,
@@ -348,8 +379,14 @@ class RegistryHttp:
     ) -> Reply[T]:
         """Ask until a usable answer: parsed 2xx, or None for 404. Raises RegistryUnavailable
         after the last attempt, RegistryRequestError on 400 and other non-retryable 4xx."""
-        where = f"{method} {self._client.build_request(method, path, params=params).url}"
+        url = self._client.build_request(method, path, params=params).url
+        where = f"{method} {url}"
+        # Unavailability is about the service, not the query: name the endpoint, not the ids.
+        endpoint = f"{method} {url.scheme}://{url.netloc.decode()}{url.path}"
+        if skipped := self._unreachable.open_reason():
+            raise RegistryUnavailable(self.redact(f"{endpoint}: unreachable, {skipped}"), 0)
         reason = "no attempt made"
+        connect_failures = 0
         for attempt in range(1, self._retry.max_attempts + 1):
             response: httpx.Response | None = None
             try:
@@ -358,7 +395,9 @@ class RegistryHttp:
                 )
             except httpx.RequestError as exc:
                 reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                connect_failures += isinstance(exc, httpx.ConnectError)
             else:
+                self._unreachable.record(None)
                 if response.extensions.get("from_cache"):
                     self._counter.add(cache_hits=1)
                 status = response.status_code
@@ -380,7 +419,9 @@ class RegistryHttp:
                     )
             if attempt < self._retry.max_attempts:
                 time.sleep(self._retry.wait_before_retry(attempt, response))
-        raise RegistryUnavailable(self.redact(f"{where}: {reason}"), self._retry.max_attempts)
+        every_attempt_failed_to_connect = connect_failures == self._retry.max_attempts
+        self._unreachable.record(reason if every_attempt_failed_to_connect else None)
+        raise RegistryUnavailable(self.redact(f"{endpoint}: {reason}"), self._retry.max_attempts)
 
     def close(self) -> None:
         self._client.close()

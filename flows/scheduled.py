@@ -1,0 +1,132 @@
+"""scheduled_audit: re-check library citations that were last checked too long ago.
+
+stale rows -> ask the registries again (each DOI/PMID once, no HTTP cache) -> what changed ->
+library rows updated (one transaction) -> OUT/AUDIT_JOB/ (changes.parquet, citations.parquet,
+report with "Changes since the last audit")
+
+Only citations with a DOI, PMID or arXiv id are re-checked: their registry answer can change
+(retractions, corrections, a DOI that now resolves). Citations found by search are left alone.
+"""
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import polars as pl
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact
+
+from flows import progress
+from models.audit import Reference, ValidationResult
+from tasks import report, tables
+from tasks.assess import assess
+from tasks.changes import (
+    CHANGES_SCHEMA,
+    chunks_by_identifier,
+    detect_changes,
+    stale_before,
+    worth_applying,
+)
+from tasks.check import check_references
+from tasks.registries import Registries, RegistrySettings
+from tasks.rows import reference_from_row
+from tasks.store import JobFolder, Library, check_job_id, db_path_from_env
+
+DEFAULT_MAX_AGE_DAYS = 7
+DEFAULT_CHUNK = 500
+
+
+@task(name="stale-citations")
+def stale_step(db: str | None, before: datetime, job_ids: list[str] | None) -> pl.DataFrame:
+    with Library(db_path_from_env(db)) as library:
+        return library.stale_citations(before, job_ids)
+
+
+@task(name="recheck")
+def recheck_step(refs: Sequence[Reference], chunk_size: int) -> list[ValidationResult]:
+    """Ask the registries again, bypassing the HTTP cache: a cached answer is exactly the stale
+    knowledge this audit exists to replace. One client set, so the rate limits hold."""
+    settings = RegistrySettings(cache_enabled=False)
+    results: list[ValidationResult] = []
+    progress.report("recheck", 0, len(refs))
+    with Registries.from_settings(settings) as registries:
+        for chunk in chunks_by_identifier(refs, chunk_size):
+            results.extend(check_references(chunk, registries))
+            progress.report("recheck", len(results), len(refs))
+    return results
+
+
+def rechecked_rows(
+    before: pl.DataFrame, refs: Sequence[Reference], results: Sequence[ValidationResult]
+) -> pl.DataFrame:
+    """The stored rows with their validation and score columns replaced by the new check
+    (columns other stages added, e.g. dedupe's work_id, are kept)."""
+    job_of = dict(zip(before["citation_id"], before["job_id"], strict=True))
+    by_id = {r.citation_id: r for r in results}
+    fresh = pl.DataFrame(
+        [tables.citation_row(job_of[ref.citation_id], ref, by_id[ref.citation_id]) for ref in refs],
+        schema=tables.CITATION_SCHEMA,
+    )
+    scores = assess(refs, results, [], duplicates=0).citation_scores
+    fresh = fresh.join(scores, on="citation_id", how="left")
+    replaced = [c for c in fresh.columns if c not in ("job_id", "citation_id")]
+    kept = before.drop([c for c in replaced if c in before.columns])
+    return kept.join(fresh, on=["job_id", "citation_id"], how="inner").select(
+        before.columns + [c for c in fresh.columns if c not in before.columns]
+    )
+
+
+@flow(name="scheduled_audit", log_prints=False)
+def scheduled_audit(
+    out_dir: str = "out",
+    db: str | None = None,
+    max_age_days: int = DEFAULT_MAX_AGE_DAYS,
+    job_ids: list[str] | None = None,
+    audit_id: str | None = None,
+    chunk_size: int = DEFAULT_CHUNK,
+) -> dict[str, Any]:
+    """Re-validate library citations last checked more than `max_age_days` ago.
+
+    Parameters:
+        out_dir: where the audit's folder is written (`out_dir/audit_id/`).
+        db: the DuckDB library file (default `$CITEAUDIT_DB` or ./citeaudit.duckdb).
+        max_age_days: re-check citations whose `checked_at` is older than this (0: all).
+        job_ids: only these jobs' citations (default: every job in the library).
+        audit_id: names this audit's folder (default `scheduled-YYYYMMDDTHHMMSSZ`).
+        chunk_size: citations per registry round (all citations of one identifier together).
+
+    A citation the registries cannot be asked about now keeps its stored verdict and is tried
+    again next time. Returns counts: rechecked, updated, changed citations, changes by field.
+    """
+    now = datetime.now(UTC)
+    audit_id = check_job_id(audit_id or f"scheduled-{now:%Y%m%dT%H%M%SZ}")
+    before = stale_step(db, stale_before(now, max_age_days), job_ids)
+    refs = [reference_from_row(row) for row in before.iter_rows(named=True)]
+    if refs:
+        after = rechecked_rows(before, refs, recheck_step(refs, chunk_size))
+        updates = worth_applying(before, after)
+        changes = detect_changes(before, updates, now)
+    else:
+        updates, changes = before, pl.DataFrame(schema=CHANGES_SCHEMA)
+    with Library(db_path_from_env(db)) as library:
+        library.apply_recheck(updates, changes)
+    folder = JobFolder(out_dir, audit_id)
+    folder.write_parquet("changes.parquet", changes)
+    folder.write_parquet("citations.parquet", updates)
+    data = report.ReportData(job_id=audit_id, citations=updates, changes=changes)
+    folder.write_text("report.html", report.render_html(data))
+    folder.write_text("report.md", report.render_markdown(data))
+    by_field = dict(changes.group_by("field").len().sort("field").iter_rows())
+    create_markdown_artifact(
+        key=f"changes-{''.join(c if c.isalnum() else '-' for c in audit_id.lower())}",
+        markdown=report.render_markdown(data),
+        description=f"scheduled audit {audit_id}: changes since the last audit",
+    )
+    return {
+        "audit_id": audit_id,
+        "out": str(folder.path),
+        "rechecked": len(refs),
+        "updated": updates.height,
+        "changed_citations": changes["citation_id"].n_unique() if changes.height else 0,
+        "changes_by_field": by_field,
+    }
