@@ -1,0 +1,106 @@
+"""Dedupe quality on real ground truth: pairwise precision, recall and F1.
+
+`uv run python -m bench.dedupe`
+
+- DBLP-ACM (Leipzig): 2,616 DBLP + 2,294 ACM records deduped as one batch. The ground truth lists
+  cross-source pairs only, so the main figure counts cross-source pairs; pairs we put inside one
+  source are reported apart, and a strict F1 counts them all as false positives.
+- The same, incrementally: DBLP deduped first as a job of its own, ACM as a later job against it.
+- Cora: 1,879 citations with a true cluster key; all pairs inside clusters count.
+"""
+
+import itertools
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+
+import polars as pl
+
+from bench.dedupe_sources import DEDUPE_DATA, Labelled, cora, dblp_acm
+from tasks.dedupe import assign_works, records_frame
+
+Pair = tuple[str, str]
+
+
+def cluster_pairs(work_of: dict[str, str]) -> set[Pair]:
+    members: dict[str, list[str]] = defaultdict(list)
+    for citation_id, work_id in work_of.items():
+        members[work_id].append(citation_id)
+    return {
+        (x, y) for group in members.values() for x, y in itertools.combinations(sorted(group), 2)
+    }
+
+
+def scores(predicted: set[Pair], truth: set[Pair]) -> tuple[float, float, float]:
+    hits = len(predicted & truth)
+    precision = hits / len(predicted) if predicted else 1.0
+    recall = hits / len(truth) if truth else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def line(name: str, predicted: set[Pair], truth: set[Pair], seconds: float) -> str:
+    p, r, f = scores(predicted, truth)
+    return (
+        f"{name:<34} precision {p:.4f}  recall {r:.4f}  F1 {f:.4f}  "
+        f"(true pairs {len(truth)}, predicted {len(predicted)}, {seconds:.2f} s)"
+    )
+
+
+def dedupe(batches: Iterable[list[Labelled]]) -> dict[str, str]:
+    """Work id per citation, each batch deduped against the library of the batches before it."""
+    library = None
+    work_of: dict[str, str] = {}
+    for batch in batches:
+        new = records_frame([r.reference for r in batch])
+        result = assign_works(new, library)
+        assigned = result.assignments
+        work_of.update(zip(assigned["citation_id"], assigned["work_id"], strict=True))
+        rows = result.library_rows(new)
+        library = rows if library is None else pl.concat([library, rows])
+    return work_of
+
+
+def bench_dblp_acm() -> None:
+    records, truth = dblp_acm()
+    ordered = {tuple(sorted(pair)) for pair in truth}
+    truth = {(a, b) for a, b in ordered}
+    for name, batches in (
+        ("DBLP-ACM, one batch", [records]),
+        (
+            "DBLP-ACM, ACM as a later job",
+            [[r for r in records if r.source == s] for s in ("DBLP2", "ACM")],
+        ),
+    ):
+        start = time.perf_counter()
+        work_of = dedupe(batches)
+        seconds = time.perf_counter() - start
+        predicted = cluster_pairs(work_of)
+        cross = {(a, b) for a, b in predicted if a.split(":")[0] != b.split(":")[0]}
+        within = predicted - cross
+        print(line(name + " (cross-source)", cross, truth, seconds))
+        print(f"{'':<34} within-source pairs predicted: {len(within)}; strict F1 counting them "
+              f"as false positives: {scores(predicted, truth)[2]:.4f}")  # fmt: skip
+
+
+def bench_cora() -> None:
+    records = cora()
+    start = time.perf_counter()
+    work_of = dedupe([records])
+    seconds = time.perf_counter() - start
+    truth = cluster_pairs({r.reference.citation_id: r.truth for r in records})
+    print(line("Cora, one batch", cluster_pairs(work_of), truth, seconds))
+
+
+def main() -> None:
+    if not DEDUPE_DATA.is_dir():
+        print(f"no shared data at {DEDUPE_DATA}: nothing to measure")
+        return
+    bench_dblp_acm()
+    bench_cora()
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

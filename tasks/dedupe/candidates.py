@@ -1,0 +1,155 @@
+"""Candidate pairs, never all pairs: DuckDB joins on identifiers and on rare title words.
+
+Every pair has at least one new record; the library is only ever the other side of a hash join,
+so the cost is one pass over the library's keys plus work proportional to the new records.
+
+Title blocking: every record's blocking keys are the pairs of its `keys` rarest title words
+(document frequency over library and new records together); blocks larger than `block_cap` are
+dropped. Duplicates share most words, and a typo or a dropped word changes one of the rarest
+few, so two true duplicates still share pairs; pairs of rare words make small blocks even in a
+library of millions, where single words would not.
+"""
+
+from dataclasses import dataclass
+
+import duckdb
+import polars as pl
+
+from tasks.dedupe.records import ID_KINDS
+
+# Book parts whose siblings in one container are distinct works worth linking.
+CHAPTER_TYPES = ("chapter", "entry", "entry-encyclopedia", "entry-dictionary")
+
+
+@dataclass(frozen=True)
+class Blocking:
+    keys: int = 4  # a record's rarest title words, paired up into its blocking keys
+    block_cap: int = 1000  # a key shared by more works than this is no block
+    year_window: int = 3  # wider than the match window: preprints precede their papers
+    chapter_cap: int = 500  # chapters of one (container, year) considered for links
+
+
+def candidate_pairs(records: pl.DataFrame, blocking: Blocking = Blocking()) -> pl.DataFrame:
+    """Pairs (a, b) of row numbers of `records` (a < b) worth comparing, with the registry
+    `relation` between them when the registry record of row `relation_from` names the other, and
+    `keyed`: found by a shared key (identifier, book, relation), not by title words alone.
+
+    `records` holds library rows and new rows; its `new` column says which is which."""
+    con = duckdb.connect(":memory:")
+    keys = records.select(
+        pl.int_range(pl.len(), dtype=pl.Int64).alias("rid"),
+        "citation_id",
+        "new",
+        "work_id",
+        *ID_KINDS,
+        "title_key",
+        "year",
+        "notice",
+        "type",
+        "container",
+    )
+    relations = (
+        keys.select("rid")
+        .with_columns(records["relations"])
+        .explode("relations")
+        .drop_nulls("relations")
+        .unnest("relations")
+    )
+    con.register("recs", keys.to_arrow())
+    con.register("rels", relations.to_arrow())
+    parts = [
+        _SAME_CITATION,
+        _identifier_pairs(con),
+        _title_pairs(con, blocking),
+        _chapter_pairs(con, blocking),
+        _relation_pairs(con),
+    ]
+    union = " UNION ALL ".join(f"({p})" for p in parts)
+    pairs = con.sql(f"""
+        SELECT least(x, y) AS a, greatest(x, y) AS b, max(relation) AS relation,
+               max(CASE WHEN relation IS NOT NULL THEN x END) AS relation_from,
+               bool_or(keyed) AS keyed
+        FROM ({union}) WHERE x <> y GROUP BY 1, 2 ORDER BY a, b""").pl()
+    con.close()
+    return pairs.with_columns(pl.col("a", "b", "relation_from").cast(pl.Int64))
+
+
+# The same citation seen again (a re-run): compared, so that even an empty one finds its work.
+_SAME_CITATION = """
+    SELECT n.rid AS x, o.rid AS y, NULL AS relation, true AS keyed
+    FROM recs n JOIN recs o USING (citation_id) WHERE n.new AND NOT o.new"""
+
+
+def _identifier_pairs(con: duckdb.DuckDBPyConnection) -> str:
+    # One library record per (identifier, work) is enough: the rest of the work is the same node.
+    joins = []
+    for kind in ID_KINDS:
+        con.execute(f"""
+            CREATE TEMP TABLE ids_{kind} AS
+            SELECT {kind} AS v, min(rid) AS rid FROM recs
+            WHERE {kind} IS NOT NULL GROUP BY {kind}, CASE WHEN new THEN rid END, work_id""")
+        joins.append(f"""
+            SELECT n.rid AS x, o.rid AS y, NULL AS relation, true AS keyed
+            FROM recs n JOIN ids_{kind} o ON n.{kind} = o.v WHERE n.new""")
+    return " UNION ALL ".join(joins)
+
+
+def _title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
+    con.execute("""
+        CREATE TEMP TABLE words AS
+        SELECT DISTINCT rid, unnest(string_split(title_key, ' ')) AS word FROM recs
+        WHERE title_key IS NOT NULL""")
+    con.execute("CREATE TEMP TABLE freq AS SELECT word, count(*) AS n FROM words GROUP BY word")
+    con.execute(f"""
+        CREATE TEMP TABLE rarest AS
+        SELECT rid, word FROM (
+            SELECT w.rid, w.word, row_number() OVER (PARTITION BY w.rid ORDER BY f.n, w.word) AS k
+            FROM words w JOIN freq f USING (word))
+        WHERE k <= {blocking.keys}""")
+    # Keys: each pair of a record's rarest words (its only word, for one-word titles).
+    con.execute("""
+        CREATE TEMP TABLE title_keys AS
+        SELECT a.rid, a.word || ' ' || b.word AS key
+        FROM rarest a JOIN rarest b ON a.rid = b.rid AND a.word < b.word
+        UNION ALL
+        SELECT rid, any_value(word) AS key FROM rarest GROUP BY rid HAVING count(*) = 1""")
+    con.execute("DROP TABLE words")
+    # Block size in nodes: a library work cited a thousand times is one.
+    con.execute(f"""
+        CREATE TEMP TABLE blocks AS
+        SELECT key FROM title_keys JOIN recs USING (rid)
+        WHERE key IN (SELECT t.key FROM title_keys t JOIN recs r USING (rid) WHERE r.new)
+        GROUP BY key HAVING count(DISTINCT coalesce(work_id, rid::VARCHAR)) <= {blocking.block_cap}
+        """)
+    return f"""
+        SELECT DISTINCT n.rid AS x, o.rid AS y, NULL AS relation, false AS keyed
+        FROM title_keys n JOIN blocks USING (key) JOIN title_keys o USING (key)
+        JOIN recs a ON a.rid = n.rid JOIN recs b ON b.rid = o.rid
+        WHERE a.new
+          AND (a.year IS NULL OR b.year IS NULL OR abs(a.year - b.year) <= {blocking.year_window}
+               OR a.notice IS NOT NULL OR b.notice IS NOT NULL)"""
+
+
+def _chapter_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
+    types = ", ".join(f"'{t}'" for t in CHAPTER_TYPES)
+    con.execute(f"""
+        CREATE TEMP TABLE chapters AS
+        SELECT rid, new, container, coalesce(year, -1) AS year FROM recs
+        WHERE type IN ({types}) AND container IS NOT NULL""")
+    con.execute(f"""
+        CREATE TEMP TABLE books AS SELECT container, year FROM chapters
+        GROUP BY container, year HAVING count(*) <= {blocking.chapter_cap}""")
+    return """
+        SELECT n.rid AS x, o.rid AS y, NULL AS relation, true AS keyed
+        FROM chapters n JOIN books USING (container, year) JOIN chapters o USING (container, year)
+        WHERE n.new"""
+
+
+def _relation_pairs(con: duckdb.DuckDBPyConnection) -> str:
+    # Registry relations name DOIs (Crossref) or PMIDs (PubMed); either side may be new.
+    return " UNION ALL ".join(
+        f"""SELECT r.rid AS x, o.rid AS y, r.kind AS relation, true AS keyed
+            FROM rels r JOIN recs s ON s.rid = r.rid JOIN recs o ON o.{kind} = r.id
+            WHERE s.new OR o.new"""
+        for kind in ("doi", "pmid")
+    )

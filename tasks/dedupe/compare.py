@@ -1,0 +1,265 @@
+"""Scoring candidate pairs and deciding for each: the same work, related works, or distinct.
+
+Similarities are computed for all pairs at once with rapidfuzz's `cpdist` (pairwise, vectorised,
+all cores); the decision is a list of rules in priority order, evaluated as polars expressions.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+from polars.expr.whenthen import ChainedThen, Then
+from rapidfuzz import fuzz, process
+
+from tasks.dedupe.candidates import CHAPTER_TYPES, Blocking
+from tasks.dedupe.records import CONFLICT_KINDS
+
+MERGE, LINK, DISTINCT = "merge", "link", "distinct"
+
+# Crossref relation -> (link kind, whether the record holding the relation is the link's source).
+RELATION_LINKS = {
+    "is-preprint-of": ("preprint-of", True),
+    "has-preprint": ("preprint-of", False),
+    "is-identical-to": ("co-publication", True),
+    "is-version-of": ("version-of", True),
+    "has-version": ("version-of", False),
+    "is-part-of": ("part-of", True),
+    "has-part": ("part-of", False),
+}
+NOTICE_LINKS = {
+    "erratum": "erratum-of",
+    "retraction": "retraction-of",
+    "concern": "expression-of-concern-for",
+}
+PAIR_COLUMNS = (
+    "citation_id", "fingerprint", "doi", "pmid", "pmcid", "arxiv", "isbn", "url", "title_key",
+    "notice", "first_author", "surnames", "initials", "year", "container", "type", "preprint",
+    "volume", "pages", "recurring", "venue_kind",
+)  # fmt: skip
+# Title: character edits (typos) or word order (moved subtitles), whichever is kinder.
+TITLE_SCORERS = (fuzz.ratio, fuzz.token_sort_ratio)
+SURNAME_SCORERS = (fuzz.ratio,)
+# Numbers in a title tell parts and editions apart: "Part II", "... 2000", "Tcl/Tk 8".
+_NUMERALS = r"\b\d+\b|\bpart (?:i{1,3}|iv|vi{0,3}|ix|x)\b|\b(?:ii|iii|iv|vi|vii|viii|ix)\b"
+
+
+@dataclass(frozen=True)
+class DedupeThresholds:
+    title: float = 0.90  # title similarity for a fuzzy match
+    short_title: float = 0.97  # ... when a title has fewer than `short_words` words
+    short_words: int = 4
+    corroborated_title: float = 0.80  # ... when first author and year are known and agree
+    author: float = 0.80  # first-author surname similarity
+    year_window: int = 1
+    preprint_years: int = 3  # a preprint may precede its published version by this much
+    url_title: float = 0.5  # a shared URL merges only records with titles at least this alike
+    floor: float = 0.6  # title pairs less alike than this are not compared further
+    linkage: float = 0.85  # a fuzzy merge needs this mean score over the clusters' pairs
+    # A short title (up to `column_words` words) seen in `column_years` different years is a
+    # recurring column ("Editor's notes"), not one work.
+    column_words: int = 4
+    column_years: int = 3
+    blocking: Blocking = field(default_factory=Blocking)
+
+
+def recurring_titles(records: pl.DataFrame, thresholds: DedupeThresholds) -> pl.Series:
+    """Whether each record's title is a recurring column ("Editor's notes", "Book reviews"):
+    short, and seen in many years. Only the new records' titles are counted; the library is only
+    filtered."""
+    short = pl.col("title_key").str.count_matches(" ") < thresholds.column_words
+    titles = records.filter(pl.col("new") & short)["title_key"].drop_nulls().unique().implode()
+    columns = (
+        records.filter(pl.col("title_key").is_in(titles))
+        .group_by("title_key")
+        .agg(pl.col("year").drop_nulls().n_unique().alias("years"))
+        .filter(pl.col("years") >= thresholds.column_years)["title_key"]
+    )
+    return records["title_key"].is_in(columns.implode()).fill_null(False).alias("recurring")
+
+
+def score_pairs(
+    records: pl.DataFrame, pairs: pl.DataFrame, thresholds: DedupeThresholds
+) -> pl.DataFrame:
+    """`pairs` (a, b, relation, relation_from) with similarities and the decision:
+    `decision` merge | link | distinct, `label` (merge reason or link kind), `forward` (a link
+    points from a to b), `score` in [0, 1] (of a merge), `vote` (for average linkage)."""
+    title_sim = _similarity(records["title_key"], pairs["a"], pairs["b"], TITLE_SCORERS)
+    pairs = pairs.with_columns(title_sim=title_sim)
+    # Pairs met by title words alone with titles below every title threshold can only be
+    # "distinct": at scale they are most candidates, so they skip the rules. The ones that are
+    # still alike count as votes against merging their clusters; the rest are dropped.
+    by_title = ~pl.col("keyed") & pl.col("title_sim").is_not_null()
+    lowest = min(thresholds.title, thresholds.short_title, thresholds.corroborated_title)
+    below = by_title & (pl.col("title_sim") < lowest)
+    apart = pairs.filter(below & (pl.col("title_sim") >= thresholds.floor)).select(
+        "a", "b", decision=pl.lit(DISTINCT), label=pl.lit(None, pl.Utf8),
+        forward=pl.lit(None, pl.Boolean), score=pl.lit(0.0), vote=pl.col("title_sim"),
+    )  # fmt: skip
+    pairs = pairs.filter(~below)
+    a, b = pairs["a"], pairs["b"]
+    side = records.select(PAIR_COLUMNS)
+    left = side[a].rename(lambda c: f"{c}_a")
+    right = side[b].rename(lambda c: f"{c}_b")
+    scored = pl.concat([pairs, left, right], how="horizontal").with_columns(
+        author_sim=_similarity(records["first_author"], a, b, SURNAME_SCORERS),
+    )
+    decided = scored.with_columns(**_decide(scored, thresholds)).select(
+        "a", "b", "decision", "label", "forward", "score", "vote"
+    )
+    return pl.concat([decided, apart], how="vertical_relaxed")
+
+
+def _similarity(
+    column: pl.Series, a_rows: pl.Series, b_rows: pl.Series, scorers: Sequence[Callable[..., float]]
+) -> pl.Series:
+    """Best similarity in [0, 1] of column[a[i]] and column[b[i]]; null where one is missing."""
+    a, b = a_rows.to_numpy(), b_rows.to_numpy()
+    # One Python string per involved record, shared by all its pairs (not one per pair).
+    rows = np.unique(np.concatenate([a, b]))
+    values = np.empty(len(column), dtype=object)
+    values[rows] = column.gather(rows).fill_null("").to_list()
+    sims = np.zeros(len(a), dtype=np.float32)
+    for scorer in scorers:
+        found = process.cpdist(values[a], values[b], scorer=scorer, workers=-1, dtype=np.float32)
+        sims = np.maximum(sims, found)
+    missing = column.gather(a_rows).is_null() | column.gather(b_rows).is_null()
+    return pl.Series(sims / 100.0, dtype=pl.Float64).set(missing, None)
+
+
+def _both(column: str) -> pl.Expr:
+    return pl.col(f"{column}_a").is_not_null() & pl.col(f"{column}_b").is_not_null()
+
+
+def _same(column: str) -> pl.Expr:
+    return (_both(column) & (pl.col(f"{column}_a") == pl.col(f"{column}_b"))).fill_null(False)
+
+
+def _differ(column: str) -> pl.Expr:
+    return (_both(column) & (pl.col(f"{column}_a") != pl.col(f"{column}_b"))).fill_null(False)
+
+
+def _listed(x: str, y: str) -> pl.Expr:
+    """Whether record x's first author is among record y's authors."""
+    return pl.col(f"surnames_{y}").list.contains(pl.col(f"first_author_{x}")).fill_null(False)
+
+
+def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
+    col = pl.col
+    words = pl.min_horizontal(
+        col("title_key_a").str.count_matches(" ") + 1, col("title_key_b").str.count_matches(" ") + 1
+    )
+    short = (words < th.short_words).fill_null(False)
+    title_ok = (
+        _both("title_key")
+        & (col("title_sim") >= pl.when(short).then(th.short_title).otherwise(th.title))
+    ).fill_null(False)
+    # Sources append and reword ("... - Book Review", "B2B" for "business to business"): a
+    # looser title counts when the same first author and the same year back it.
+    backed = (
+        _both("title_key")
+        & ~short
+        & (col("title_sim") >= th.corroborated_title)
+        & _both("first_author")
+        & ((col("author_sim") >= th.author) | _listed("a", "b") | _listed("b", "a"))
+        & _same("year")
+    ).fill_null(False)
+    initials_ok = ~_both("initials") | (
+        col("initials_a").str.slice(0, 1) == col("initials_b").str.slice(0, 1)
+    )
+    # Author lists get reordered between sources: the first author among the other's authors
+    # counts too.
+    listed = _listed("a", "b") | _listed("b", "a")
+    author_ok = (
+        ~_both("first_author") | ((col("author_sim") >= th.author) & initials_ok) | listed
+    ).fill_null(False)
+    year_gap = (col("year_a") - col("year_b")).abs()
+    year_ok = (~_both("year") | (year_gap <= th.year_window)).fill_null(False)
+    # A short title ("Introduction", "Reply") is only the same work with the same author and year.
+    numerals_apart = col("title_key_a").str.extract_all(_NUMERALS).list.sort().list.join(
+        " "
+    ) != col("title_key_b").str.extract_all(_NUMERALS).list.sort().list.join(" ")
+    # A journal article and a conference paper (or report) of one title are two versions.
+    venues_apart = _differ("venue_kind")
+    # A recurring column is one work only for the same year and issue locator.
+    located = _same("year") & (_same("volume") | _same("pages"))
+    fuzzy = (
+        (title_ok | backed)
+        & author_ok
+        & year_ok
+        & (~short | (_both("first_author") & _both("year")))
+        & (~(col("recurring_a") | col("recurring_b")) | located)
+        & ~numerals_apart.fill_null(False)
+        & ~venues_apart
+    )
+    near_version = (
+        title_ok & author_ok & (~_both("year") | (year_gap <= th.preprint_years)).fill_null(False)
+    )
+    conflict = pl.any_horizontal([_differ(kind) for kind in CONFLICT_KINDS])
+    one_notice = col("notice_a").is_null() != col("notice_b").is_null()
+    notice_apart = ~col("notice_a").eq_missing(col("notice_b"))
+    stages_apart = _differ("preprint")
+    chapters = (
+        col("type_a").is_in(CHAPTER_TYPES) & col("type_b").is_in(CHAPTER_TYPES) & _same("container")
+    ).fill_null(False)
+    relation = col("relation").replace_strict(
+        {k: v[0] for k, v in RELATION_LINKS.items()}, default=col("relation")
+    )
+    relation_forward = (col("relation_from") == col("a")) == col("relation").replace_strict(
+        {k: v[1] for k, v in RELATION_LINKS.items()}, default=True, return_dtype=pl.Boolean
+    )
+    notice_kind = pl.coalesce("notice_a", "notice_b").replace_strict(NOTICE_LINKS, default=None)
+    same_citation = _same("citation_id") & _same("fingerprint")
+    url_ok = _same("url") & (~_both("title_key") | (col("title_sim") >= th.url_title)).fill_null(
+        False
+    )
+
+    # (condition, decision, label, forward) in priority order; the first that holds decides.
+    rules: list[tuple[pl.Expr, str, pl.Expr, pl.Expr]] = [
+        (_same("doi"), MERGE, pl.lit("doi"), pl.lit(None)),
+        (same_citation, MERGE, pl.lit("citation"), pl.lit(None)),
+        (col("relation").is_not_null(), LINK, relation, relation_forward),
+        (one_notice & title_ok, LINK, notice_kind, col("notice_a").is_not_null()),
+        (notice_apart, DISTINCT, pl.lit(None), pl.lit(None)),
+        (
+            stages_apart & (near_version | _same("arxiv")),
+            LINK,
+            pl.lit("preprint-of"),
+            col("preprint_a"),
+        ),
+        (stages_apart, DISTINCT, pl.lit(None), pl.lit(None)),
+        (_same("isbn") & (title_ok | ~_both("title_key")), MERGE, pl.lit("isbn"), pl.lit(None)),
+        (_same("isbn") | chapters, LINK, pl.lit("chapter-of-same-book"), pl.lit(None)),
+        (conflict & fuzzy, LINK, pl.lit("co-publication"), pl.lit(None)),
+        (conflict, DISTINCT, pl.lit(None), pl.lit(None)),
+        *[(_same(k), MERGE, pl.lit(k), pl.lit(None)) for k in ("pmid", "pmcid", "arxiv")],
+        (url_ok, MERGE, pl.lit("url"), pl.lit(None)),
+        (fuzzy, MERGE, pl.lit("fuzzy"), pl.lit(None)),
+    ]
+
+    def first(pick: Callable[[tuple[pl.Expr, str, pl.Expr, pl.Expr]], pl.Expr]) -> pl.Expr:
+        expr: Then | ChainedThen = pl.when(rules[0][0]).then(pick(rules[0]))
+        for rule in rules[1:]:
+            expr = expr.when(rule[0]).then(pick(rule))
+        return expr.otherwise(None)
+
+    author_part = pl.when(listed).then(1.0).otherwise(col("author_sim")).fill_null(col("title_sim"))
+    year_part = (1.0 - year_gap.clip(0, 2) / 2.0).fill_null(col("title_sim"))
+    fuzzy_score = ((3 * col("title_sim") + author_part + year_part) / 5).fill_null(0.0)
+    decision = first(lambda r: pl.lit(r[1])).fill_null(DISTINCT)
+    label = first(lambda r: r[2])
+    return {
+        "decision": decision,
+        "label": label,
+        "forward": first(lambda r: r[3]).cast(pl.Boolean),
+        "score": pl.when(decision.eq(MERGE) & label.ne("fuzzy"))
+        .then(1.0)
+        .otherwise(fuzzy_score.round(4)),
+        # A pair's say in average linkage: identifiers 1, a title match its title similarity,
+        # a pair the rules set apart (author, year, identifiers, kind) 0.
+        "vote": pl.when(decision.eq(MERGE) & label.ne("fuzzy"))
+        .then(1.0)
+        .when(decision.eq(MERGE))
+        .then(col("title_sim"))
+        .otherwise(0.0),
+    }

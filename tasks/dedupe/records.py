@@ -1,0 +1,185 @@
+"""One row of match keys per citation: the only view of a citation that dedupe looks at.
+
+Keys come from the registry record when the citation was verified (it is the truth), otherwise
+from what the citation claims. An identifier the registry refuted (mismatch, not found) is not a
+key: it would glue the citation to a work it does not describe.
+"""
+
+import re
+from collections.abc import Sequence
+
+import polars as pl
+
+from models.audit import Identifiers, Reference, Status, ValidationResult
+from models.csl import CSLItem
+from tasks.identifiers import identifiers_of, normalize_doi, normalize_pmid
+from tasks.textnorm import fold, normalise_title, surname_key
+
+ID_KINDS = ("doi", "pmid", "pmcid", "arxiv", "isbn", "url")
+# Two records holding different values of one of these are two works, whatever their titles.
+CONFLICT_KINDS = ("doi", "pmid", "pmcid", "arxiv")
+
+RELATION = pl.Struct({"kind": pl.Utf8, "id": pl.Utf8})
+RECORD_SCHEMA: dict[str, pl.DataType] = {
+    "citation_id": pl.Utf8(),
+    **{kind: pl.Utf8() for kind in ID_KINDS},
+    "title": pl.Utf8(),
+    "authors": pl.Utf8(),
+    "container_title": pl.Utf8(),
+    "title_key": pl.Utf8(),
+    "notice": pl.Utf8(),
+    "first_author": pl.Utf8(),
+    "surnames": pl.List(pl.Utf8()),
+    "initials": pl.Utf8(),
+    "year": pl.Int64(),
+    "container": pl.Utf8(),
+    "venue_kind": pl.Utf8(),
+    "volume": pl.Utf8(),
+    "pages": pl.Utf8(),
+    "type": pl.Utf8(),
+    "preprint": pl.Boolean(),
+    "verified": pl.Boolean(),
+    "completeness": pl.Float64(),
+    "relations": pl.List(RELATION),
+}
+LIBRARY_SCHEMA: dict[str, pl.DataType] = {**RECORD_SCHEMA, "work_id": pl.Utf8()}
+
+PREPRINT_DOI_PREFIXES = ("10.48550/", "10.1101/", "10.2139/ssrn", "10.31219/", "10.20944/")
+_PREPRINT_VENUE = re.compile(r"\b(arxiv|corr|biorxiv|medrxiv|ssrn|preprints?|research square)\b")
+
+# "Erratum to: X", "Retraction notice: X", "Correction to 'X'"; "RETRACTED: X" is the retracted
+# article itself, so it only loses its mark.
+_NOTICE = re.compile(
+    r"^(?:(?P<erratum>erratum|errata|corrigendum|correction|addendum)"
+    r"|(?P<retraction>retraction(?: note| notice)?|notice of retraction|withdrawal)"
+    r"|(?P<concern>(?:editorial )?expression of concern))"
+    r"(?:(?:\s+(?:to|for|of|on|regarding))?\s*[:.\u2013\u2014-]\s+|\s+to\s+)",
+    re.IGNORECASE,
+)
+_RETRACTED_MARK = re.compile(r"^\s*\[?retracted(?: article)?\]?\s*[:.\-]\s*", re.IGNORECASE)
+# Annotations a source adds to a title: "(Extended Abstract)", "(panel session)", "- Book Review".
+_ANNOTATION = re.compile(
+    r"\s*[(\[]\s*(?:(?:extended|short|demo|panel|poster|invited)\s+)?"
+    r"(?:abstract|abstract only|panel(?: session| abstract)?|tutorial(?: session)?|demo"
+    r"|demonstration(?: description)?|experience paper|short paper|poster|invited talk"
+    r"|keynote(?: address| talk)?|book review|short version|extended version|position paper"
+    r"|industrial paper|vision paper)\s*[)\]]|\s+[-\u2013:]\s*book review\s*$",
+    re.IGNORECASE,
+)
+# What kind of venue a container is, when its name says so; None when it does not.
+_JOURNAL = re.compile(
+    r"\b(journal|j|trans|transactions|letters|lett|magazine|mag|bulletin|record|review)\b"
+)
+_PROCEEDINGS = re.compile(r"\b(conference|conf|symposium|symp|workshop|congress|meeting)\b")
+_REPORT = re.compile(r"\b(technical report|tech report|tech rep|report|thesis|dissertation)\b")
+_QUOTES = "\"'“”‘’«»"
+
+
+def split_notice(title: str) -> tuple[str | None, str]:
+    """(notice kind or None, title of the work it is about or the title itself)."""
+    text = _RETRACTED_MARK.sub("", title.strip())
+    match = _NOTICE.match(text)
+    if not match or not text[match.end() :].strip():
+        return None, text
+    kind = next(name for name, value in match.groupdict().items() if value)
+    return kind, text[match.end() :].strip().strip(_QUOTES).strip()
+
+
+def venue_kind(container_key: str) -> str | None:
+    """journal | proceedings | report, from a normalised container name; None if unclear."""
+    kinds = [
+        kind
+        for kind, pattern in (
+            ("report", _REPORT), ("proceedings", _PROCEEDINGS), ("journal", _JOURNAL),
+        )
+        if pattern.search(container_key)
+    ]  # fmt: skip
+    return kinds[0] if len(kinds) == 1 else None
+
+
+def preprint_stage(doi: str | None, arxiv: str | None, venue: str, csl_type: str) -> bool | None:
+    """True for a preprint (preprint-server DOI, or no DOI but an arXiv id or preprint venue),
+    False for an evidently published version (another DOI, or a journal or proceedings), None
+    when the citation does not say: it may be either."""
+    if doi:
+        return doi.startswith(PREPRINT_DOI_PREFIXES)
+    if arxiv or csl_type == "preprint" or _PREPRINT_VENUE.search(venue):
+        return True
+    return False if venue.strip() else None
+
+
+def _initials(item: CSLItem) -> str | None:
+    for name in item.author or item.editor or []:
+        given = name.given or (" ".join(name.literal.split()[:-1]) if name.literal else "")
+        letters = "".join(part[0] for part in re.split(r"[\s.\-]+", fold(given)) if part)
+        return letters or None
+    return None
+
+
+def _surnames(item: CSLItem) -> list[str]:
+    """All authors' surname keys, in order."""
+    names = item.author or item.editor or []
+    families = [n.family or " ".join((n.literal or "").split()[-1:]) for n in names]
+    return [key for key in map(surname_key, families) if key]
+
+
+def _trusted_ids(ref: Reference, result: ValidationResult | None) -> Identifiers:
+    ids = ref.ids.model_copy() if ref.ids.any() else identifiers_of(ref.item, ref.raw)
+    if result is None:
+        return ids
+    if result.status in (Status.MISMATCH, Status.NOT_FOUND):
+        refuted = {normalize_doi(result.matched_id), normalize_pmid(result.matched_id)} - {None}
+        for kind in ("doi", "pmid"):
+            if getattr(ids, kind) in refuted or not refuted:
+                setattr(ids, kind, None)
+    if result.status == Status.VERIFIED and result.record is not None:
+        found = identifiers_of(result.record)
+        for kind in ID_KINDS:
+            setattr(ids, kind, getattr(found, kind) or getattr(ids, kind))
+    return ids
+
+
+def record_row(ref: Reference, result: ValidationResult | None = None) -> dict[str, object]:
+    """The match keys of one citation."""
+    verified = result is not None and result.status == Status.VERIFIED and result.record is not None
+    item = result.record if verified and result and result.record else ref.item
+    ids = _trusted_ids(ref, result)
+    notice, about = split_notice(_ANNOTATION.sub("", item.title or ""))
+    container = item.container_title or item.publisher or ""
+    container_key = normalise_title(container) or None
+    relations = [
+        {"kind": kind, "id": normalize_doi(target) or normalize_pmid(target) or target}
+        for kind, targets in sorted((result.relations if result else {}).items())
+        for target in sorted(targets)
+    ]
+    return {
+        "citation_id": ref.citation_id,
+        **ids.model_dump(),
+        "title": item.title,
+        "authors": "; ".join(name.display() for name in item.author or item.editor or []) or None,
+        "container_title": item.container_title,
+        "title_key": normalise_title(about) or None,
+        "notice": notice,
+        "first_author": surname_key(item.first_author_family() or "") or None,
+        "surnames": _surnames(item),
+        "initials": _initials(item),
+        "year": item.year(),
+        "container": container_key,
+        "venue_kind": venue_kind(container_key or ""),
+        "volume": (item.volume or "").strip().lower() or None,
+        "pages": item.page,
+        "type": item.type,
+        "preprint": preprint_stage(ids.doi, ids.arxiv, fold(container), item.type),
+        "verified": verified,
+        "completeness": item.completeness(),
+        "relations": relations,
+    }
+
+
+def records_frame(
+    refs: Sequence[Reference], results: Sequence[ValidationResult] | None = None
+) -> pl.DataFrame:
+    """One row of match keys per citation, in input order; results are matched by citation_id."""
+    by_id = {r.citation_id: r for r in results or ()}
+    rows = [record_row(ref, by_id.get(ref.citation_id)) for ref in refs]
+    return pl.DataFrame(rows, schema=RECORD_SCHEMA)
