@@ -15,6 +15,7 @@ from flows.steps import (
     JobRecord,
     assess_step,
     check_chunk,
+    dedupe_step,
     persist_step,
     read_step,
     render_step,
@@ -83,8 +84,11 @@ def audit_job(
     refs = assign_citation_ids(read.references)
     claims = link_claims(read.claims, refs)
     results = validate_all(refs, offline, chunk_size)
-    assessment = assess_step(refs, results, claims, duplicates=0)
-    items = bibliography_items(refs, {r.citation_id: r for r in results})
+    works = dedupe_step(job_id, refs, results, db)
+    duplicates = int(works.columns["duplicate_of"].is_not_null().sum())
+    assessment = assess_step(refs, results, claims, duplicates=duplicates)
+    work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
+    items = bibliography_items(refs, {r.citation_id: r for r in results}, work_ids)
     bibliographies = render_step(items, styles or list(STYLES))
     job = JobRecord(
         job_id=job_id,
@@ -96,5 +100,6 @@ def audit_job(
         assessment=assessment,
         items=items,
         bibliographies=bibliographies,
+        dedupe=works,
     )
     return persist_step(job, out_dir, db)

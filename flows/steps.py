@@ -6,7 +6,7 @@ request inside the registry clients, not per task."""
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from models.csl import CSLItem
 from tasks import report, tables
 from tasks.assess import Assessment, assess
 from tasks.check import check_references
+from tasks.dedupe.job import JobDedupe, dedupe_job
 from tasks.read import read_inputs
 from tasks.registries import Registries, RegistrySettings
 from tasks.render import csl_styles, exports
@@ -63,6 +64,18 @@ def unverified_chunk(refs: Sequence[Reference], error: str) -> list[ValidationRe
     ]
 
 
+@task(name="dedupe")
+def dedupe_step(
+    job_id: str,
+    refs: Sequence[Reference],
+    results: Sequence[ValidationResult],
+    db: str | None,
+) -> JobDedupe:
+    with Library(db_path_from_env(db)) as library:
+        others = library.dedupe_library(exclude_job=job_id)
+    return dedupe_job(job_id, refs, results, others)
+
+
 @task(name="assess")
 def assess_step(
     refs: Sequence[Reference],
@@ -93,16 +106,15 @@ class JobRecord:
     assessment: Assessment
     items: list[CSLItem]  # what the bibliographies and exports list
     bibliographies: dict[str, csl_styles.Bibliography]
-    dedupe_columns: pl.DataFrame | None = None  # citation_id, work_id, duplicate_of, ...
-    library_frames: dict[str, pl.DataFrame] = field(default_factory=dict)  # works, work_links
+    dedupe: JobDedupe | None = None
 
 
 def job_frames(job: JobRecord) -> dict[str, pl.DataFrame]:
     citations = tables.citations_frame(job.job_id, job.refs, job.results).join(
         job.assessment.citation_scores, on="citation_id", how="left"
     )
-    if job.dedupe_columns is not None:
-        citations = citations.join(job.dedupe_columns, on="citation_id", how="left")
+    if job.dedupe is not None:
+        citations = citations.join(job.dedupe.columns, on="citation_id", how="left")
     claims = tables.claims_frame(job.job_id, job.claims).join(
         job.assessment.claim_scores, on="claim_id", how="left"
     )
@@ -146,13 +158,19 @@ def persist_step(job: JobRecord, out_dir: str, db: str | None) -> dict[str, Any]
     folder = JobFolder(out_dir, job.job_id)
     for name, frame in frames.items():
         folder.write_parquet(f"{name}.parquet", frame)
-    for name, frame in job.library_frames.items():
-        folder.write_parquet(f"{name}.parquet", frame)
+    shared: dict[str, tuple[pl.DataFrame, Sequence[str]]] = {}
+    if job.dedupe is not None:
+        folder.write_parquet("works.parquet", job.dedupe.works)
+        frames["dedupe_records"] = job.dedupe.records
+        shared = {
+            "works": (job.dedupe.works, ["work_id"]),
+            "work_links": (job.dedupe.links, ["work_id_a", "work_id_b", "kind"]),
+        }
     for name, text in job_files(job, frames).items():
         folder.write_text(name, text)
     folder.write_json("metrics.json", job.assessment.metrics)
     with Library(db_path_from_env(db)) as library:
-        library.save_job(job.job_id, job.inputs, frames | job.library_frames)
+        library.save_job(job.job_id, job.inputs, frames, shared)
     publish_artifacts(job.job_id, frames)
     return {
         "job_id": job.job_id,

@@ -8,7 +8,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -91,7 +91,8 @@ class Library:
     Tables follow the frames given to them: a new column in a frame is added to the table, so an
     older library file keeps working after an upgrade."""
 
-    JOB_TABLES = ("citations", "input_errors", "claims")
+    JOB_TABLES = ("citations", "input_errors", "claims", "dedupe_records")
+    SHARED_TABLES = ("works", "work_links")
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
@@ -151,7 +152,7 @@ class Library:
 
     def replace_job_rows(self, table: str, job_id: str, frame: pl.DataFrame) -> None:
         """Replace one job's rows of `table` (call inside `transaction()`)."""
-        if table not in self.JOB_TABLES + ("works", "work_links"):
+        if table not in self.JOB_TABLES:
             raise ValueError(f"unknown table {table}")
         self._ensure_table(table, frame)
         self.con.execute(f'DELETE FROM "{table}" WHERE job_id = ?', [job_id])
@@ -162,13 +163,30 @@ class Library:
             finally:
                 self.con.unregister("incoming")
 
+    def upsert_rows(self, table: str, frame: pl.DataFrame, keys: Sequence[str]) -> None:
+        """Insert rows, replacing those with the same `keys` (call inside `transaction()`)."""
+        if table not in self.SHARED_TABLES:
+            raise ValueError(f"unknown table {table}")
+        self._ensure_table(table, frame)
+        if not frame.height:
+            return
+        match = " AND ".join(f'"{table}"."{k}" IS NOT DISTINCT FROM incoming."{k}"' for k in keys)
+        self.con.register("incoming", frame.to_arrow())
+        try:
+            self.con.execute(f'DELETE FROM "{table}" USING incoming WHERE {match}')
+            self.con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM incoming')
+        finally:
+            self.con.unregister("incoming")
+
     def save_job(
         self,
         job_id: str,
         inputs: list[str],
         frames: dict[str, pl.DataFrame],
+        shared: dict[str, tuple[pl.DataFrame, Sequence[str]]] | None = None,
     ) -> None:
-        """Store a job's frames, replacing any earlier run of the same job, atomically."""
+        """Store a job's frames, replacing any earlier run of the same job, and upsert the rows
+        it adds to library-wide tables (`shared`: table -> (frame, key columns)), atomically."""
         citations = frames["citations"]
         counts = (
             dict(citations.group_by("status").len().sort("status").iter_rows())
@@ -179,6 +197,8 @@ class Library:
         with self.transaction() as con:
             for table, frame in frames.items():
                 self.replace_job_rows(table, job_id, frame)
+            for table, (frame, keys) in (shared or {}).items():
+                self.upsert_rows(table, frame, keys)
             con.execute(
                 """INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT (job_id) DO UPDATE SET updated_at = excluded.updated_at,
@@ -203,5 +223,119 @@ class Library:
             return self.con.sql(f'SELECT * FROM "{table}"').pl()
         return self.con.sql(f'SELECT * FROM "{table}" WHERE job_id = ?', params=[job_id]).pl()
 
+    def dedupe_library(self, exclude_job: str | None = None) -> pl.DataFrame:
+        """Every job's dedupe records (but `exclude_job`'s), ids as `JOB/CITATION_ID`."""
+        if not self._table_columns("dedupe_records"):
+            return pl.DataFrame()
+        return self.con.sql(
+            """SELECT * EXCLUDE (job_id) FROM dedupe_records
+               WHERE job_id IS DISTINCT FROM ? ORDER BY citation_id""",
+            params=[exclude_job],
+        ).pl()
+
     def jobs(self) -> pl.DataFrame:
         return self.con.sql("SELECT * FROM jobs ORDER BY job_id").pl()
+
+    def job(self, job_id: str) -> dict[str, Any] | None:
+        """The job's row of `jobs` (status_counts decoded), or None if the library lacks it."""
+        rows = self.con.sql("SELECT * FROM jobs WHERE job_id = ?", params=[job_id]).pl()
+        if not rows.height:
+            return None
+        row = rows.row(0, named=True)
+        row["status_counts"] = json.loads(row["status_counts"] or "{}")
+        return row
+
+    # -- bulk imports: batches done, so a stopped import resumes where it stopped
+
+    def _ensure_bulk_progress(self) -> None:
+        self.con.execute(
+            """CREATE TABLE IF NOT EXISTS bulk_progress (
+                job_id VARCHAR, batch BIGINT, fingerprint VARCHAR, n_citations BIGINT,
+                done_at TIMESTAMPTZ, PRIMARY KEY (job_id, batch, fingerprint))"""
+        )
+
+    def bulk_batches_done(self, job_id: str, fingerprint: str) -> set[int]:
+        """Batches of this job already stored for exactly this input. Rows of an earlier
+        import of other input (another fingerprint) are dropped: that import starts over."""
+        self._ensure_bulk_progress()
+        with self.transaction() as con:
+            stale = con.execute(
+                "SELECT count(*) FROM bulk_progress WHERE job_id = ? AND fingerprint <> ?",
+                [job_id, fingerprint],
+            ).fetchone()
+            if stale and stale[0]:
+                con.execute("DELETE FROM bulk_progress WHERE job_id = ?", [job_id])
+                if self._table_columns("citations"):
+                    con.execute("DELETE FROM citations WHERE job_id = ?", [job_id])
+            rows = con.execute(
+                "SELECT batch FROM bulk_progress WHERE job_id = ? AND fingerprint = ?",
+                [job_id, fingerprint],
+            ).fetchall()
+        return {int(r[0]) for r in rows}
+
+    def save_bulk_batch(
+        self, job_id: str, batch: int, fingerprint: str, citations: pl.DataFrame
+    ) -> None:
+        """One batch's citation rows and its `done` mark, in one transaction: after a crash a
+        batch is either wholly stored and marked, or neither."""
+        self._ensure_bulk_progress()
+        with self.transaction() as con:
+            self._upsert_citations(citations)
+            con.execute(
+                "INSERT OR REPLACE INTO bulk_progress VALUES (?, ?, ?, ?, ?)",
+                [job_id, batch, fingerprint, citations.height, datetime.now(UTC)],
+            )
+
+    def _upsert_citations(self, frame: pl.DataFrame) -> None:
+        """Replace rows of `citations` by (job_id, citation_id) (call inside `transaction()`)."""
+        self._ensure_table("citations", frame)
+        self.con.register("incoming", frame.to_arrow())
+        try:
+            self.con.execute(
+                """DELETE FROM citations USING incoming
+                   WHERE citations.job_id = incoming.job_id
+                     AND citations.citation_id = incoming.citation_id"""
+            )
+            self.con.execute("INSERT INTO citations BY NAME SELECT * FROM incoming")
+        finally:
+            self.con.unregister("incoming")
+
+    # -- scheduled audits
+
+    def stale_citations(self, before: datetime, job_ids: list[str] | None = None) -> pl.DataFrame:
+        """Citations with a DOI, PMID or arXiv id last checked before `before` (of `job_ids`,
+        or of every job)."""
+        if not self._table_columns("citations"):
+            return pl.DataFrame()
+        sql = """SELECT * FROM citations WHERE checked_at < ?
+                 AND (doi IS NOT NULL OR pmid IS NOT NULL OR arxiv IS NOT NULL)"""
+        params: list[Any] = [before]
+        if job_ids is not None:
+            sql += " AND list_contains(?, job_id)"
+            params.append(job_ids)
+        return self.con.sql(sql + " ORDER BY job_id, citation_id", params=params).pl()
+
+    def apply_recheck(self, citations: pl.DataFrame, changes: pl.DataFrame) -> None:
+        """Write re-checked citation rows, append what changed to `citation_changes`, and
+        refresh the touched jobs' status counts: all in one transaction."""
+        now = datetime.now(UTC)
+        with self.transaction() as con:
+            if citations.height:
+                self._upsert_citations(citations)
+            if changes.height:
+                self._ensure_table("citation_changes", changes)
+                con.register("incoming", changes.to_arrow())
+                try:
+                    con.execute("INSERT INTO citation_changes BY NAME SELECT * FROM incoming")
+                finally:
+                    con.unregister("incoming")
+            for job_id in sorted(set(citations["job_id"])) if citations.height else []:
+                counts = con.execute(
+                    "SELECT status, count(*) FROM citations WHERE job_id = ? "
+                    "GROUP BY status ORDER BY status",
+                    [job_id],
+                ).fetchall()
+                con.execute(
+                    "UPDATE jobs SET status_counts = ?, updated_at = ? WHERE job_id = ?",
+                    [json.dumps(dict(counts), sort_keys=True), now, job_id],
+                )

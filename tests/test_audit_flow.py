@@ -11,7 +11,7 @@ from flows.audit import audit_job
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPORT = FIXTURES / "reflists" / "crew_report.md"
-BIB = FIXTURES / "reflists" / "small" / "manubot_bibliography.bib"
+BIB = FIXTURES / "reflists" / "manubot_bibliography.bib"
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -38,6 +38,7 @@ def test_every_citation_gets_exactly_one_status(registry_env, tmp_path):
     assert table["status"].null_count() == 0
     assert set(table["status"]) <= {"verified", "mismatch", "not_found", "unmatched", "unverified"}
     assert sum(summary["status_counts"].values()) == table.height
+    assert table.filter(pl.col("source_file") == str(BIB)).height > 0
     by_key = dict(zip(table["entry_key"], table["status"], strict=True))
     assert by_key["[1]"] == "verified"  # a real DOI with the right metadata
     assert by_key["p4-s3:pmid"] == "not_found"  # a PMID the registry does not hold
@@ -112,3 +113,28 @@ def test_registry_down_means_unverified_never_not_found(registry_env, tmp_path, 
     table = citations(tmp_path)
     assert set(table["status"]) == {"unverified"}
     assert table["error"].null_count() == 0
+
+
+def test_works_are_shared_across_jobs_and_stable_on_rerun(registry_env, tmp_path):
+    # The same manubot list exported as BibTeX and as CSL-JSON: two jobs, one set of works.
+    bib = FIXTURES / "reflists" / "manubot_bibliography.bib"
+    csl = FIXTURES / "reflists" / "manubot_bibliography.json"
+    run(tmp_path, bib, job="from-bib")
+    run(tmp_path, csl, job="from-csl")
+    a, b = citations(tmp_path, "from-bib"), citations(tmp_path, "from-csl")
+    assert a["work_id"].null_count() == 0 and b["work_id"].null_count() == 0
+    shared = set(a["work_id"]) & set(b["work_id"])
+    assert len(shared) >= min(a.height, b.height) - 1
+    matched = b.filter(pl.col("duplicate_of").is_not_null())
+    assert matched["duplicate_of"].str.starts_with("from-bib/").all()
+    with duckdb.connect(registry_env_db(tmp_path), read_only=True) as con:
+        works_before = con.execute("SELECT count(*) FROM works").fetchone()
+    run(tmp_path, csl, job="from-csl")
+    assert citations(tmp_path, "from-csl")["work_id"].equals(b["work_id"])
+    with duckdb.connect(registry_env_db(tmp_path), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM works").fetchone() == works_before
+        dupes = con.execute(
+            "SELECT count(*) - count(DISTINCT citation_id) FROM dedupe_records"
+        ).fetchone()
+    assert dupes == (0,)
+    assert pl.read_parquet(tmp_path / "out" / "from-csl" / "works.parquet").height >= 1

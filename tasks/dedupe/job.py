@@ -1,0 +1,56 @@
+"""One job's dedupe against the library: work ids for its citations, the rows the library keeps,
+and the canonical works and links the job touches.
+
+Citation ids are unique within a job only, so in the library a record is named
+`JOB/CITATION_ID`; `duplicate_of` names the record a citation matched that way."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from models.audit import Reference, ValidationResult
+from tasks.dedupe.assign import assign_works
+from tasks.dedupe.canonical import canonical_works
+from tasks.dedupe.compare import DedupeThresholds
+from tasks.dedupe.records import records_frame
+
+DEDUPE_COLUMNS = ("citation_id", "work_id", "duplicate_of", "dup_reason", "dup_score")
+
+
+@dataclass(frozen=True)
+class JobDedupe:
+    columns: pl.DataFrame  # per citation of the job: DEDUPE_COLUMNS
+    records: pl.DataFrame  # the job's library records (job_id + LIBRARY_SCHEMA)
+    works: pl.DataFrame  # canonical records of the works the job cites
+    links: pl.DataFrame  # related works (work_id_a, work_id_b, kind)
+
+
+def library_key(job_id: str, citation_id: str) -> str:
+    return f"{job_id}/{citation_id}"
+
+
+def dedupe_job(
+    job_id: str,
+    refs: Sequence[Reference],
+    results: Sequence[ValidationResult],
+    library: pl.DataFrame,
+    thresholds: DedupeThresholds | None = None,
+) -> JobDedupe:
+    """`library`: the records of every other job (LIBRARY_SCHEMA, citation ids already
+    `JOB/CITATION_ID`). The job's own earlier rows are left out, so a re-run assigns afresh and,
+    work ids being derived from the founding record, gets the same ids."""
+    by_id = {r.citation_id: r for r in results}
+    new = records_frame(refs, [by_id[ref.citation_id] for ref in refs]).with_columns(
+        pl.concat_str(pl.lit(f"{job_id}/"), pl.col("citation_id")).alias("citation_id")
+    )
+    result = assign_works(new, library if library.height else None, thresholds=thresholds)
+    prefix_len = len(job_id) + 1
+    columns = result.assignments.with_columns(pl.col("citation_id").str.slice(prefix_len)).select(
+        DEDUPE_COLUMNS
+    )
+    records = result.library_rows(new).with_columns(pl.lit(job_id).alias("job_id"))
+    touched = set(columns["work_id"].to_list())
+    related = library.filter(pl.col("work_id").is_in(touched)) if library.height else library
+    works = canonical_works(pl.concat([related, records.drop("job_id")], how="diagonal_relaxed"))
+    return JobDedupe(columns, records, works, result.links)
