@@ -78,12 +78,64 @@ def flag_label(row: dict[str, Any]) -> str:
     return ", ".join(labels)
 
 
+def flagged_list(citations: pl.DataFrame) -> list[dict[str, Any]]:
+    """The flagged citations as plain dicts (the CLI's and the flows' summaries)."""
+    return [
+        {
+            "source_file": row["source_file"],
+            "entry_key": row["entry_key"],
+            "label": flag_label(row),
+            "reason": row["reason"] or row["error"] or "",
+            "error": row["error"],
+        }
+        for row in flagged_citations(citations).iter_rows(named=True)
+    ]
+
+
 def cited_as(row: dict[str, Any]) -> str:
     title = row.get("claimed_title") or row.get("raw") or row.get("doi") or row.get("pmid") or ""
     who = row.get("claimed_authors") or ""
     year = row.get("claimed_year")
     head = ", ".join(str(x) for x in (who.split(";")[0] if who else "", year) if x)
     return f"{head}: {title}" if head else str(title)
+
+
+def claim_citations(
+    claims: pl.DataFrame, citations: pl.DataFrame
+) -> dict[str, list[dict[str, Any]]]:
+    """Each claim's citations (entry key, status, flags, reason), in the order the claim cites
+    them: what a crew reader checks first when a claim is unsupported."""
+    if not claims.height or not _column(claims, "citation_ids"):
+        return {}
+    by_id = {row["citation_id"]: row for row in citations.iter_rows(named=True)}
+    return {
+        claim["claim_id"]: [by_id[cid] for cid in claim["citation_ids"] or [] if cid in by_id]
+        for claim in claims.iter_rows(named=True)
+    }
+
+
+def unsupported_claims(claims: pl.DataFrame, citations: pl.DataFrame) -> list[dict[str, Any]]:
+    """Claims whose citations do not hold them up, weakest first, each with its citations'
+    statuses and reasons."""
+    if not claims.height or not _column(claims, "unsupported"):
+        return []
+    cited = claim_citations(claims, citations)
+    return [
+        {
+            "claim_id": row["claim_id"],
+            "claim_text": row["claim_text"],
+            "strength": row["strength"],
+            "citations": [
+                {
+                    "entry_key": c["entry_key"],
+                    "status": flag_label(c),
+                    "reason": c.get("reason") or c.get("error") or "",
+                }
+                for c in cited.get(row["claim_id"], [])
+            ],
+        }
+        for row in claims.filter(pl.col("unsupported")).sort("strength").iter_rows(named=True)
+    ]
 
 
 def histogram(values: list[float], bins: int = 10) -> list[int]:
@@ -110,7 +162,7 @@ margin:.5rem 0;overflow-wrap:anywhere}
 .hist div{flex:1;background:#0969da;min-height:1px}
 .axis{display:flex;justify-content:space-between;font-size:.8rem;color:#57606a}
 table{border-collapse:collapse;width:100%;font-size:.9rem}td,th{border-bottom:1px solid #d0d7de;
-padding:.3rem;text-align:left;vertical-align:top}
+padding:.3rem;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 .csl-entry{margin:.4rem 0;padding-left:2em;text-indent:-2em;overflow-wrap:anywhere}
 @media (max-width:600px){body{font-size:15px}main{padding:.5rem}}
 """
@@ -143,10 +195,22 @@ def _html_flagged(flagged: pl.DataFrame) -> str:
     return "".join(cards)
 
 
-def _html_claims(claims: pl.DataFrame) -> str:
+def _html_claim_citations(cited: list[dict[str, Any]]) -> str:
+    if not cited:
+        return '<div class="reason">no citation</div>'
+    items = "".join(
+        f'<li><span class="key">{_e(c["entry_key"])}</span> <strong>{_e(flag_label(c))}'
+        f'</strong> <span class="reason">{_e(c.get("reason") or c.get("error") or "")}</span></li>'
+        for c in cited
+    )
+    return f"<ul>{items}</ul>"
+
+
+def _html_claims(claims: pl.DataFrame, citations: pl.DataFrame) -> str:
     if not claims.height or not _column(claims, "strength"):
         return "<p>This job has no claims.</p>"
     ordered = claims.sort(["unsupported", "strength"], descending=[True, False])
+    cited = claim_citations(claims, citations)
     rows = []
     for row in ordered.iter_rows(named=True):
         pct = round(100 * (row["strength"] or 0))
@@ -157,7 +221,7 @@ def _html_claims(claims: pl.DataFrame) -> str:
             f'<div class="bar" title="strength {pct}%"><span style="width:{pct}%;'
             f'background:{colour}"></span></div><div class="reason">strength {pct}% · '
             f"{row.get('verified_count', 0)} of {row.get('citation_count', 0)} citations "
-            "verified</div></div>"
+            f"verified</div>{_html_claim_citations(cited.get(row['claim_id'], []))}</div>"
         )
     return "".join(rows)
 
@@ -201,7 +265,7 @@ def render_html(data: ReportData) -> str:
         f"<p>{cites.height} citations · {data.input_errors.height} input errors</p>",
         f'<div class="counts">{_html_counts(counts)}</div>',
         f"<h2>Needs attention ({flagged.height})</h2>{_html_flagged(flagged)}",
-        f"<h2>Claims</h2>{_html_claims(data.claims)}",
+        f"<h2>Claims</h2>{_html_claims(data.claims, cites)}",
         f"<h2>Confidence</h2>{_html_histogram(cites)}",
     ]
     if data.changes is not None:
@@ -211,7 +275,11 @@ def render_html(data: ReportData) -> str:
         )
     sections.append(
         f"<h2>Duplicates found ({dups.height})</h2>"
-        + _html_table(dups, ["source_file", "entry_key", "duplicate_of", "dup_reason", "work_id"])
+        + (
+            _html_table(dups, ["source_file", "entry_key", "duplicate_of", "dup_reason", "work_id"])
+            if dups.height
+            else "<p>No citation duplicates another.</p>"
+        )
     )
     if data.input_errors.height:
         sections.append(
@@ -220,7 +288,8 @@ def render_html(data: ReportData) -> str:
         )
     if data.bibliography_html:
         sections.append(
-            f"<h2>Bibliography ({_e(data.style)})</h2>" + "".join(data.bibliography_html)
+            f"<h2>Bibliography ({_e(data.style)})</h2>"
+            + "".join(f'<div class="csl-entry">{entry}</div>' for entry in data.bibliography_html)
         )
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
@@ -258,11 +327,17 @@ def render_markdown(data: ReportData) -> str:
     if data.claims.height and _column(data.claims, "strength"):
         lines += ["", "## Claims", ""]
         ordered = data.claims.sort(["unsupported", "strength"], descending=[True, False])
+        cited = claim_citations(data.claims, cites)
         for row in ordered.iter_rows(named=True):
             mark = " **unsupported**" if row["unsupported"] else ""
             lines.append(
                 f"- {_md(row['claim_text'])}{mark} (strength {row['strength']:.2f}, "
                 f"{row.get('verified_count', 0)}/{row.get('citation_count', 0)} verified)"
+            )
+            lines.extend(
+                f"  - `{_md(c['entry_key'])}` {_md(flag_label(c))}: "
+                f"{_md(c.get('reason') or c.get('error'))}"
+                for c in cited.get(row["claim_id"], [])
             )
     if data.changes is not None:
         lines += ["", f"## Changes since the last audit ({data.changes.height})", ""]

@@ -1,0 +1,216 @@
+"""report.html as a person sees it: a real job's report opened in headless Chromium.
+
+The rendered DOM shows the counts by status, the flagged citations first with their reasons, the
+claims and the bibliography; a `<script>` in a title stays text; the page asks the network for
+nothing (a recording proxy sees every request Chromium would make). Screenshots at phone and
+desktop width go to `$CITEAUDIT_SCREENSHOTS_DIR` when set (the README's docs/report-*.png)."""
+
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import threading
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import polars as pl
+import pytest
+
+from flows.audit import audit_job
+
+FIXTURES = Path(__file__).parent / "fixtures"
+INPUTS = [FIXTURES / "reflists" / "crew_report.md", FIXTURES / "report" / "hostile_titles.ris"]
+HOSTILE_TITLE = "<script>document.body.setAttribute('data-pwned','script')</script>Scripts in"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# Chromium's own housekeeping (clock, updates, sign-in), which flags do not fully switch off.
+BROWSER_HOSTS = {"clients2.google.com", "update.googleapis.com", "accounts.google.com"}
+
+pytestmark = [
+    pytest.mark.usefixtures("prefect_harness"),
+    pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (see .ci/run)"),
+]
+
+
+class RecordingProxy:
+    """An HTTP proxy that answers nothing and remembers every request line it is sent."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._socket.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.lines.append(conn.recv(4096).split(b"\r\n", 1)[0].decode())
+                except OSError:
+                    self.lines.append("(connection without a request line)")
+
+    @property
+    def requests(self) -> list[str]:
+        """What the page asked for: every request line but the browser's own housekeeping."""
+        return [line for line in self.lines if host_of(line) not in BROWSER_HOSTS]
+
+    def close(self) -> None:
+        self._socket.close()
+
+
+def host_of(request_line: str) -> str:
+    """`GET http://host/path HTTP/1.1` or `CONNECT host:443 HTTP/1.1` -> host."""
+    target = request_line.split(" ")[1] if request_line.count(" ") >= 2 else ""
+    return urlsplit(target if "//" in target else f"//{target}").hostname or ""
+
+
+@pytest.fixture
+def proxy() -> Iterator[RecordingProxy]:
+    recorder = RecordingProxy()
+    yield recorder
+    recorder.close()
+
+
+def chromium(page: Path, proxy: RecordingProxy, tmp_path: Path, *args: str) -> str:
+    assert CHROMIUM
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--disable-sync",
+        "--hide-scrollbars",
+        f"--user-data-dir={tmp_path / 'chromium-profile'}",
+        f"--proxy-server={proxy.url}",
+        "--proxy-bypass-list=<-loopback>",  # loopback too: nothing may leave the page
+    ]
+    done = subprocess.run(
+        [CHROMIUM, *flags, *args, page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout
+
+
+class Page(HTMLParser):
+    """The rendered DOM as text, elements and the text of each `<h2>` section."""
+
+    def __init__(self, dom: str) -> None:
+        super().__init__()
+        self.elements: list[tuple[str, dict[str, str | None]]] = []
+        self.sections: dict[str, str] = {}
+        self._heading: str | None = None
+        self._in_h2 = False
+        self._chunks: list[str] = []
+        self.feed(dom)
+        self.text = "".join(self._chunks)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements.append((tag, dict(attrs)))
+        if tag == "h2":
+            self._in_h2, self._heading = True, ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "h2":
+            self._in_h2 = False
+        self._chunks.append(" " if tag in ("div", "p", "li", "td", "span", "strong") else "")
+
+    def handle_data(self, data: str) -> None:
+        self._chunks.append(data)
+        if self._in_h2 and self._heading is not None:
+            self._heading += data
+        elif self._heading:
+            self.sections[self._heading] = self.sections.get(self._heading, "") + data + " "
+
+    def section(self, prefix: str) -> str:
+        (name,) = [name for name in self.sections if name.startswith(prefix)]
+        return self.sections[name]
+
+    def tags(self, tag: str) -> list[dict[str, str | None]]:
+        return [attrs for name, attrs in self.elements if name == tag]
+
+
+@pytest.fixture
+def job(registry_env, tmp_path: Path) -> Path:
+    audit_job(
+        inputs=[str(p) for p in INPUTS],
+        job_id="crew",
+        out_dir=str(tmp_path / "out"),
+        styles=["apa"],
+    )
+    return tmp_path / "out" / "crew"
+
+
+def test_the_reader_sees_counts_flags_first_claims_and_bibliography(job, proxy, tmp_path):
+    page = Page(chromium(job / "report.html", proxy, tmp_path, "--dump-dom"))
+    citations = pl.read_parquet(job / "citations.parquet")
+    for status, count in citations.group_by("status").len().iter_rows():
+        assert f"{status}: {count}" in page.text
+    headings = list(page.sections)
+    assert headings[0].startswith("Needs attention")
+    assert headings.index(next(h for h in headings if h.startswith("Claims"))) == 1
+    flagged = citations.filter(pl.col("status").is_in(["mismatch", "not_found", "unmatched"]))
+    attention = page.section("Needs attention")
+    assert flagged.height == 2
+    for row in flagged.iter_rows(named=True):
+        assert row["status"] in attention and row["reason"] in attention
+    claims = pl.read_parquet(job / "claims.parquet")
+    assert all(text in page.section("Claims") for text in claims["claim_text"])
+    entries = [a for a in page.tags("div") if a.get("class") == "csl-entry"]
+    apa = (job / "bibliography.apa.txt").read_text().splitlines()
+    assert len(entries) == len(apa) > 0
+    assert "Unitary Control in Quantum Ensembles" in page.section("Bibliography")
+
+
+def test_a_script_in_a_title_is_text_and_the_page_asks_the_network_nothing(job, proxy, tmp_path):
+    page = Page(chromium(job / "report.html", proxy, tmp_path, "--dump-dom"))
+    assert HOSTILE_TITLE in page.section("Needs attention")
+    assert not page.tags("script") and not page.tags("img")
+    (body,) = page.tags("body")
+    assert "data-pwned" not in body
+    # Self-contained: nothing loads from anywhere; the only links are the bibliography's.
+    assert not [a for _, a in page.elements if "src" in a]
+    links = [a["href"] for a in page.tags("a")]
+    assert links and all(str(h).startswith("https://doi.org/") for h in links)
+    assert proxy.requests == []
+
+
+def test_the_network_check_would_catch_a_request(proxy, tmp_path):
+    leaky = tmp_path / "leaky.html"
+    leaky.write_text('<!DOCTYPE html><img src="http://images.example.org/pixel.png">')
+    chromium(leaky, proxy, tmp_path, "--dump-dom")
+    assert any("images.example.org" in line for line in proxy.requests)
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    header = path.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", header[16:24])
+    return width, height
+
+
+@pytest.mark.parametrize(("name", "size"), [("phone", (420, 900)), ("desktop", (1280, 1000))])
+def test_screenshots_at_phone_and_desktop_width(job, proxy, tmp_path, name, size):
+    folder = Path(os.environ.get("CITEAUDIT_SCREENSHOTS_DIR") or tmp_path)
+    shot = folder / f"report-{name}.png"
+    chromium(
+        job / "report.html",
+        proxy,
+        tmp_path,
+        f"--screenshot={shot}",
+        f"--window-size={size[0]},{size[1]}",
+    )
+    assert png_size(shot) == size
+    assert shot.stat().st_size > 20_000  # a rendered page, not a blank one
+    assert proxy.requests == []
