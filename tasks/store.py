@@ -130,6 +130,15 @@ class Library:
             raise
         self.con.execute("COMMIT")
 
+    @contextmanager
+    def _incoming(self, frame: pl.DataFrame) -> Iterator[None]:
+        """`frame` readable as the table `incoming` in SQL, for the block's duration."""
+        self.con.register("incoming", frame.to_arrow())
+        try:
+            yield
+        finally:
+            self.con.unregister("incoming")
+
     def _table_columns(self, table: str) -> list[str]:
         rows = self.con.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
@@ -137,8 +146,7 @@ class Library:
         return [r[0] for r in rows]
 
     def _ensure_table(self, table: str, frame: pl.DataFrame) -> None:
-        self.con.register("incoming", frame.head(0).to_arrow())
-        try:
+        with self._incoming(frame.head(0)):
             existing = self._table_columns(table)
             if not existing:
                 self.con.execute(f'CREATE TABLE "{table}" AS SELECT * FROM incoming')
@@ -147,8 +155,6 @@ class Library:
             for name, sql_type, *_ in probe:
                 if name not in existing:
                     self.con.execute(f'ALTER TABLE "{table}" ADD COLUMN "{name}" {sql_type}')
-        finally:
-            self.con.unregister("incoming")
 
     def replace_job_rows(self, table: str, job_id: str, frame: pl.DataFrame) -> None:
         """Replace one job's rows of `table` (call inside `transaction()`)."""
@@ -156,12 +162,7 @@ class Library:
             raise ValueError(f"unknown table {table}")
         self._ensure_table(table, frame)
         self.con.execute(f'DELETE FROM "{table}" WHERE job_id = ?', [job_id])
-        if frame.height:
-            self.con.register("incoming", frame.to_arrow())
-            try:
-                self.con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM incoming')
-            finally:
-                self.con.unregister("incoming")
+        self._insert(table, frame)
 
     def upsert_rows(self, table: str, frame: pl.DataFrame, keys: Sequence[str]) -> None:
         """Insert rows, replacing those with the same `keys` (call inside `transaction()`)."""
@@ -171,12 +172,9 @@ class Library:
         if not frame.height:
             return
         match = " AND ".join(f'"{table}"."{k}" IS NOT DISTINCT FROM incoming."{k}"' for k in keys)
-        self.con.register("incoming", frame.to_arrow())
-        try:
+        with self._incoming(frame):
             self.con.execute(f'DELETE FROM "{table}" USING incoming WHERE {match}')
             self.con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM incoming')
-        finally:
-            self.con.unregister("incoming")
 
     def save_job(
         self,
@@ -289,16 +287,13 @@ class Library:
     def _upsert_citations(self, frame: pl.DataFrame) -> None:
         """Replace rows of `citations` by (job_id, citation_id) (call inside `transaction()`)."""
         self._ensure_table("citations", frame)
-        self.con.register("incoming", frame.to_arrow())
-        try:
+        with self._incoming(frame):
             self.con.execute(
                 """DELETE FROM citations USING incoming
                    WHERE citations.job_id = incoming.job_id
                      AND citations.citation_id = incoming.citation_id"""
             )
             self.con.execute("INSERT INTO citations BY NAME SELECT * FROM incoming")
-        finally:
-            self.con.unregister("incoming")
 
     # -- scheduled audits
 
@@ -324,11 +319,8 @@ class Library:
                 self._upsert_citations(citations)
             if changes.height:
                 self._ensure_table("citation_changes", changes)
-                con.register("incoming", changes.to_arrow())
-                try:
+                with self._incoming(changes):
                     con.execute("INSERT INTO citation_changes BY NAME SELECT * FROM incoming")
-                finally:
-                    con.unregister("incoming")
             for job_id in sorted(set(citations["job_id"])) if citations.height else []:
                 counts = con.execute(
                     "SELECT status, count(*) FROM citations WHERE job_id = ? "
@@ -339,3 +331,39 @@ class Library:
                     "UPDATE jobs SET status_counts = ?, updated_at = ? WHERE job_id = ?",
                     [json.dumps(dict(counts), sort_keys=True), now, job_id],
                 )
+
+    # -- library-wide dedupe
+
+    def replace_dedupe(
+        self,
+        records: pl.DataFrame,
+        assignments: pl.DataFrame,
+        works: pl.DataFrame,
+        links: pl.DataFrame,
+    ) -> None:
+        """Install a whole-library dedupe: records, every citation's work columns, works and
+        links, in one transaction."""
+        with self.transaction() as con:
+            for table, frame in (("dedupe_records", records), ("works", works)):
+                self._ensure_table(table, frame)
+                con.execute(f'DELETE FROM "{table}"')
+                self._insert(table, frame)
+            self._ensure_table("work_links", links)
+            con.execute('DELETE FROM "work_links"')
+            self._insert("work_links", links)
+            self._ensure_table("citations", assignments.head(0))
+            with self._incoming(assignments):
+                con.execute(
+                    """UPDATE citations SET work_id = incoming.work_id,
+                         duplicate_of = incoming.duplicate_of, dup_reason = incoming.dup_reason,
+                         dup_score = incoming.dup_score
+                       FROM incoming
+                       WHERE citations.job_id = incoming.job_id
+                         AND citations.citation_id = incoming.citation_id"""
+                )
+
+    def _insert(self, table: str, frame: pl.DataFrame) -> None:
+        if not frame.height:
+            return
+        with self._incoming(frame):
+            self.con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM incoming')

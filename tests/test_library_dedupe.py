@@ -1,0 +1,54 @@
+"""Dedupe across the library on a real DuckDB file: jobs share works, and the whole library can
+be deduped again."""
+
+from pathlib import Path
+
+import polars as pl
+
+from models.audit import Status, ValidationResult
+from tasks import tables
+from tasks.dedupe.job import dedupe_job
+from tasks.dedupe.rebuild import rededupe
+from tasks.identify import assign_citation_ids
+from tasks.read import read_inputs
+from tasks.store import Library
+
+REFLISTS = Path(__file__).parent / "fixtures" / "reflists"
+
+
+def save(library: Library, job_id: str, path: Path) -> pl.DataFrame:
+    refs = assign_citation_ids(read_inputs([path]).references)
+    results = [ValidationResult(citation_id=r.citation_id, status=Status.UNVERIFIED) for r in refs]
+    found = dedupe_job(job_id, refs, results, library.dedupe_library(exclude_job=job_id))
+    citations = tables.citations_frame(job_id, refs, results).join(found.columns, on="citation_id")
+    library.save_job(
+        job_id,
+        [str(path)],
+        {"citations": citations, "dedupe_records": found.records},
+        {
+            "works": (found.works, ["work_id"]),
+            "work_links": (found.links, ["work_id_a", "work_id_b", "kind"]),
+        },
+    )
+    return citations
+
+
+def test_two_exports_of_one_list_share_works_and_survive_a_rebuild(tmp_path):
+    db = tmp_path / "lib.duckdb"
+    with Library(db) as library:
+        bib = save(library, "bib", REFLISTS / "manubot_bibliography.bib")
+        ris = save(library, "ris", REFLISTS / "manubot_bibliography.ris")
+        assert bib.height == ris.height > 0
+        assert set(ris["work_id"]) == set(bib["work_id"])
+        assert ris["duplicate_of"].str.starts_with("bib/").all()
+        works_before = library.table("works").height
+        assert works_before == bib["work_id"].n_unique()
+
+        rebuilt = rededupe(library.table("dedupe_records"))
+        library.replace_dedupe(rebuilt.records, rebuilt.assignments, rebuilt.works, rebuilt.links)
+        after = library.table("citations").sort(["job_id", "citation_id"])
+        assert after.height == bib.height + ris.height  # no row dropped
+        assert library.table("works").height == works_before
+        per_job = after.group_by("job_id").agg(pl.col("work_id").n_unique())
+        assert set(per_job["work_id"]) == {works_before}
+        assert library.table("dedupe_records").height == after.height
