@@ -1,7 +1,7 @@
 """bulk_import: a large reference list (100k+) into the library, in resumable batches.
 
 read -> identify -> per batch of `batch_size`: validate, store rows + mark batch done (one
-transaction) -> score, render and write the job folder from the stored rows
+transaction) -> dedupe, score, render and write the job folder from the stored rows
 
 A re-run of the same job on the same input skips the batches already stored, so an import that
 crashed or was stopped resumes where it stopped and ends with the same outputs as one that ran
@@ -20,7 +20,14 @@ from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from flows import progress
 from flows.audit import DEFAULT_CHUNK, validate_all
 from flows.runners import task_runner
-from flows.steps import JobRecord, assess_step, persist_step, read_step, render_step
+from flows.steps import (
+    JobRecord,
+    assess_step,
+    dedupe_step,
+    persist_step,
+    read_step,
+    render_step,
+)
 from models.audit import Reference, ValidationResult
 from tasks import tables
 from tasks.identify import assign_citation_ids, link_claims
@@ -136,8 +143,11 @@ def bulk_import(
     update_progress_artifact(artifact, 100.0)
 
     results = stored_results_step(job_id, db)
-    assessment = assess_step(refs, results, claims, duplicates=0)
-    items = bibliography_items(refs, {r.citation_id: r for r in results})
+    works = dedupe_step(job_id, refs, results, db)
+    duplicates = int(works.columns["duplicate_of"].is_not_null().sum())
+    assessment = assess_step(refs, results, claims, duplicates=duplicates)
+    work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
+    items = bibliography_items(refs, {r.citation_id: r for r in results}, work_ids)
     skip_bibliographies = len(items) > BIBLIOGRAPHY_LIMIT
     bibliographies = {} if skip_bibliographies else render_step(items, styles or list(STYLES))
     job = JobRecord(
@@ -150,6 +160,7 @@ def bulk_import(
         assessment=assessment,
         items=items,
         bibliographies=bibliographies,
+        dedupe=works,
     )
     summary = persist_step(job, out_dir, db)
     return summary | {

@@ -1,19 +1,30 @@
 """The `citeaudit` command line."""
 
+import json
 import sys
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 import flows.quiet  # noqa: F401  (must come before anything imports prefect)
 from models.audit import Status
 from tasks.render.csl_styles import STYLES
-from tasks.store import UnsafeJobId, check_job_id
+from tasks.report import flagged_list
+from tasks.store import Library, UnsafeJobId, check_job_id, db_path_from_env
 
 app = typer.Typer(
     help="Audit research citations against Crossref and PubMed.",
@@ -82,6 +93,44 @@ def print_summary(summary: dict[str, object]) -> None:
     out.print(f"outputs: {summary['out']}", highlight=False)
 
 
+@contextmanager
+def progress_bars() -> Iterator[None]:
+    """One bar per stage the running flow reports (flows/progress.py), on a terminal only."""
+    from flows import progress
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    ) as bar:
+        bars: dict[str, TaskID] = {}
+
+        def on_progress(stage: str, done: int, total: int) -> None:
+            if stage not in bars:
+                bars[stage] = bar.add_task(stage, total=total)
+            bar.update(bars[stage], completed=done, total=total)
+
+        progress.set_listener(on_progress)
+        try:
+            yield
+        finally:
+            progress.set_listener(None)
+
+
+def check_inputs(job: str, inputs: list[Path]) -> None:
+    try:
+        check_job_id(job)
+    except UnsafeJobId as exc:
+        usage_error(str(exc))
+    for path in inputs:
+        if not path.is_file():
+            usage_error(f"no such input file: {path}")
+
+
 @app.command()
 def audit(
     inputs: Annotated[list[Path], typer.Argument(help="Reference files to audit.")],
@@ -102,13 +151,7 @@ def audit(
     ] = ",".join(STYLES),
 ) -> None:
     """Validate every citation of INPUTS, write OUT/JOB/ and the library."""
-    try:
-        check_job_id(job)
-    except UnsafeJobId as exc:
-        usage_error(str(exc))
-    for path in inputs:
-        if not path.is_file():
-            usage_error(f"no such input file: {path}")
+    check_inputs(job, inputs)
     if chunk_size < 1 or workers < 1:
         usage_error("--chunk-size and --workers must be at least 1")
     gate = parse_statuses(fail_on)
@@ -117,45 +160,128 @@ def audit(
     if unknown or not chosen_styles:
         usage_error(f"--styles: unknown style {', '.join(unknown)} (known: {', '.join(STYLES)})")
 
-    from flows import progress
     from flows.audit import audit_job
     from flows.runners import task_runner
 
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-    ) as bar:
-        bars: dict[str, object] = {}
-
-        def on_progress(stage: str, done: int, total: int) -> None:
-            if stage not in bars:
-                bars[stage] = bar.add_task(stage, total=total)
-            bar.update(bars[stage], completed=done, total=total)  # type: ignore[arg-type]
-
-        progress.set_listener(on_progress)
-        try:
-            flow = audit_job.with_options(task_runner=task_runner(workers=workers))
-            summary = flow(
-                inputs=[str(p) for p in inputs],
-                job_id=job,
-                out_dir=str(out_dir),
-                db=db,
-                offline=offline,
-                input_format=input_format,
-                chunk_size=chunk_size,
-                styles=chosen_styles,
-            )
-        finally:
-            progress.set_listener(None)
+    with progress_bars():
+        flow = audit_job.with_options(task_runner=task_runner(workers=workers))
+        summary = flow(
+            inputs=[str(p) for p in inputs],
+            job_id=job,
+            out_dir=str(out_dir),
+            db=db,
+            offline=offline,
+            input_format=input_format,
+            chunk_size=chunk_size,
+            styles=chosen_styles,
+        )
     print_summary(summary)
     counts = summary["status_counts"]
     if any(counts.get(s.value, 0) for s in gate):
         raise typer.Exit(1)
+
+
+@app.command()
+def serve(
+    deployments: Annotated[
+        Path | None, typer.Option("--file", help="Prefect project file (default: the repo's).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Most flow runs at once.")] = None,
+) -> None:
+    """Serve every deployment (and its schedule) from this process, without a work pool."""
+    from flows.serve import DEPLOYMENTS_FILE, serve_all
+
+    serve_all(deployments or DEPLOYMENTS_FILE, limit=limit)
+
+
+@app.command("import")
+def import_(
+    inputs: Annotated[list[Path], typer.Argument(help="Reference files to import.")],
+    job: Annotated[str, typer.Option("--job", help="Job id (letters, digits, . _ -).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("out"),
+    db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
+    offline: Annotated[bool, typer.Option(help="Do not contact the registries.")] = False,
+    input_format: Annotated[
+        str | None, typer.Option("--format", help="Force an input format.")
+    ] = None,
+    batch_size: Annotated[int, typer.Option(help="References per resumable batch.")] = 5_000,
+    chunk_size: Annotated[int, typer.Option(help="Citations per Prefect task.")] = 200,
+    workers: Annotated[int, typer.Option(help="Parallel validation tasks.")] = 4,
+) -> None:
+    """Import a large list into the library in batches; re-run the same command to resume."""
+    check_inputs(job, inputs)
+    if batch_size < 1 or chunk_size < 1 or workers < 1:
+        usage_error("--batch-size, --chunk-size and --workers must be at least 1")
+    from flows.bulk import bulk_import
+    from flows.runners import task_runner
+
+    with progress_bars():
+        flow = bulk_import.with_options(task_runner=task_runner(workers=workers))
+        summary = flow(
+            inputs=[str(p) for p in inputs],
+            job_id=job,
+            out_dir=str(out_dir),
+            db=db,
+            offline=offline,
+            input_format=input_format,
+            batch_size=batch_size,
+            chunk_size=chunk_size,
+        )
+    print_summary(summary)
+    out.print(
+        f"{summary['batches']} batches, {summary['batches_skipped']} already stored"
+        + ("; bibliographies skipped (list too long)" if summary["bibliographies_skipped"] else "")
+    )
+
+
+@app.command()
+def report(
+    job: Annotated[str, typer.Argument(help="Job id.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("out"),
+    db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
+) -> None:
+    """Reprint a job's summary from the library, and where its report is."""
+    with Library(db_path_from_env(db)) as library:
+        row = library.job(job)
+        if row is None:
+            usage_error(f"no job {job!r} in the library")
+        errors = library.table("input_errors", job)
+        citations = library.table("citations", job)
+    html_report = out_dir / job / "report.html"
+    print_summary(
+        {
+            "job_id": job,
+            "citations": row["n_citations"],
+            "status_counts": {s.value: row["status_counts"].get(s.value, 0) for s in Status},
+            "input_errors_list": errors.to_dicts(),
+            "flagged": flagged_list(citations) if citations.height else [],
+            "out": html_report if html_report.is_file() else f"{out_dir / job} (not found)",
+        }
+    )
+
+
+@app.command()
+def jobs(
+    db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
+) -> None:
+    """List the jobs in the library with their counts."""
+    with Library(db_path_from_env(db)) as library:
+        rows = library.jobs().to_dicts()
+    table = Table(title=f"{len(rows)} jobs")
+    table.add_column("job", no_wrap=True)
+    table.add_column("updated", no_wrap=True)
+    for column in ("citations", *(s.value for s in Status), "input errors"):
+        table.add_column(column, justify="right")
+    for row in rows:
+        counts = json.loads(row["status_counts"] or "{}")
+        table.add_row(
+            row["job_id"],
+            f"{row['updated_at']:%Y-%m-%d}",
+            str(row["n_citations"]),
+            *(str(counts.get(s.value, 0)) for s in Status),
+            str(row["n_input_errors"]),
+        )
+    out.print(table)
 
 
 def main() -> None:  # pragma: no cover - console-script shim

@@ -180,16 +180,7 @@ def persist_step(job: JobRecord, out_dir: str, db: str | None) -> dict[str, Any]
         "input_errors_list": [e.model_dump() for e in job.errors],
         "status_counts": job.assessment.metrics["status_counts"],
         "metrics": job.assessment.metrics,
-        "flagged": [
-            {
-                "source_file": row["source_file"],
-                "entry_key": row["entry_key"],
-                "label": report.flag_label(row),
-                "reason": row["reason"] or row["error"] or "",
-                "error": row["error"],
-            }
-            for row in report.flagged_citations(frames["citations"]).iter_rows(named=True)
-        ],
+        "flagged": report.flagged_list(frames["citations"]),
     }
 
 

@@ -1,0 +1,216 @@
+"""bulk_import end to end: batches stored in a real DuckDB file, a crash after batch k, a resumed
+run compared with one that ran through, against the fake registry over real HTTP."""
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+from prefect.client.orchestration import get_client
+from typer.testing import CliRunner
+
+from flows import progress
+from flows.bulk import bulk_import
+from flows.cli import app
+from tests.fake_registry import FakeRegistry
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+BATCH = 10
+KNOWN = 42  # works the registry holds; plus UNKNOWN DOIs it does not
+UNKNOWN = 4
+
+
+class Crash(Exception):
+    """Stands for the process dying between two batches."""
+
+
+def write_reference_list(registry: FakeRegistry, path: Path, known: int = KNOWN) -> int:
+    """A CSL-JSON list citing real Crossref records the registry holds, and a few DOIs it
+    does not."""
+    items: list[dict] = []
+    for doi in sorted(registry.data.crossref):
+        work = registry.data.crossref[doi]
+        if len(items) == known:
+            break
+        if not isinstance(work.get("issued", {}).get("date-parts", [[None]])[0][0], int):
+            continue  # a few real records carry no date: not what this test is about
+        items.append(
+            {
+                "id": f"ref-{len(items)}",
+                "type": "article-journal",
+                "DOI": work["DOI"],
+                "title": (work.get("title") or [""])[0],
+                "author": [
+                    {"family": a["family"], "given": a.get("given", "")}
+                    for a in work.get("author", [])
+                    if "family" in a
+                ],
+                "issued": work.get("issued"),
+            }
+        )
+    for n in range(UNKNOWN):
+        items.append({"id": f"ghost-{n}", "title": f"No such paper {n}", "DOI": f"10.9999/{n}"})
+    path.write_text(json.dumps(items), encoding="utf-8")
+    return len(items)
+
+
+@pytest.fixture
+def reference_list(
+    registry_env: FakeRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    registry_env.rate_limits = False
+    # every run asks the registry itself, so request counts show what a resumed run skipped
+    monkeypatch.setenv("CITEAUDIT_CACHE_ENABLED", "false")
+    path = tmp_path / "big_list.json"
+    write_reference_list(registry_env, path)
+    return path
+
+
+@pytest.fixture
+def crash_after_batch() -> Iterator[list[int]]:
+    """Set `[k]` to make the import die right after its k-th batch is stored."""
+    when: list[int] = []
+
+    def listener(stage: str, done: int, total: int) -> None:
+        if stage == "import" and when and done >= when[0] * BATCH and done < total:
+            raise Crash(f"killed after {done} of {total}")
+
+    progress.set_listener(listener)
+    yield when
+    progress.set_listener(None)
+
+
+def run(tmp_path: Path, inputs: Path, folder: str) -> dict:
+    return bulk_import(
+        inputs=[str(inputs)],
+        job_id="bulk",
+        out_dir=str(tmp_path / folder / "out"),
+        db=str(tmp_path / folder / "library.duckdb"),
+        batch_size=BATCH,
+        chunk_size=4,
+        styles=["apa"],
+    )
+
+
+def library_rows(tmp_path: Path, folder: str, sql: str) -> list[tuple]:
+    with duckdb.connect(str(tmp_path / folder / "library.duckdb"), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def outputs(tmp_path: Path, folder: str) -> dict[str, pl.DataFrame]:
+    job = tmp_path / folder / "out" / "bulk"
+    return {
+        name: pl.read_parquet(job / f"{name}.parquet").drop("checked_at", strict=False)
+        for name in ("citations", "input_errors", "claims")
+    }
+
+
+def test_crash_then_resume_equals_an_uninterrupted_run(
+    registry_env, reference_list, crash_after_batch, tmp_path
+):
+    full = run(tmp_path, reference_list, "full")
+    asked_full = registry_env.count()
+    assert full["citations"] == KNOWN + UNKNOWN and full["batches"] == 5
+    assert full["status_counts"]["verified"] >= KNOWN - 2
+    assert full["status_counts"]["not_found"] == UNKNOWN
+
+    crash_after_batch.append(2)
+    with pytest.raises(Crash):
+        run(tmp_path, reference_list, "crashed")
+    # exactly the two finished batches are in the library, rows and marks alike
+    assert library_rows(tmp_path, "crashed", "SELECT count(*) FROM citations") == [(2 * BATCH,)]
+    assert library_rows(tmp_path, "crashed", "SELECT batch FROM bulk_progress ORDER BY 1") == [
+        (0,),
+        (1,),
+    ]
+    assert not (tmp_path / "crashed" / "out" / "bulk" / "citations.parquet").exists()
+
+    crash_after_batch.clear()
+    registry_env.reset()
+    resumed = run(tmp_path, reference_list, "crashed")
+    assert resumed["batches_skipped"] == 2
+    assert 0 < registry_env.count() < asked_full  # the stored batches were not asked again
+    assert resumed["status_counts"] == full["status_counts"]
+    for name, frame in outputs(tmp_path, "full").items():
+        assert frame.equals(outputs(tmp_path, "crashed")[name]), name
+    sql = "SELECT * EXCLUDE (checked_at) FROM citations ORDER BY citation_id"
+    assert library_rows(tmp_path, "full", sql) == library_rows(tmp_path, "crashed", sql)
+    full_metrics = (tmp_path / "full" / "out" / "bulk" / "metrics.json").read_text()
+    assert full_metrics == (tmp_path / "crashed" / "out" / "bulk" / "metrics.json").read_text()
+
+
+def test_finished_import_is_not_redone_but_changed_input_starts_over(
+    registry_env, reference_list, tmp_path
+):
+    run(tmp_path, reference_list, "lib")
+    registry_env.reset()
+    again = run(tmp_path, reference_list, "lib")
+    assert again["batches_skipped"] == again["batches"] == 5
+    assert registry_env.count() == 0
+
+    write_reference_list(registry_env, reference_list, known=15)  # the list was edited
+    changed = run(tmp_path, reference_list, "lib")
+    assert changed["batches_skipped"] == 0
+    assert changed["citations"] == 15 + UNKNOWN
+    assert library_rows(tmp_path, "lib", "SELECT count(*) FROM citations") == [(15 + UNKNOWN,)]
+    assert library_rows(tmp_path, "lib", "SELECT count(*) FROM bulk_progress") == [(2,)]
+
+
+def test_progress_is_reported_to_listeners_and_the_prefect_ui(
+    registry_env, reference_list, tmp_path
+):
+    seen: list[tuple[int, int]] = []
+    progress.set_listener(
+        lambda stage, done, total: seen.append((done, total)) if stage == "import" else None
+    )
+    try:
+        run(tmp_path, reference_list, "watched")
+    finally:
+        progress.set_listener(None)
+    total = KNOWN + UNKNOWN
+    assert seen == [(0, total), (10, total), (20, total), (30, total), (40, total), (total, total)]
+    with get_client(sync_client=True) as client:
+        # the API directly: this client version's read_artifacts sends filters the server rejects
+        found = client.request(
+            "POST",
+            "/artifacts/filter",
+            json={
+                "artifacts": {"key": {"any_": ["import-bulk"]}},
+                "sort": "CREATED_DESC",
+                "limit": 1,
+                "offset": 0,
+            },
+        ).json()
+    assert found and found[0]["type"] == "progress"
+    assert float(found[0]["data"]) == 100.0
+
+
+def test_cli_import_then_jobs_and_report_read_the_library(registry_env, reference_list, tmp_path):
+    runner = CliRunner()
+    out, db = str(tmp_path / "out"), str(tmp_path / "cli.duckdb")
+    args = ["import", str(reference_list), "--job", "cli-bulk", "--out", out, "--db", db]
+    imported = runner.invoke(app, [*args, "--batch-size", "20"])
+    assert imported.exit_code == 0, imported.output
+    assert "3 batches, 0 already stored" in imported.output
+    resumed = runner.invoke(app, [*args, "--batch-size", "20"])
+    assert "3 batches, 3 already stored" in resumed.output
+
+    listed = runner.invoke(app, ["jobs", "--db", db])
+    assert listed.exit_code == 0, listed.output
+    row = next(line for line in listed.output.splitlines() if "cli-bulk" in line)
+    cells = [c.strip() for c in row.strip("│ ").split("│")]
+    assert cells[0] == "cli-bulk" and cells[2] == str(KNOWN + UNKNOWN)  # citations
+    assert cells[5] == str(UNKNOWN)  # not_found
+
+    shown = runner.invoke(app, ["report", "cli-bulk", "--out", out, "--db", db])
+    assert shown.exit_code == 0, shown.output
+    assert f"{KNOWN + UNKNOWN} citations" in shown.output
+    assert "10.9999/0" in shown.output or "ghost-0" in shown.output  # a flagged citation
+    assert "report.html" in shown.output.replace("\n", "")  # rich wraps long paths
+
+    missing = runner.invoke(app, ["report", "no-such-job", "--db", db])
+    assert missing.exit_code == 2
+    assert missing.output.startswith("citeaudit: error: no job")

@@ -1,0 +1,107 @@
+"""crew_report end to end: crew outputs in every format citeaudit reads, real HTTP to the fake
+registry, Parquet, DuckDB and the report read back."""
+
+import html
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from flows.cli import app
+from flows.crew import crew_report
+from tasks.read import read_inputs
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CREW_MD = FIXTURES / "reflists" / "crew_report.md"
+AGENTS = FIXTURES / "agents"
+AGENT_FILES = {
+    "modelchorus": "modelchorus_claims.json",
+    "ivcap": "ivcap_store.json",
+    "ice": "ice_answer.json",
+    "rag-context": "rag_contexts.json",
+    "clinical": "clinical_response.json",
+}
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+
+def run(tmp_path: Path, path: Path, job: str = "crew-1") -> dict:
+    return crew_report(
+        inputs=[str(path)], job_id=job, out_dir=str(tmp_path / "out"), styles=["apa"]
+    )
+
+
+def test_unsupported_claims_come_with_their_citations_reasons(registry_env, tmp_path):
+    summary = run(tmp_path, CREW_MD)
+    folder = Path(summary["out"])
+    claims = pl.read_parquet(folder / "claims.parquet")
+    citations = pl.read_parquet(folder / "citations.parquet")
+    unsupported = summary["unsupported_claims"]
+    assert len(unsupported) == claims.filter(pl.col("unsupported")).height > 0
+    strengths = [c["strength"] for c in unsupported]
+    assert strengths == sorted(strengths)  # weakest first
+    # the claim resting on the PMID the registry does not hold, with that citation's reason
+    pmid_claim = next(c for c in unsupported if "29424689" in c["claim_text"])
+    reasons = dict(zip(citations["entry_key"], citations["reason"], strict=True))
+    cited = {c["entry_key"]: c for c in pmid_claim["citations"]}
+    assert cited["p4-s3:pmid"]["status"] == "not_found"
+    assert cited["p4-s3:pmid"]["reason"] == reasons["p4-s3:pmid"] != ""
+
+    page = (folder / "report.html").read_text()
+    # flagged citations, then claims (unsupported first), each claim listing its citations
+    assert page.index("Needs attention") < page.index("<h2>Claims</h2>")
+    claims_part = page[page.index("<h2>Claims</h2>") :]
+    supported_text = claims.filter(~pl.col("unsupported"))["claim_text"][0]
+    assert claims_part.index(html.escape(pmid_claim["claim_text"])) < claims_part.index(
+        html.escape(supported_text)
+    )
+    assert html.escape(reasons["p4-s3:pmid"]) in claims_part
+    markdown = (folder / "report.md").read_text()
+    assert f"`p4-s3:pmid` not_found: {reasons['p4-s3:pmid']}" in markdown
+
+
+@pytest.mark.parametrize("fmt", sorted(AGENT_FILES))
+def test_each_agent_format_round_trips_to_parquet_library_and_report(registry_env, tmp_path, fmt):
+    path = AGENTS / AGENT_FILES[fmt]
+    expected = read_inputs([path])
+    summary = run(tmp_path, path, job=f"crew-{fmt}")
+    folder = Path(summary["out"])
+    citations = pl.read_parquet(folder / "citations.parquet")
+    assert citations.height == len(expected.references) == summary["citations"]
+    assert sorted(citations["entry_key"]) == sorted(
+        r.provenance.entry_key for r in expected.references
+    )
+    assert citations["status"].null_count() == 0
+    claims = pl.read_parquet(folder / "claims.parquet")
+    assert sorted(claims["claim_text"]) == sorted(c.claim_text for c in expected.claims)
+    with duckdb.connect(str(tmp_path / "citeaudit.duckdb"), read_only=True) as con:
+        stored = con.execute(
+            "SELECT count(*) FROM citations WHERE job_id = ?", [f"crew-{fmt}"]
+        ).fetchone()
+    assert stored == (citations.height,)
+    page = (folder / "report.html").read_text()
+    for claim in expected.claims:
+        assert html.escape(claim.claim_text) in page
+    needs_attention = citations.filter((pl.col("status") != "verified") | pl.col("retracted"))
+    for key in needs_attention["entry_key"]:
+        assert html.escape(key) in page
+    assert len(summary["unsupported_claims"]) == claims.filter(pl.col("unsupported")).height
+
+
+@pytest.mark.parametrize("fmt", ["modelchorus", "clinical"])
+def test_cli_audit_reads_agent_output_forced_or_detected_alike(registry_env, tmp_path, fmt):
+    path = AGENTS / AGENT_FILES[fmt]
+    runner = CliRunner()
+    tables = {}
+    for job, extra in (("forced", ["--format", fmt]), ("detected", [])):
+        out = tmp_path / job
+        args = ["audit", str(path), "--job", job, "--out", str(out), "--db", str(out / "db")]
+        args += ["--styles", "apa", *extra]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        tables[job] = pl.read_parquet(out / job / "citations.parquet")
+    forced, detected = (t.drop("job_id", "checked_at") for t in tables.values())
+    assert forced.height == len(read_inputs([path]).references)
+    assert forced.equals(detected)
