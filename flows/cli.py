@@ -284,5 +284,27 @@ def jobs(
     out.print(table)
 
 
+@app.command()
+def dedupe(
+    db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
+) -> None:
+    """Dedupe the whole library again (e.g. after a threshold change)."""
+    from tasks.dedupe.rebuild import rededupe
+
+    with Library(db_path_from_env(db)) as library:
+        records = library.table("dedupe_records")
+        if not records.height:
+            usage_error("the library holds no citations to dedupe")
+        before = library.table("works").height
+        rebuilt = rededupe(records)
+        library.replace_dedupe(rebuilt.records, rebuilt.assignments, rebuilt.works, rebuilt.links)
+    duplicates = int(rebuilt.assignments["duplicate_of"].is_not_null().sum())
+    out.print(
+        f"{records.height} citations, {rebuilt.works.height} works (was {before}), "
+        f"{duplicates} duplicates, {rebuilt.links.height} links between related works",
+        highlight=False,
+    )
+
+
 def main() -> None:  # pragma: no cover - console-script shim
     sys.exit(app())

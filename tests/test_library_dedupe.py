@@ -52,3 +52,20 @@ def test_two_exports_of_one_list_share_works_and_survive_a_rebuild(tmp_path):
         per_job = after.group_by("job_id").agg(pl.col("work_id").n_unique())
         assert set(per_job["work_id"]) == {works_before}
         assert library.table("dedupe_records").height == after.height
+
+
+def test_cli_dedupe_rebuilds_the_library(tmp_path):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    db = tmp_path / "lib.duckdb"
+    with Library(db) as library:
+        save(library, "bib", REFLISTS / "manubot_bibliography.bib")
+        save(library, "ris", REFLISTS / "manubot_bibliography.ris")
+        works = library.table("works").height
+    result = CliRunner().invoke(app, ["dedupe", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert f"works (was {works})" in result.output
+    empty = CliRunner().invoke(app, ["dedupe", "--db", str(tmp_path / "empty.duckdb")])
+    assert empty.exit_code == 2
