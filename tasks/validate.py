@@ -53,11 +53,14 @@ from models.audit import (
     ValidationResult,
 )
 from models.csl import CSLItem
+from tasks.identifiers import find_identifiers
 from tasks.match.authors import author_agreement, surname_in_text
 from tasks.match.pages import pages_agreement, pages_in_text
 from tasks.match.titles import title_in_text, title_similarity
 from tasks.match.venues import is_preprint_venue, venue_of, venue_similarity
 from tasks.textnorm import words
+
+_ID_LABELS = frozenset({"doi", "pmid", "pmcid", "arxiv", "url", "isbn"})
 
 TITLE_AGREES = 0.90
 TITLE_DIFFERENT_PAPER = 0.60
@@ -337,7 +340,24 @@ def _is_preprint(*items: CSLItem) -> bool:
 
 
 def _has_claims(ref: Reference) -> bool:
-    return bool(ref.raw and ref.raw.strip()) or _has_claims_item(ref.item)
+    return _raw_claims_more_than_ids(ref.raw) or _has_claims_item(ref.item)
+
+
+def _raw_claims_more_than_ids(raw: str | None) -> bool:
+    """Free text claims metadata only if words remain once its identifiers are taken out: a line
+    that is just `doi:10.1000/x` (a plain DOI list) claims existence, not a title."""
+    if not raw or not raw.strip():
+        return False
+    ids = find_identifiers(raw)
+    marks = [v.lower() for v in (ids.doi, ids.pmid, ids.pmcid, ids.arxiv, ids.url) if v]
+    for token in raw.lower().split():
+        bare = token.strip(".,;:()[]<>\"'")
+        if bare.rstrip(":") in _ID_LABELS or bare.startswith(("http://", "https://", "www.")):
+            continue
+        if any(mark in bare for mark in marks) or not any(c.isalpha() for c in bare):
+            continue
+        return True
+    return False
 
 
 def _has_claims_item(item: CSLItem) -> bool:

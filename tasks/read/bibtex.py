@@ -277,7 +277,9 @@ def _block_errors(path: Path, library: Library) -> list[InputError]:
         else:
             found = _FAILED_KEY.search(block.raw or "")
             key = found.group(1) if found else None
-            reason = f"malformed entry: {str(block.error).strip()}"
+            # Some parser errors carry no message: still say what is wrong and where to look.
+            detail = str(block.error).strip() or "it does not parse (check its braces and quotes)"
+            reason = f"malformed entry: {detail}"
         line = block.start_line + 1 if block.start_line is not None else None
         errors.append(InputError(source_file=str(path), entry_key=key, line=line, reason=reason))
     return errors
