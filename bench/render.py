@@ -41,7 +41,8 @@ def main() -> int:
         return 0
     items = thousand_items(json.loads(ITEMS.read_text(encoding="utf-8")))
     # CPU seconds of the pandoc children say what the work costs on a busy (shared) machine.
-    print(f"{ENTRIES} entries per style, one pandoc run per style; load {os.getloadavg()[0]:.1f}")
+    load = os.getloadavg()[0]
+    print(f"{ENTRIES} entries per style; load average {load:.1f} on {os.cpu_count()} cores")
     print(f"  {'style':<20} {'wall':>7} {'pandoc CPU':>11}")
     serial = cpu = 0.0
     for style in STYLES:

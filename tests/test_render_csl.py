@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from models.csl import CSLItem
+from tasks.render import csl_styles
 from tasks.render.csl_styles import (
     STYLES,
     Bibliography,
@@ -282,3 +283,24 @@ def test_empty_and_unknown() -> None:
     assert render_bibliography([], "apa").entries == []
     with pytest.raises(ValueError, match="unknown style"):
         render_bibliography([], "turabian")
+
+
+@pytest.mark.parametrize("style", ["apa", "mla", "chicago-notes"])
+def test_large_jobs_render_in_batches_exactly_as_in_one_run(
+    items: list[CSLItem], style: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Three variants of every real item (new titles and years), so batches hold many groups.
+    many = [
+        item.model_copy(
+            update={"id": f"{item.id}-{n}", "title": f"{item.title or 'Untitled'} ({n})"}
+        )
+        for n in range(3)
+        for item in items
+    ]
+    whole = csl_styles.render_bibliography(many, style)
+    monkeypatch.setattr(csl_styles, "BATCH_SIZE", 25)
+    assert len(csl_styles.first_author_batches(many, 25)) > 3
+    batched = csl_styles.render_bibliography(many, style)
+    assert [e.position for e in batched.entries] == [e.position for e in whole.entries]
+    assert [e.text for e in batched.entries] == [e.text for e in whole.entries]
+    assert [e.citation.text for e in batched.entries] == [e.citation.text for e in whole.entries]
