@@ -4,10 +4,11 @@ read inputs -> identify -> validate (chunked, in parallel) -> persist
 """
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from prefect import flow
 from prefect.futures import as_completed
+from prefect.utilities.annotations import quote
 
 from flows import progress
 from flows.runners import task_runner
@@ -21,13 +22,15 @@ from flows.steps import (
     render_step,
     unverified_chunk,
 )
-from models.audit import Reference, ValidationResult
+from models.audit import Claim, InputError, Reference, ValidationResult
 from tasks.identify import assign_citation_ids, link_claims, plan_chunks
 from tasks.render.csl_styles import STYLES
 from tasks.render.selection import bibliography_items
 from tasks.store import check_job_id
 
 DEFAULT_CHUNK = 200
+# Big task arguments go in `quote(...)`: Prefect would otherwise walk every nested model looking
+# for futures (11 s of a 1,363-citation job), though none of them holds one.
 
 
 def validate_all(
@@ -36,7 +39,7 @@ def validate_all(
     """Fan validation out over chunks; a chunk that fails outright leaves its citations
     `unverified`, so every citation still gets exactly one result."""
     chunks = plan_chunks(refs, chunk_size)
-    futures = {check_chunk.submit(chunk, offline): chunk for chunk in chunks}
+    futures = {check_chunk.submit(quote(chunk), offline): chunk for chunk in chunks}
     results: list[ValidationResult] = []
     done = 0
     progress.report("validate", 0, len(refs))
@@ -49,6 +52,41 @@ def validate_all(
         done += len(chunk)
         progress.report("validate", done, len(refs))
     return results
+
+
+def finish_job(
+    job_id: str,
+    inputs: list[str],
+    errors: Sequence[InputError],
+    refs: Sequence[Reference],
+    claims: Sequence[Claim],
+    results: Sequence[ValidationResult],
+    out_dir: str,
+    db: str | None,
+    styles: list[str],
+) -> dict[str, Any]:
+    """dedupe -> score -> render -> persist: how every job ends, once its citations are
+    validated (no bibliographies when `styles` is empty)."""
+    works = dedupe_step(job_id, quote(refs), quote(results), db)
+    duplicates = int(works.columns["duplicate_of"].is_not_null().sum())
+    assessment = assess_step(quote(refs), quote(results), quote(claims), duplicates=duplicates)
+    work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
+    items = bibliography_items(refs, {r.citation_id: r for r in results}, work_ids)
+    bibliographies = render_step(quote(items), styles) if styles else {}
+    job = JobRecord(
+        job_id=job_id,
+        inputs=inputs,
+        refs=refs,
+        results=results,
+        errors=errors,
+        claims=claims,
+        assessment=assessment,
+        items=items,
+        bibliographies=bibliographies,
+        dedupe=works,
+    )
+    # quote() is unwrapped before the task runs; typed as what the task receives.
+    return persist_step(cast(JobRecord, quote(job)), out_dir, db)
 
 
 @flow(
@@ -84,22 +122,6 @@ def audit_job(
     refs = assign_citation_ids(read.references)
     claims = link_claims(read.claims, refs)
     results = validate_all(refs, offline, chunk_size)
-    works = dedupe_step(job_id, refs, results, db)
-    duplicates = int(works.columns["duplicate_of"].is_not_null().sum())
-    assessment = assess_step(refs, results, claims, duplicates=duplicates)
-    work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
-    items = bibliography_items(refs, {r.citation_id: r for r in results}, work_ids)
-    bibliographies = render_step(items, styles or list(STYLES))
-    job = JobRecord(
-        job_id=job_id,
-        inputs=inputs,
-        refs=refs,
-        results=results,
-        errors=read.errors,
-        claims=claims,
-        assessment=assessment,
-        items=items,
-        bibliographies=bibliographies,
-        dedupe=works,
+    return finish_job(
+        job_id, inputs, read.errors, refs, claims, results, out_dir, db, styles or list(STYLES)
     )
-    return persist_step(job, out_dir, db)

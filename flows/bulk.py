@@ -18,21 +18,15 @@ from prefect import flow, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 
 from flows import progress
-from flows.audit import DEFAULT_CHUNK, validate_all
+from flows.audit import DEFAULT_CHUNK, finish_job, validate_all
 from flows.runners import task_runner
 from flows.steps import (
-    JobRecord,
-    assess_step,
-    dedupe_step,
-    persist_step,
     read_step,
-    render_step,
 )
 from models.audit import Reference, ValidationResult
 from tasks import tables
 from tasks.identify import assign_citation_ids, link_claims
 from tasks.render.csl_styles import STYLES
-from tasks.render.selection import bibliography_items
 from tasks.rows import result_from_row
 from tasks.store import Library, check_job_id, db_path_from_env
 
@@ -143,26 +137,9 @@ def bulk_import(
     update_progress_artifact(artifact, 100.0)
 
     results = stored_results_step(job_id, db)
-    works = dedupe_step(job_id, refs, results, db)
-    duplicates = int(works.columns["duplicate_of"].is_not_null().sum())
-    assessment = assess_step(refs, results, claims, duplicates=duplicates)
-    work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
-    items = bibliography_items(refs, {r.citation_id: r for r in results}, work_ids)
-    skip_bibliographies = len(items) > BIBLIOGRAPHY_LIMIT
-    bibliographies = {} if skip_bibliographies else render_step(items, styles or list(STYLES))
-    job = JobRecord(
-        job_id=job_id,
-        inputs=inputs,
-        refs=refs,
-        results=results,
-        errors=read.errors,
-        claims=claims,
-        assessment=assessment,
-        items=items,
-        bibliographies=bibliographies,
-        dedupe=works,
-    )
-    summary = persist_step(job, out_dir, db)
+    skip_bibliographies = len(refs) > BIBLIOGRAPHY_LIMIT
+    chosen = [] if skip_bibliographies else styles or list(STYLES)
+    summary = finish_job(job_id, inputs, read.errors, refs, claims, results, out_dir, db, chosen)
     return summary | {
         "batches": len(planned),
         "batches_skipped": len(done & set(range(len(planned)))),
