@@ -2,9 +2,11 @@
 
 `uv run python -m bench.dedupe`
 
-- DBLP-ACM (Leipzig): 2,616 DBLP + 2,294 ACM records deduped as one batch. The ground truth lists
-  cross-source pairs only, so the main figure counts cross-source pairs; pairs we put inside one
-  source are reported apart, and a strict F1 counts them all as false positives.
+- DBLP-ACM (Leipzig): 2,616 DBLP + 2,294 ACM records deduped as one batch. The ground truth is a
+  one-to-one mapping of cross-source pairs: no record is mapped twice, so each source holds each
+  work at most once and every pair we put inside one source is a false positive. The main figure
+  counts all predicted pairs that way; the cross-source-only figure (what published matchers
+  report: they only ever compare across sources) is printed beside it.
 - The same, incrementally: DBLP deduped first as a job of its own, ACM as a later job against it.
 - Cora: 1,879 citations with a true cluster key; all pairs inside clusters count.
 """
@@ -79,9 +81,9 @@ def bench_dblp_acm() -> None:
         predicted = cluster_pairs(work_of)
         cross = {(a, b) for a, b in predicted if a.split(":")[0] != b.split(":")[0]}
         within = predicted - cross
-        print(line(name + " (cross-source)", cross, truth, seconds))
-        print(f"{'':<34} within-source pairs predicted: {len(within)}; strict F1 counting them "
-              f"as false positives: {scores(predicted, truth)[2]:.4f}")  # fmt: skip
+        print(line(name, predicted, truth, seconds))
+        print(f"{'':<34} of which within one source (all false): {len(within)}; "
+              f"cross-source pairs only: F1 {scores(cross, truth)[2]:.4f}")  # fmt: skip
 
 
 def bench_cora() -> None:

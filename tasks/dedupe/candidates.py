@@ -26,6 +26,7 @@ class Blocking:
     keys: int = 4  # a record's rarest title words, paired up into its blocking keys
     block_cap: int = 1000  # a key shared by more works than this is no block
     year_window: int = 3  # wider than the match window: preprints precede their papers
+    head_words: int = 4  # a title's first words, whose rarest pair is one more key
     chapter_cap: int = 500  # chapters of one (container, year) considered for links
 
 
@@ -113,6 +114,16 @@ def _title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
         FROM rarest a JOIN rarest b ON a.rid = b.rid AND a.word < b.word
         UNION ALL
         SELECT rid, any_value(word) AS key FROM rarest GROUP BY rid HAVING count(*) = 1""")
+    # A citation that drops the subtitle keeps the head of the title, whose rarest words need
+    # not be among the whole title's: one more key, the two rarest of the first few words.
+    if blocking.head_words >= 2:  # the key is a pair of words
+        con.execute(f"""
+        INSERT INTO title_keys
+        SELECT rid, 'head ' || string_agg(word, ' ' ORDER BY word) AS key FROM (
+            SELECT h.rid, h.word, row_number() OVER (PARTITION BY h.rid ORDER BY f.n, h.word) AS k
+            FROM (SELECT DISTINCT rid, unnest(string_split(title_key, ' ')[1:{blocking.head_words}])
+                  AS word FROM recs WHERE title_key IS NOT NULL) h JOIN freq f USING (word))
+        WHERE k <= 2 GROUP BY rid HAVING count(*) = 2""")
     con.execute("DROP TABLE words")
     # Block size in nodes: a library work cited a thousand times is one.
     con.execute(f"""

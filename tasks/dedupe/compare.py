@@ -41,6 +41,8 @@ PAIR_COLUMNS = (
 TITLE_SCORERS = (fuzz.ratio, fuzz.token_sort_ratio)
 SURNAME_SCORERS = (fuzz.ratio,)
 # Numbers in a title tell parts and editions apart: "Part II", "... 2000", "Tcl/Tk 8".
+# A dropped subtitle excuses a title mismatch only when what is left has this many words.
+_PREFIX_WORDS = 4
 _NUMERALS = r"\b\d+\b|\bpart (?:i{1,3}|iv|vi{0,3}|ix|x)\b|\b(?:ii|iii|iv|vi|vii|viii|ix)\b"
 
 
@@ -85,13 +87,28 @@ def score_pairs(
     `decision` merge | link | distinct, `label` (merge reason or link kind), `forward` (a link
     points from a to b), `score` in [0, 1] (of a merge), `vote` (for average linkage)."""
     title_sim = _similarity(records["title_key"], pairs["a"], pairs["b"], TITLE_SCORERS)
-    pairs = pairs.with_columns(title_sim=title_sim)
-    # Pairs met by title words alone with titles below every title threshold can only be
-    # "distinct": at scale they are most candidates, so they skip the rules. The ones that are
-    # still alike count as votes against merging their clusters; the rest are dropped.
+    pairs = pairs.with_columns(
+        title_sim=title_sim,
+        prefix_sim=_prefix_similarity(
+            records["title_key"],
+            pairs["a"],
+            pairs["b"],
+            (title_sim < thresholds.title).fill_null(False),
+        ),
+        same_page=_first_page(records["pages"], pairs["a"])
+        .eq(_first_page(records["pages"], pairs["b"]))
+        .fill_null(False),
+    )
+    # Pairs met by title words alone with titles below every title threshold (and neither a
+    # dropped subtitle nor a shared first page to excuse it) can only be "distinct": at scale
+    # they are most candidates, so they skip the rules. The ones that are still alike count as
+    # votes against merging their clusters; the rest are dropped.
     by_title = ~pl.col("keyed") & pl.col("title_sim").is_not_null()
     lowest = min(thresholds.title, thresholds.short_title, thresholds.corroborated_title)
-    below = by_title & (pl.col("title_sim") < lowest)
+    excused = (pl.col("prefix_sim") >= thresholds.title) | (
+        pl.col("same_page") & (pl.col("title_sim") >= thresholds.floor)
+    )
+    below = by_title & (pl.col("title_sim") < lowest) & ~excused
     apart = pairs.filter(below & (pl.col("title_sim") >= thresholds.floor)).select(
         "a", "b", decision=pl.lit(DISTINCT), label=pl.lit(None, pl.Utf8),
         forward=pl.lit(None, pl.Boolean), score=pl.lit(0.0), vote=pl.col("title_sim"),
@@ -127,6 +144,42 @@ def _similarity(
     return pl.Series(sims / 100.0, dtype=pl.Float64).set(missing, None)
 
 
+def _prefix_similarity(
+    column: pl.Series, a_rows: pl.Series, b_rows: pl.Series, needed: pl.Series
+) -> pl.Series:
+    """Similarity in [0, 1] of the shorter title to the start of the longer one, as long as
+    the shorter: a citation that dropped the subtitle ("X" for "X: how Y"). Zero when the
+    shorter title has fewer than `_PREFIX_WORDS` words (a short prefix says little) and where
+    not `needed` (computed per pair, so only where the whole titles disagree)."""
+    a, b = column.gather(a_rows), column.gather(b_rows)
+    a_first = a.str.len_chars() <= b.str.len_chars()
+    frame = pl.DataFrame({"a": a, "b": b, "a_first": a_first}).select(
+        short=pl.when("a_first").then("a").otherwise("b"),
+        long=pl.when("a_first").then("b").otherwise("a"),
+    )
+    frame = frame.with_columns(
+        head=pl.col("long").str.slice(0, pl.col("short").str.len_chars()),
+        compared=(pl.col("short").str.count_matches(" ") >= _PREFIX_WORDS - 1).fill_null(False)
+        & needed,
+    )
+    compared = frame.filter("compared")
+    sims = process.cpdist(
+        compared["short"].to_list(),
+        compared["head"].to_list(),
+        scorer=fuzz.ratio,
+        workers=-1,
+        dtype=np.float32,
+    )
+    result = np.zeros(len(frame), dtype=np.float64)
+    result[frame["compared"].to_numpy()] = sims / 100.0
+    return pl.Series(result)
+
+
+def _first_page(pages: pl.Series, rows: pl.Series) -> pl.Series:
+    """The first page number cited ("pp. 524-532" -> 524); null without one."""
+    return pages.gather(rows).str.extract(r"(\d+)").cast(pl.Int64, strict=False)
+
+
 def _both(column: str) -> pl.Expr:
     return pl.col(f"{column}_a").is_not_null() & pl.col(f"{column}_b").is_not_null()
 
@@ -154,40 +207,65 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         _both("title_key")
         & (col("title_sim") >= pl.when(short).then(th.short_title).otherwise(th.title))
     ).fill_null(False)
-    # Sources append and reword ("... - Book Review", "B2B" for "business to business"): a
-    # looser title counts when the same first author and the same year back it.
-    backed = (
-        _both("title_key")
-        & ~short
-        & (col("title_sim") >= th.corroborated_title)
-        & _both("first_author")
-        & ((col("author_sim") >= th.author) | _listed("a", "b") | _listed("b", "a"))
-        & _same("year")
-    ).fill_null(False)
+    # Author lists get reordered and misspelt between sources: the first author among the
+    # other's authors counts too, and so do two shared surnames.
+    listed = _listed("a", "b") | _listed("b", "a")
+    shared = (col("surnames_a").list.set_intersection(col("surnames_b")).list.len() >= 2).fill_null(
+        False
+    )
     initials_ok = ~_both("initials") | (
         col("initials_a").str.slice(0, 1) == col("initials_b").str.slice(0, 1)
     )
-    # Author lists get reordered between sources: the first author among the other's authors
-    # counts too.
-    listed = _listed("a", "b") | _listed("b", "a")
     author_ok = (
-        ~_both("first_author") | ((col("author_sim") >= th.author) & initials_ok) | listed
+        ~_both("first_author") | ((col("author_sim") >= th.author) & initials_ok) | listed | shared
+    ).fill_null(False)
+    same_authors = (
+        _both("first_author") & ((col("author_sim") >= th.author) | listed | shared)
+    ).fill_null(False)
+    # Sources append and reword ("... - Book Review", "B2B" for "business to business") and
+    # drop subtitles: a looser title counts when the same authors and the same year back it.
+    backed = (
+        _both("title_key")
+        & ~short
+        & ((col("title_sim") >= th.corroborated_title) | (col("prefix_sim") >= th.title))
+        & same_authors
+        & _same("year")
     ).fill_null(False)
     year_gap = (col("year_a") - col("year_b")).abs()
     year_ok = (~_both("year") | (year_gap <= th.year_window)).fill_null(False)
+    # The same first page (and no other volume) in the same year stands in for a garbled
+    # title: "The cascade correlation architecture" for "... learning architecture", pp. 524-.
+    volumes_apart = (
+        col("volume_a").str.extract(r"(\d+)") != col("volume_b").str.extract(r"(\d+)")
+    ).fill_null(False)
+    paged = (
+        col("same_page")
+        & (col("title_sim") >= th.floor)
+        & same_authors
+        & _both("year")
+        & (year_gap <= th.year_window)
+        & ~volumes_apart
+    ).fill_null(False)
     # A short title ("Introduction", "Reply") is only the same work with the same author and year.
     numerals_apart = col("title_key_a").str.extract_all(_NUMERALS).list.sort().list.join(
         " "
     ) != col("title_key_b").str.extract_all(_NUMERALS).list.sort().list.join(" ")
-    # A journal article and a conference paper (or report) of one title are two versions.
-    venues_apart = _differ("venue_kind")
+    # A journal article and a conference paper (or report) of one title are two versions; so
+    # are a journal article and a paper in a venue not named a journal ("VLDB", "Very Large
+    # Data Bases") from another year: the extended journal version of a conference paper.
+    journal_a, journal_b = col("venue_kind_a") == "journal", col("venue_kind_b") == "journal"
+    unnamed_a = col("container_a").is_not_null() & col("venue_kind_a").is_null()
+    unnamed_b = col("container_b").is_not_null() & col("venue_kind_b").is_null()
+    venues_apart = _differ("venue_kind") | (
+        ((journal_a & unnamed_b) | (journal_b & unnamed_a)).fill_null(False) & _differ("year")
+    )
     # A recurring column is one work only for the same year and issue locator.
     located = _same("year") & (_same("volume") | _same("pages"))
     fuzzy = (
-        (title_ok | backed)
+        (title_ok | backed | paged)
         & author_ok
         & year_ok
-        & (~short | (_both("first_author") & _both("year")))
+        & (~short | (_both("first_author") & _same("year")))
         & (~(col("recurring_a") | col("recurring_b")) | located)
         & ~numerals_apart.fill_null(False)
         & ~venues_apart
@@ -243,9 +321,15 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
             expr = expr.when(rule[0]).then(pick(rule))
         return expr.otherwise(None)
 
-    author_part = pl.when(listed).then(1.0).otherwise(col("author_sim")).fill_null(col("title_sim"))
-    year_part = (1.0 - year_gap.clip(0, 2) / 2.0).fill_null(col("title_sim"))
-    fuzzy_score = ((3 * col("title_sim") + author_part + year_part) / 5).fill_null(0.0)
+    # A dropped subtitle or a shared first page makes up for a title less alike.
+    title_part = pl.max_horizontal(
+        "title_sim", "prefix_sim", pl.when(paged).then(th.title).otherwise(None)
+    )
+    author_part = (
+        pl.when(listed | shared).then(1.0).otherwise(col("author_sim")).fill_null(title_part)
+    )
+    year_part = (1.0 - year_gap.clip(0, 2) / 2.0).fill_null(title_part)
+    fuzzy_score = ((3 * title_part + author_part + year_part) / 5).fill_null(0.0)
     decision = first(lambda r: pl.lit(r[1])).fill_null(DISTINCT)
     label = first(lambda r: r[2])
     return {
@@ -260,6 +344,6 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         "vote": pl.when(decision.eq(MERGE) & label.ne("fuzzy"))
         .then(1.0)
         .when(decision.eq(MERGE))
-        .then(col("title_sim"))
+        .then(title_part)
         .otherwise(0.0),
     }

@@ -53,7 +53,8 @@ _NOTICE = re.compile(
     r"^(?:(?P<erratum>erratum|errata|corrigendum|correction|addendum)"
     r"|(?P<retraction>retraction(?: note| notice)?|notice of retraction|withdrawal)"
     r"|(?P<concern>(?:editorial )?expression of concern))"
-    r"(?:(?:\s+(?:to|for|of|on|regarding))?\s*[:.\u2013\u2014-]\s+|\s+to\s+)",
+    r"(?:(?:\s+(?:to|for|of|on|regarding))?\s*[:.\u2013\u2014-]\s+|\s+to\s+"
+    r"|(?:(?<=erratum)|(?<=errata))-(?=[A-Z]))",
     re.IGNORECASE,
 )
 _RETRACTED_MARK = re.compile(r"^\s*\[?retracted(?: article)?\]?\s*[:.\-]\s*", re.IGNORECASE)
