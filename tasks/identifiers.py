@@ -62,7 +62,7 @@ def normalize_pmid(value: str | int | None) -> str | None:
     if m:
         text = m.group(1) or m.group(2)
     text = re.sub(r"^(?:PMID\s*:?\s*)", "", text, flags=re.IGNORECASE).strip()
-    if text.isdigit() and 0 < int(text) < 10**9:
+    if text.isascii() and text.isdigit() and 0 < int(text) < 10**9:
         return str(int(text))
     return None
 

@@ -29,6 +29,7 @@ def audited(tmp_path: Path, name: str, kind: str) -> pl.DataFrame:
         inputs=[str(p) for p in INPUTS],
         job_id=name,
         out_dir=str(tmp_path / "out"),
+        db=str(tmp_path / f"{name}.duckdb"),  # separate libraries: no cross-job duplicates
         chunk_size=2,  # several chunks, so several workers take part
         styles=["apa"],
     )
