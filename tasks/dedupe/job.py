@@ -2,7 +2,8 @@
 and the canonical works and links the job touches.
 
 Citation ids are unique within a job only, so in the library a record is named
-`JOB/CITATION_ID`; `duplicate_of` names the record a citation matched that way."""
+`JOB/CITATION_ID`; `duplicate_of` names a match in another job that way, and a match within the
+job by its citation id alone."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,9 +47,15 @@ def dedupe_job(
     )
     result = assign_works(new, library if library.height else None, thresholds=thresholds)
     prefix_len = len(job_id) + 1
-    columns = result.assignments.with_columns(pl.col("citation_id").str.slice(prefix_len)).select(
-        DEDUPE_COLUMNS
-    )
+    own = pl.col("duplicate_of").str.starts_with(f"{job_id}/")
+    columns = result.assignments.with_columns(
+        pl.col("citation_id").str.slice(prefix_len),
+        # a duplicate within the job is named by its citation id, one in another job as JOB/ID
+        pl.when(own)
+        .then(pl.col("duplicate_of").str.slice(prefix_len))
+        .otherwise(pl.col("duplicate_of"))
+        .alias("duplicate_of"),
+    ).select(DEDUPE_COLUMNS)
     records = result.library_rows(new).with_columns(pl.lit(job_id).alias("job_id"))
     touched = set(columns["work_id"].to_list())
     related = library.filter(pl.col("work_id").is_in(touched)) if library.height else library

@@ -45,7 +45,8 @@ class RegistryUnavailable(Exception):
     """We could not get an answer (after retries): the citation stays `unverified`."""
 
     def __init__(self, reason: str, attempts: int) -> None:
-        tried = f"after {attempts} attempt{'s' if attempts != 1 else ''}" if attempts else "not sent"
+        plural = "s" if attempts != 1 else ""
+        tried = f"after {attempts} attempt{plural}" if attempts else "not sent"
         super().__init__(f"{reason} ({tried})")
         self.reason = reason
         self.attempts = attempts
