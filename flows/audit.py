@@ -35,10 +35,14 @@ DEFAULT_CHUNK = 200
 
 
 def validate_all(
-    refs: Sequence[Reference], offline: bool, chunk_size: int
+    refs: Sequence[Reference],
+    offline: bool,
+    chunk_size: int,
+    shown: progress.ArtifactProgress | None = None,
 ) -> list[ValidationResult]:
     """Fan validation out over chunks; a chunk that fails outright leaves its citations
-    `unverified`, so every citation still gets exactly one result."""
+    `unverified`, so every citation still gets exactly one result. Progress goes to the CLI's
+    listener and, given `shown`, to the Prefect UI."""
     chunks = plan_chunks(refs, chunk_size)
     futures = {check_chunk.submit(chunk, offline): chunk for chunk in chunks}
     results: list[ValidationResult] = []
@@ -52,6 +56,8 @@ def validate_all(
             results.extend(unverified_chunk(chunk, f"{type(exc).__name__}: {exc}"))
         done += len(chunk)
         progress.report("validate", done, len(refs))
+        if shown is not None:
+            shown.update(done, len(refs))
     return results
 
 
@@ -122,7 +128,8 @@ def audit_job(
     read = read_step(inputs, input_format)
     refs = assign_citation_ids(read.references)
     claims = link_claims(read.claims, refs)
-    results = validate_all(refs, offline, chunk_size)
+    shown = progress.ArtifactProgress("validate", job_id, f"audit {job_id}: citations checked")
+    results = validate_all(refs, offline, chunk_size, shown)
     return finish_job(
         job_id, inputs, read.errors, refs, claims, results, out_dir, db, styles or list(STYLES)
     )

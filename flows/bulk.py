@@ -11,11 +11,9 @@ input starts over."""
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
-from uuid import UUID
+from typing import Any
 
 from prefect import flow, task
-from prefect.artifacts import create_progress_artifact, update_progress_artifact
 
 from flows import progress
 from flows.audit import DEFAULT_CHUNK, finish_job, validate_all
@@ -116,15 +114,7 @@ def bulk_import(
     claims = link_claims(read.claims, refs)
     planned = batches(refs, batch_size)
     done = batches_done_step(job_id, fingerprint, db)
-    # sync_compatible: called from a sync flow it returns the id, not a coroutine
-    artifact = cast(
-        UUID,
-        create_progress_artifact(
-            progress=0.0,
-            key=f"import-{''.join(c if c.isalnum() else '-' for c in job_id.lower())}",
-            description=f"bulk import {job_id}: batches stored",
-        ),
-    )
+    shown = progress.ArtifactProgress("import", job_id, f"bulk import {job_id}: batches stored")
     stored = sum(len(batch) for number, batch in enumerate(planned) if number in done)
     progress.report("import", stored, len(refs))
     for number, batch in enumerate(planned):
@@ -132,9 +122,9 @@ def bulk_import(
             continue
         results = validate_all(batch, offline, chunk_size)
         stored += store_batch_step(job_id, number, fingerprint, batch, results, db)
-        update_progress_artifact(artifact, 100.0 * stored / max(len(refs), 1))
+        shown.update(stored, len(refs))
         progress.report("import", stored, len(refs))
-    update_progress_artifact(artifact, 100.0)
+    shown.update(len(refs), len(refs))
 
     results = stored_results_step(job_id, db)
     skip_bibliographies = len(refs) > BIBLIOGRAPHY_LIMIT

@@ -3,6 +3,8 @@
 The flow reports; a listener (set by the CLI) draws. With no listener, reporting costs nothing."""
 
 from collections.abc import Callable
+from typing import cast
+from uuid import UUID
 
 Listener = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -17,3 +19,21 @@ def set_listener(listener: Listener | None) -> None:
 def report(stage: str, done: int, total: int) -> None:
     if _listener is not None:
         _listener(stage, done, total)
+
+
+class ArtifactProgress:
+    """Progress shown on the flow run in the Prefect UI (a progress artifact)."""
+
+    def __init__(self, kind: str, job_id: str, description: str) -> None:
+        from prefect.artifacts import create_progress_artifact
+
+        key = f"{kind}-{''.join(c if c.isalnum() else '-' for c in job_id.lower())}"
+        # sync_compatible: called from a sync flow it returns the id, not a coroutine
+        self.artifact = cast(
+            UUID, create_progress_artifact(progress=0.0, key=key, description=description)
+        )
+
+    def update(self, done: int, total: int) -> None:
+        from prefect.artifacts import update_progress_artifact
+
+        update_progress_artifact(self.artifact, 100.0 * done / max(total, 1))

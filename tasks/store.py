@@ -20,6 +20,13 @@ import polars as pl
 _JOB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
 DEFAULT_DB = "citeaudit.duckdb"
+# A citation's validation lives on its row of `citations` (one row per input citation, replaced
+# with its job); this view shows just the verdicts, for SQL users of the library.
+VALIDATIONS_VIEW = """CREATE OR REPLACE VIEW validations AS SELECT
+    job_id, citation_id, status, reason, registry, matched_id, match_score, agreement_title,
+    agreement_authors, agreement_year, agreement_container, agreement_pages, retracted,
+    corrected, expression_of_concern, attempts, error, checked_at
+    FROM citations"""
 
 
 class UnsafeJobId(ValueError):
@@ -213,6 +220,7 @@ class Library:
                     json.dumps(counts, sort_keys=True),
                 ],
             )
+            con.execute(VALIDATIONS_VIEW)
 
     def table(self, table: str, job_id: str | None = None) -> pl.DataFrame:
         if not self._table_columns(table):

@@ -54,6 +54,10 @@ def test_rerun_replaces_rows_never_duplicates(tmp_path):
         assert lib.table("input_errors").height == 2
         jobs = lib.jobs()
         assert jobs["job_id"].to_list() == ["job-1", "job-2"]
+        verdicts = lib.con.execute(
+            "SELECT count(*) FROM validations WHERE job_id = ? AND status = 'verified'", ["job-1"]
+        ).fetchone()
+        assert verdicts == (5,)
         assert jobs.filter(pl.col("job_id") == "job-1")["n_citations"][0] == 5
 
 
