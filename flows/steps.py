@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from prefect import task
+from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from models.audit import Claim, InputError, ReadResult, Reference, Status, ValidationResult
@@ -90,7 +90,17 @@ def assess_step(
 def render_step(
     items: Sequence[CSLItem], styles: Sequence[str]
 ) -> dict[str, csl_styles.Bibliography]:
-    return csl_styles.render_bibliographies(items, styles)
+    try:
+        return csl_styles.render_bibliographies(items, styles)
+    except csl_styles.RenderError:
+        # One style failing must not cost the job its other bibliographies or its audit.
+        rendered = {}
+        for style in styles:
+            try:
+                rendered[style] = csl_styles.render_bibliography(items, style)
+            except csl_styles.RenderError as exc:
+                get_run_logger().warning("no %s bibliography: %s", style, exc)
+        return rendered
 
 
 @dataclass

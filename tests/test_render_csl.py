@@ -304,3 +304,15 @@ def test_large_jobs_render_in_batches_exactly_as_in_one_run(
     assert [e.position for e in batched.entries] == [e.position for e in whole.entries]
     assert [e.text for e in batched.entries] == [e.text for e in whole.entries]
     assert [e.citation.text for e in batched.entries] == [e.citation.text for e in whole.entries]
+
+
+def test_fields_pandoc_cannot_read_are_left_out_not_fatal(items: list[CSLItem]) -> None:
+    # Real exports carry extras: keyword lists, tracker dicts, booleans (e.g. the IVCAP store).
+    odd = items[0].model_copy(update={"id": "odd"}).to_csl() | {
+        "keyword": ["a", "b"],
+        "tracker": {"validated": True},
+        "flag": True,
+    }
+    bib = csl_styles.render_bibliography([CSLItem.from_csl(odd), items[1]], "apa")
+    assert len(bib.entries) == 2
+    assert "keyword" not in csl_styles.pandoc_item(CSLItem.from_csl(odd), "k")

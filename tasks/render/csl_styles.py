@@ -50,6 +50,39 @@ _HREF = re.compile(r'<a href="([^"]*)"[^>]*>(.*?)</a>', re.DOTALL)
 _SPACE = re.compile(r"\s+")
 _PANDOC_TIMEOUT_S = 600
 _CSL_NS = "http://purl.org/net/xbiblio/csl"
+_NAME_VARIABLES = frozenset(
+    [
+        "author",
+        "chair",
+        "collection-editor",
+        "compiler",
+        "composer",
+        "container-author",
+        "contributor",
+        "curator",
+        "director",
+        "editor",
+        "editorial-director",
+        "executive-producer",
+        "guest",
+        "host",
+        "illustrator",
+        "interviewer",
+        "narrator",
+        "organizer",
+        "original-author",
+        "performer",
+        "producer",
+        "recipient",
+        "reviewed-author",
+        "script-writer",
+        "series-creator",
+        "translator",
+    ]
+)
+_DATE_VARIABLES = frozenset(
+    ["accessed", "available-date", "event-date", "issued", "original-date", "submitted"]
+)
 # pandoc's citeproc compares every pair of items while disambiguating, so its time grows with the
 # square of the items (APA here: 200 items 0.6 s, 400 1.7 s, 800 7.2 s). Disambiguation only
 # concerns items whose first authors share a family name, so above this many items a sorted
@@ -206,7 +239,18 @@ def pandoc_item(item: CSLItem, key: str) -> dict[str, Any]:
         data["URL"] = f"https://doi.org/{doi}" if doi else None
     if not is_safe_link(data.get("URL")):
         data.pop("URL", None)
-    return {field: value for field, value in data.items() if value is not None}
+    return {field: value for field, value in data.items() if _csl_shaped(field, value)}
+
+
+def _csl_shaped(field: str, value: Any) -> bool:
+    """What pandoc's citeproc accepts: names as lists of objects, dates as objects, every other
+    variable as text or a number. Anything else an input carried along (tracker fields, keyword
+    lists) stays in the job's data but never reaches pandoc, which would reject the whole job."""
+    if field in _NAME_VARIABLES:
+        return isinstance(value, list) and all(isinstance(v, dict) for v in value)
+    if field in _DATE_VARIABLES:
+        return isinstance(value, dict)
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
 
 
 def _citing_document(keys: Sequence[str]) -> str:
