@@ -22,9 +22,11 @@ logging.getLogger("sqlalchemy").setLevel(logging.CRITICAL)
 
 
 @pytest.fixture(scope="session")
-def prefect_harness() -> Iterator[None]:
-    """A temporary Prefect server for the whole session (starting one costs 7-20 s)."""
+def prefect_harness() -> Iterator[str]:
+    """A temporary Prefect server for the whole session (starting one costs 7-20 s); yields its
+    API URL."""
+    from prefect.settings import PREFECT_API_URL
     from prefect.testing.utilities import prefect_test_harness
 
     with prefect_test_harness(server_startup_timeout=120):
-        yield
+        yield str(PREFECT_API_URL.value())
