@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bibtexparser.middlewares.names import parse_single_name_into_parts
 from pydantic import ValidationError
@@ -26,6 +26,8 @@ _NAME_SEPARATORS = re.compile(r"\s+and\s+|\s*;\s*|\s*&\s*", re.IGNORECASE)
 _ET_AL = re.compile(r"^(et\.? al\.?|others)$", re.IGNORECASE)
 _SURNAME_INITIALS = re.compile(r"^([^,]+?)\s+([A-Z]{1,3})$")
 _DATE_FORMATS = ("%b %d %Y", "%b %d, %Y", "%B %d %Y", "%B %d, %Y", "%d %b %Y", "%d %B %Y")
+
+T = TypeVar("T")
 
 
 def sniff_json(path: Path, head: str) -> Any:
@@ -68,6 +70,22 @@ def load_json(path: Path) -> tuple[Any, InputError | None]:
 
 def shape_error(path: Path, expected: str) -> InputError:
     return InputError(source_file=str(path), reason=f"not {expected}")
+
+
+def load_shape(
+    path: Path, find: Callable[[Any], T | None], expected: str
+) -> tuple[ReadResult, T | None]:
+    """A fresh result and the part of the file's JSON that `find` recognises; None (with the
+    reason in the result's errors) when the file is not JSON or not of the expected shape."""
+    result = ReadResult()
+    data, error = load_json(path)
+    if error:
+        result.errors.append(error)
+        return result, None
+    found = find(data)
+    if found is None:
+        result.errors.append(shape_error(path, expected))
+    return result, found
 
 
 def validation_reason(exc: ValidationError) -> str:

@@ -22,10 +22,9 @@ from tasks.identifiers import normalize_doi, normalize_pmid, normalize_url
 from tasks.read.agent_json import (
     csl_date,
     entry_error,
-    load_json,
+    load_shape,
     read_each,
     reference,
-    shape_error,
     sniff_json,
     validation_reason,
 )
@@ -115,14 +114,8 @@ def read(paths: Sequence[Path]) -> ReadResult:
 
 
 def read_file(path: Path) -> ReadResult:
-    result = ReadResult()
-    data, error = load_json(path)
-    if error:
-        result.errors.append(error)
-        return result
-    found = _citations_and_highlights(data)
+    result, found = load_shape(path, _citations_and_highlights, "a clinical AgentResponse")
     if found is None:
-        result.errors.append(shape_error(path, "a clinical AgentResponse"))
         return result
     citations, highlights = found
     pool = _Pool(path)

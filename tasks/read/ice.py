@@ -19,10 +19,9 @@ from models.csl import CSLItem
 from tasks.read.agent_json import (
     csl_date,
     entry_error,
-    load_json,
+    load_shape,
     read_each,
     reference,
-    shape_error,
     sniff_json,
     unit_score,
     validation_reason,
@@ -84,14 +83,8 @@ def read(paths: Sequence[Path]) -> ReadResult:
 
 
 def read_file(path: Path) -> ReadResult:
-    result = ReadResult()
-    data, error = load_json(path)
-    if error:
-        result.errors.append(error)
-        return result
-    found = _sources(data)
+    result, found = load_shape(path, _sources, "an ICE answer with enriched_sources")
     if found is None:
-        result.errors.append(shape_error(path, "an ICE answer with enriched_sources"))
         return result
     sources, answer = found
     list_key = "citations" if sources is answer.get("citations") else "enriched_sources"

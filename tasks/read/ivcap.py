@@ -18,10 +18,9 @@ from models.audit import ReadResult
 from models.csl import CSLItem
 from tasks.read.agent_json import (
     entry_error,
-    load_json,
+    load_shape,
     read_each,
     reference,
-    shape_error,
     sniff_json,
     validation_reason,
 )
@@ -76,14 +75,8 @@ def read(paths: Sequence[Path]) -> ReadResult:
 
 
 def read_file(path: Path) -> ReadResult:
-    result = ReadResult()
-    data, error = load_json(path)
-    if error:
-        result.errors.append(error)
-        return result
-    items = _items(data)
+    result, items = load_shape(path, _items, "an IVCAP citation store")
     if items is None:
-        result.errors.append(shape_error(path, "an IVCAP citation store"))
         return result
     for i, raw in enumerate(items):
         position = f"citations[{i}]"

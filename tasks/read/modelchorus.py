@@ -21,10 +21,9 @@ from tasks.read.agent_json import (
     csl_date,
     csl_names,
     entry_error,
-    load_json,
+    load_shape,
     read_each,
     reference,
-    shape_error,
     sniff_json,
     validation_reason,
 )
@@ -69,14 +68,8 @@ def read(paths: Sequence[Path]) -> ReadResult:
 
 
 def read_file(path: Path) -> ReadResult:
-    result = ReadResult()
-    data, error = load_json(path)
-    if error:
-        result.errors.append(error)
-        return result
-    claims = _claim_list(data)
+    result, claims = load_shape(path, _claim_list, "a ModelChorus CitationMap list")
     if claims is None:
-        result.errors.append(shape_error(path, "a ModelChorus CitationMap list"))
         return result
     for i, raw_claim in enumerate(claims):
         _read_claim(path, f"claims[{i}]", raw_claim, result)

@@ -24,10 +24,9 @@ from tasks.identifiers import find_identifiers, normalize_doi
 from tasks.pages import group_pages
 from tasks.read.agent_json import (
     entry_error,
-    load_json,
+    load_shape,
     read_each,
     reference,
-    shape_error,
     sniff_json,
     unit_score,
     validation_reason,
@@ -99,14 +98,8 @@ def read(paths: Sequence[Path]) -> ReadResult:
 
 
 def read_file(path: Path) -> ReadResult:
-    result = ReadResult()
-    data, error = load_json(path)
-    if error:
-        result.errors.append(error)
-        return result
-    contexts = _contexts(data)
+    result, contexts = load_shape(path, _contexts, "a RAG context or list of contexts")
     if contexts is None:
-        result.errors.append(shape_error(path, "a RAG context or list of contexts"))
         return result
     papers: dict[str, _Paper] = {}
     for c, raw in enumerate(contexts):
