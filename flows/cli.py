@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -121,6 +121,17 @@ def progress_bars() -> Iterator[None]:
             progress.set_listener(None)
 
 
+def run_flow(flow: Any, workers: int, **parameters: Any) -> dict[str, Any]:
+    """Run a job flow in this process on `workers` task threads, with progress bars."""
+    from flows.runners import task_runner
+
+    with progress_bars():
+        summary: dict[str, Any] = flow.with_options(task_runner=task_runner(workers=workers))(
+            **parameters
+        )
+    return summary
+
+
 def check_inputs(job: str, inputs: list[Path]) -> None:
     try:
         check_job_id(job)
@@ -161,20 +172,19 @@ def audit(
         usage_error(f"--styles: unknown style {', '.join(unknown)} (known: {', '.join(STYLES)})")
 
     from flows.audit import audit_job
-    from flows.runners import task_runner
 
-    with progress_bars():
-        flow = audit_job.with_options(task_runner=task_runner(workers=workers))
-        summary = flow(
-            inputs=[str(p) for p in inputs],
-            job_id=job,
-            out_dir=str(out_dir),
-            db=db,
-            offline=offline,
-            input_format=input_format,
-            chunk_size=chunk_size,
-            styles=chosen_styles,
-        )
+    summary = run_flow(
+        audit_job,
+        workers,
+        inputs=[str(p) for p in inputs],
+        job_id=job,
+        out_dir=str(out_dir),
+        db=db,
+        offline=offline,
+        input_format=input_format,
+        chunk_size=chunk_size,
+        styles=chosen_styles,
+    )
     print_summary(summary)
     counts = summary["status_counts"]
     if any(counts.get(s.value, 0) for s in gate):
@@ -213,20 +223,19 @@ def import_(
     if batch_size < 1 or chunk_size < 1 or workers < 1:
         usage_error("--batch-size, --chunk-size and --workers must be at least 1")
     from flows.bulk import bulk_import
-    from flows.runners import task_runner
 
-    with progress_bars():
-        flow = bulk_import.with_options(task_runner=task_runner(workers=workers))
-        summary = flow(
-            inputs=[str(p) for p in inputs],
-            job_id=job,
-            out_dir=str(out_dir),
-            db=db,
-            offline=offline,
-            input_format=input_format,
-            batch_size=batch_size,
-            chunk_size=chunk_size,
-        )
+    summary = run_flow(
+        bulk_import,
+        workers,
+        inputs=[str(p) for p in inputs],
+        job_id=job,
+        out_dir=str(out_dir),
+        db=db,
+        offline=offline,
+        input_format=input_format,
+        batch_size=batch_size,
+        chunk_size=chunk_size,
+    )
     print_summary(summary)
     out.print(
         f"{summary['batches']} batches, {summary['batches_skipped']} already stored"
