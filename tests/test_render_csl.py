@@ -37,10 +37,11 @@ from tasks.render.csl_styles import (
 FIXTURES = Path(__file__).parent / "fixtures" / "csl"
 REFERENCE_FILES = {name: file.removesuffix(".csl") for name, file in STYLES.items()}
 TARGET = 0.95
-# Measured shortfalls (see the report): pandoc capitalises "Through" in title case, writes the
-# bare initial "Daniel S" as "Daniel S." and so disambiguates two Himmelstein 2018 works
-# differently, and renders the odd edition "2005-06" as "2005th–6th" (citeproc-js: "2005th–06").
-BELOW_TARGET = {("mla", "bibliography"): 43, ("chicago-author-date", "bibliography"): 42}
+# Measured shortfall (see the report), each a point where pandoc follows CSL 1.0.2 and
+# citeproc-js does not: "through" is no CSL stop word, so title case gives "Through";
+# initialize="false" with initialize-with=". " writes "Daniel S" as "Daniel S."; the odd edition
+# "2005-06" is ordinalised number by number, "2005th–6th" (citeproc-js: "2005th–06").
+BELOW_TARGET = {("mla", "bibliography"): 43}
 _FRENCH_TITLE = ("Hollande Dans Le Bourbier de l’affaire", "Hollande dans le bourbier de l’affaire")
 
 

@@ -8,7 +8,8 @@ text, HTML and Markdown in one JSON answer.
 
 pandoc runs with --sandbox (it reads only the files named on its command line) and uses the CSL
 locales compiled into it; the copies in styles/ record which locale data the styles were written
-against. Two style files carry small documented patches for citeproc quirks (styles/README.md).
+against. Two style files carry small documented patches for citeproc quirks (styles/README.md);
+one more quirk (two spellings of one initial) is met in pandoc_item.
 """
 
 import html
@@ -80,6 +81,9 @@ _NAME_VARIABLES = frozenset(
         "translator",
     ]
 )
+# A capital standing alone in a given name ("S" in "Daniel S"), not already followed by a full
+# stop and not an elided word ("D'Arcy").
+_BARE_INITIAL = re.compile(r"\b([^\W\d_])(?![\w.'’])")
 _DATE_VARIABLES = frozenset(
     ["accessed", "available-date", "event-date", "issued", "original-date", "submitted"]
 )
@@ -173,6 +177,35 @@ def _sort_name(item: CSLItem) -> str:
 
 
 @cache
+def initials_take_period(style: str) -> bool:
+    """Whether to write bare initials in given names with their full stop for this style.
+
+    True when (1) every cs:name puts a full stop after initials (its initialize-with, own or
+    inherited, ends in "."), so CSL 1.0.2 renders "Daniel S" as "Daniel S." in every form and
+    adding the stop changes no output; and (2) the citation names a givenname-disambiguation-rule
+    other than by-cite, the case where pandoc's citeproc first groups all names by their
+    spelling: "Daniel S" and "Daniel S." are then two people printed alike, their works get year
+    suffixes, and names are not added as the style asks."""
+    root = ET.parse(style_path(style)).getroot()
+    citation = root.find(f"{{{_CSL_NS}}}citation")
+    rule = (
+        citation.get("givenname-disambiguation-rule", "by-cite")
+        if citation is not None
+        else "by-cite"
+    )
+    default = root.get("initialize-with")
+    contexts = [root.find(f"{{{_CSL_NS}}}{part}") for part in ("citation", "bibliography")]
+    inherited = {default} | {c.get("initialize-with", default) for c in contexts if c is not None}
+    values = {
+        name.get("initialize-with") if "initialize-with" in name.attrib else value
+        for name in root.iter(f"{{{_CSL_NS}}}name")
+        for value in inherited
+    }
+    periods = all(value is not None and value.rstrip().endswith(".") for value in values)
+    return periods and rule != "by-cite"
+
+
+@cache
 def style_format(style: str) -> str:
     """The style's citation format: author-date, author, numeric, note or label."""
     root = ET.parse(style_path(style)).getroot()
@@ -190,7 +223,12 @@ def _render_once(items: Sequence[CSLItem], style: str) -> Bibliography:
     with tempfile.TemporaryDirectory(prefix="citeaudit-render-") as tmp:
         bibliography = Path(tmp) / "items.json"
         bibliography.write_text(
-            json.dumps([pandoc_item(item, key) for item, key in zip(items, keys, strict=True)]),
+            json.dumps(
+                [
+                    pandoc_item(item, key, initials_period=initials_take_period(style))
+                    for item, key in zip(items, keys, strict=True)
+                ]
+            ),
             encoding="utf-8",
         )
         answer = _run_pandoc(_citing_document(keys), path, bibliography, style_locale(style), token)
@@ -224,9 +262,12 @@ def render_bibliographies(
         return dict(zip(names, rendered, strict=True))
 
 
-def pandoc_item(item: CSLItem, key: str) -> dict[str, Any]:
+def pandoc_item(item: CSLItem, key: str, *, initials_period: bool = False) -> dict[str, Any]:
     """The item as pandoc should see it: our key as id, legacy field names mapped, and no link
-    that we would not render (a `doi:` URL becomes https://doi.org/...)."""
+    that we would not render (a `doi:` URL becomes https://doi.org/...).
+
+    With `initials_period` (see initials_take_period) bare initials in given names get the full
+    stop the style would print anyway, so that pandoc sees one spelling of each name."""
     data = item.to_csl()
     data["id"] = key
     for legacy, field in _LEGACY_FIELDS.items():
@@ -239,7 +280,26 @@ def pandoc_item(item: CSLItem, key: str) -> dict[str, Any]:
         data["URL"] = f"https://doi.org/{doi}" if doi else None
     if not is_safe_link(data.get("URL")):
         data.pop("URL", None)
+    if initials_period:
+        for field in _NAME_VARIABLES.intersection(data):
+            data[field] = _with_initial_periods(data[field])
     return {field: value for field, value in data.items() if _csl_shaped(field, value)}
+
+
+def _with_initial_periods(names: Any) -> Any:
+    if not isinstance(names, list):
+        return names  # not CSL-shaped; _csl_shaped drops it
+    return [
+        name | {"given": _BARE_INITIAL.sub(_initial_with_period, name["given"])}
+        if isinstance(name, dict) and isinstance(name.get("given"), str)
+        else name
+        for name in names
+    ]
+
+
+def _initial_with_period(match: re.Match[str]) -> str:
+    initial = match.group(1)
+    return f"{initial}." if initial.isupper() else initial
 
 
 def _csl_shaped(field: str, value: Any) -> bool:
