@@ -317,3 +317,23 @@ def test_fields_pandoc_cannot_read_are_left_out_not_fatal(items: list[CSLItem]) 
     bib = csl_styles.render_bibliography([CSLItem.from_csl(odd), items[1]], "apa")
     assert len(bib.entries) == 2
     assert "keyword" not in csl_styles.pandoc_item(CSLItem.from_csl(odd), "k")
+
+
+def test_bare_initials_get_their_stop_only_where_the_style_prints_one() -> None:
+    assert {s for s in csl_styles.STYLES if csl_styles.initials_take_period(s)} == {
+        "apa",
+        "chicago-author-date",
+    }
+    item = CSLItem.from_csl(
+        {
+            "id": "x",
+            "author": [
+                {"family": "Himmelstein", "given": "Daniel S"},
+                {"family": "O'Neil", "given": "D'Arcy J R"},
+            ],
+        }
+    )
+    names = csl_styles.pandoc_item(item, "k", initials_period=True)["author"]
+    assert [n["given"] for n in names] == ["Daniel S.", "D'Arcy J. R."]
+    plain = csl_styles.pandoc_item(item, "k")["author"]
+    assert [n["given"] for n in plain] == ["Daniel S", "D'Arcy J R"]
