@@ -8,7 +8,7 @@ than the text says.
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
@@ -192,11 +192,3 @@ def reference(
             "stated_confidence": stated_confidence,
         }
     )
-
-
-def read_each(paths: Sequence[Path], read_file: Callable[[Path], ReadResult]) -> ReadResult:
-    """One result for several files of the same format, each read on its own."""
-    result = ReadResult()
-    for path in paths:
-        result.extend(read_file(path))
-    return result

@@ -1,10 +1,11 @@
 """Small helpers every reader shares: names, dates, pages, and building a Reference."""
 
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from models.audit import Identifiers, Reference
+from models.audit import Identifiers, ReadResult, Reference
 from models.csl import CSLDate, CSLItem, CSLName
 from tasks.identifiers import identifiers_of
 
@@ -154,3 +155,11 @@ def free_text_item(key: str, text: str, ids: Identifiers) -> CSLItem:
             "issued": csl_date([int(year.group(1))]) if year else None,
         }
     )
+
+
+def read_each(paths: Sequence[Path], read_file: Callable[[Path], ReadResult]) -> ReadResult:
+    """One result for several files of the same format, each read on its own."""
+    result = ReadResult()
+    for path in paths:
+        result.extend(read_file(path))
+    return result

@@ -12,17 +12,14 @@ from pydantic import ValidationError
 
 from models.audit import InputError, ReadResult
 from models.csl import CSLItem
-from tasks.read.common import make_reference
+from tasks.read.common import make_reference, read_each
 from tasks.read.text import UnreadableFileError, read_text
 
 FORMAT = "csljson"
 
 
 def read(paths: Sequence[Path]) -> ReadResult:
-    result = ReadResult()
-    for path in paths:
-        result.extend(read_csljson_file(path))
-    return result
+    return read_each(paths, read_csljson_file)
 
 
 def detect(path: Path, head: str) -> bool:

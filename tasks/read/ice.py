@@ -20,12 +20,12 @@ from tasks.read.agent_json import (
     csl_date,
     entry_error,
     load_shape,
-    read_each,
     reference,
     sniff_json,
     unit_score,
     validation_reason,
 )
+from tasks.read.common import read_each
 
 FORMAT = "ice"
 

@@ -19,11 +19,11 @@ from models.csl import CSLItem
 from tasks.read.agent_json import (
     entry_error,
     load_shape,
-    read_each,
     reference,
     sniff_json,
     validation_reason,
 )
+from tasks.read.common import read_each
 
 FORMAT = "ivcap"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from models.audit import Claim, Identifiers, InputError, ReadResult, Reference
 from tasks.identifiers import find_identifiers, normalize_doi, normalize_pmid, normalize_url
-from tasks.read.common import free_text_item, make_reference
+from tasks.read.common import free_text_item, make_reference, read_each
 from tasks.read.text import UnreadableFileError, read_text
 
 FORMAT = "markdown"
@@ -58,10 +58,7 @@ class _Report:
 
 
 def read(paths: Sequence[Path]) -> ReadResult:
-    result = ReadResult()
-    for path in paths:
-        result.extend(read_markdown_file(path))
-    return result
+    return read_each(paths, read_markdown_file)
 
 
 def detect(path: Path, head: str) -> bool:

@@ -22,11 +22,11 @@ from tasks.read.agent_json import (
     csl_names,
     entry_error,
     load_shape,
-    read_each,
     reference,
     sniff_json,
     validation_reason,
 )
+from tasks.read.common import read_each
 
 FORMAT = "modelchorus"
 

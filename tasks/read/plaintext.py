@@ -12,7 +12,7 @@ from urllib.parse import unquote
 
 from models.audit import Identifiers, ReadResult
 from tasks.identifiers import find_identifiers, normalize_pmid
-from tasks.read.common import free_text_item, make_reference
+from tasks.read.common import free_text_item, make_reference, read_each
 from tasks.read.text import UnreadableFileError, read_text
 
 FORMAT = "plaintext"
@@ -21,10 +21,7 @@ _BARE_PMID = re.compile(r"\d{1,8}")
 
 
 def read(paths: Sequence[Path]) -> ReadResult:
-    result = ReadResult()
-    for path in paths:
-        result.extend(read_plaintext_file(path))
-    return result
+    return read_each(paths, read_plaintext_file)
 
 
 def detect(path: Path, head: str) -> bool:

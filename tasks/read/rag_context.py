@@ -25,12 +25,12 @@ from tasks.pages import group_pages
 from tasks.read.agent_json import (
     entry_error,
     load_shape,
-    read_each,
     reference,
     sniff_json,
     unit_score,
     validation_reason,
 )
+from tasks.read.common import read_each
 
 FORMAT = "rag-context"
 

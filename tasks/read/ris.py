@@ -22,7 +22,14 @@ from rispy.parser import RisParser, WokParser
 from models.audit import InputError, ReadResult, Reference
 from models.csl import CSLItem, CSLName
 from tasks.identifiers import normalize_doi, normalize_pmcid, normalize_pmid
-from tasks.read.common import csl_item, date_from_text, make_reference, name_from_text, page_range
+from tasks.read.common import (
+    csl_item,
+    date_from_text,
+    make_reference,
+    name_from_text,
+    page_range,
+    read_each,
+)
 from tasks.read.text import UnreadableFileError, read_text
 
 FORMAT = "ris"
@@ -115,10 +122,7 @@ class _Dialect:
 
 
 def read(paths: Sequence[Path]) -> ReadResult:
-    result = ReadResult()
-    for path in paths:
-        result.extend(read_tagged_file(path))
-    return result
+    return read_each(paths, read_tagged_file)
 
 
 def detect(path: Path, head: str) -> bool:
