@@ -9,7 +9,8 @@ text, HTML and Markdown in one JSON answer.
 pandoc runs with --sandbox (it reads only the files named on its command line) and uses the CSL
 locales compiled into it; the copies in styles/ record which locale data the styles were written
 against. Two style files carry small documented patches for citeproc quirks (styles/README.md);
-one more quirk (two spellings of one initial) is met in pandoc_item.
+two more are met in pandoc_item: two spellings of one initial, and CSL's title case capitalising
+prepositions that MLA and Chicago lowercase.
 """
 
 import html
@@ -49,6 +50,7 @@ STYLES: dict[str, str] = {
 _LEGACY_FIELDS = {"shortTitle": "title-short", "journalAbbreviation": "container-title-short"}
 _HREF = re.compile(r'<a href="([^"]*)"[^>]*>(.*?)</a>', re.DOTALL)
 _SPACE = re.compile(r"\s+")
+_PARAGRAPH_BREAK = re.compile(r"</p>\s*<p>")
 _PANDOC_TIMEOUT_S = 600
 _CSL_NS = "http://purl.org/net/xbiblio/csl"
 _NAME_VARIABLES = frozenset(
@@ -87,6 +89,60 @@ _BARE_INITIAL = re.compile(r"\b([^\W\d_])(?![\w.'’])")
 _DATE_VARIABLES = frozenset(
     ["accessed", "available-date", "event-date", "issued", "original-date", "submitted"]
 )
+_TITLE_VARIABLES = frozenset(
+    [
+        "collection-title",
+        "container-title",
+        "container-title-short",
+        "original-title",
+        "part-title",
+        "reviewed-title",
+        "title",
+        "title-short",
+        "volume-title",
+    ]
+)
+# MLA (Handbook 9th ed.; style.mla.org, "two-word prepositions in titles") and Chicago (17th ed.
+# 8.159) lowercase every preposition inside a title, however long. CSL 1.0.2's title case knows
+# only a short stop-word list, so pandoc writes "Diseases Through Data". Listed: prepositions
+# missing from that list that are prepositions in nearly every title; words that are often
+# adverbs, adjectives or subordinating conjunctions (after, along, around, like, since, until),
+# which these manuals capitalise in those uses, are left to CSL.
+_LOWERCASE_PREPOSITION_STYLES = frozenset(["mla", "chicago-author-date", "chicago-notes"])
+_PREPOSITIONS = (
+    "across",
+    "against",
+    "alongside",
+    "amid",
+    "amidst",
+    "among",
+    "amongst",
+    "atop",
+    "beneath",
+    "beside",
+    "between",
+    "beyond",
+    "despite",
+    "during",
+    "per",
+    "through",
+    "throughout",
+    "toward",
+    "towards",
+    "under",
+    "underneath",
+    "unto",
+    "upon",
+    "versus",
+    "within",
+    "without",
+)
+# A listed preposition as the writer lowercased it, inside the title: after a word (not after a
+# colon or full stop, where a subtitle or sentence starts) and before another word (CSL
+# capitalises a title's last word).
+_INNER_PREPOSITION = re.compile(rf"(?<=[\w,]\s)({'|'.join(_PREPOSITIONS)})(?=\s+\w)")
+# CSL-JSON's markup (read by pandoc and citeproc-js alike) for text no case change may touch.
+_NOCASE = r'<span class="nocase">\1</span>'
 # pandoc's citeproc compares every pair of items while disambiguating, so its time grows with the
 # square of the items (APA here: 200 items 0.6 s, 400 1.7 s, 800 7.2 s). Disambiguation only
 # concerns items whose first authors share a family name, so above this many items a sorted
@@ -225,13 +281,25 @@ def _render_once(items: Sequence[CSLItem], style: str) -> Bibliography:
         bibliography.write_text(
             json.dumps(
                 [
-                    pandoc_item(item, key, initials_period=initials_take_period(style))
+                    pandoc_item(
+                        item,
+                        key,
+                        initials_period=initials_take_period(style),
+                        lowercase_prepositions=style in _LOWERCASE_PREPOSITION_STYLES,
+                    )
                     for item, key in zip(items, keys, strict=True)
                 ]
             ),
             encoding="utf-8",
         )
-        answer = _run_pandoc(_citing_document(keys), path, bibliography, style_locale(style), token)
+        answer = _run_pandoc(
+            _citing_document(keys),
+            path,
+            bibliography,
+            style_locale(style),
+            token,
+            numbered=style_format(style) == "numeric",
+        )
     pieces = _split_pieces(answer, token)
     citations = {key: forms for (kind, key), forms in pieces if kind == "citation"}
     entries = []
@@ -262,12 +330,16 @@ def render_bibliographies(
         return dict(zip(names, rendered, strict=True))
 
 
-def pandoc_item(item: CSLItem, key: str, *, initials_period: bool = False) -> dict[str, Any]:
+def pandoc_item(
+    item: CSLItem, key: str, *, initials_period: bool = False, lowercase_prepositions: bool = False
+) -> dict[str, Any]:
     """The item as pandoc should see it: our key as id, legacy field names mapped, and no link
     that we would not render (a `doi:` URL becomes https://doi.org/...).
 
     With `initials_period` (see initials_take_period) bare initials in given names get the full
-    stop the style would print anyway, so that pandoc sees one spelling of each name."""
+    stop the style would print anyway, so that pandoc sees one spelling of each name. With
+    `lowercase_prepositions` (see _PREPOSITIONS) a lowercase preposition inside a title is kept
+    lowercase under the style's title case, as CSL's own stop words are."""
     data = item.to_csl()
     data["id"] = key
     for legacy, field in _LEGACY_FIELDS.items():
@@ -283,6 +355,10 @@ def pandoc_item(item: CSLItem, key: str, *, initials_period: bool = False) -> di
     if initials_period:
         for field in _NAME_VARIABLES.intersection(data):
             data[field] = _with_initial_periods(data[field])
+    if lowercase_prepositions:
+        for field in _TITLE_VARIABLES.intersection(data):
+            if isinstance(data[field], str):
+                data[field] = _INNER_PREPOSITION.sub(_NOCASE, data[field])
     return {field: value for field, value in data.items() if _csl_shaped(field, value)}
 
 
@@ -319,7 +395,7 @@ def _citing_document(keys: Sequence[str]) -> str:
 
 
 def _run_pandoc(
-    document: str, style: Path, bibliography: Path, lang: str, token: str
+    document: str, style: Path, bibliography: Path, lang: str, token: str, *, numbered: bool
 ) -> dict[str, Any]:
     command = [
         pypandoc.get_pandoc_path(),
@@ -332,6 +408,8 @@ def _run_pandoc(
         f"--metadata=lang:{lang}",
         "--metadata=link-citations:false",
         f"--metadata=split-token:{token}",
+        # Tells the writer that entries start with their number (see bibliography.lua).
+        f"--metadata=numbered:{'true' if numbered else 'false'}",
     ]
     done = subprocess.run(
         command,
@@ -359,12 +437,17 @@ def _split_pieces(answer: dict[str, Any], token: str) -> list[tuple[tuple[str, s
             piece,
             Formatted(
                 text=_one_line(cut["text"][n]),
-                html=_safe_links(cut["html"][n].strip()),
+                html=_safe_links(_inline_html(cut["html"][n])),
                 markdown=cut["markdown"][n].strip(),
             ),
         )
         for n, piece in enumerate(pieces)
     ]
+
+
+def _inline_html(fragment: str) -> str:
+    # The writer hands over citeproc's paragraphs; a piece is one line of inline HTML.
+    return _PARAGRAPH_BREAK.sub(" ", fragment.strip()).removeprefix("<p>").removesuffix("</p>")
 
 
 def _one_line(text: str) -> str:
