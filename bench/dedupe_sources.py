@@ -9,14 +9,23 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.citation_fields import (
+    clean,
+    names,
+    page_range,
+    split_title,
+    split_title_head,
+    split_year,
+    volume,
+    year_in,
+)
 from models.audit import Provenance, Reference
-from models.csl import CSLDate, CSLItem, CSLName
+from models.csl import CSLDate, CSLItem
 from tasks.identifiers import identifiers_of
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DEDUPE_DATA = SHARED_DATA / "dedupe"
 _YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
-_INITIALS = re.compile(r"^(?:[A-Za-z]{1,2}\.?\s*-?)+$")
 
 
 @dataclass(frozen=True)
@@ -33,27 +42,6 @@ def reference(key: str, source: str, item: CSLItem) -> Reference:
         provenance=Provenance(source_file=source, entry_key=key),
         ids=identifiers_of(item),
     )
-
-
-def names(authors: str) -> list[CSLName]:
-    """`A. Smith, B. Jones and C. Li`, `Smith, A. & Jones, B.` -> CSL names, first author first.
-
-    Free-text author lists are ambiguous; this is good enough to find the first author's
-    surname, which is all dedupe reads besides the initials."""
-    text = re.sub(r"\s+", " ", html.unescape(authors)).strip(" .,;")
-    chunks = [c.strip(" .,") for c in re.split(r"\s*(?:;|&|\band\b|,\s*and\b)\s*", text)]
-    result: list[CSLName] = []
-    for chunk in filter(None, chunks):
-        parts = [p.strip() for p in chunk.split(",") if p.strip()]
-        while parts:
-            if len(parts) > 1 and _INITIALS.match(parts[1]) and " " not in parts[0].strip():
-                result.append(CSLName(family=parts[0], given=parts[1]))
-                parts = parts[2:]
-            else:
-                words = parts[0].split()
-                result.append(CSLName(family=words[-1], given=" ".join(words[:-1]) or None))
-                parts = parts[1:]
-    return result
 
 
 def _year(text: str) -> CSLDate | None:
@@ -83,22 +71,46 @@ def dblp_acm() -> tuple[list[Labelled], set[tuple[str, str]]]:
     return records, truth
 
 
+_REPORT_TYPE = re.compile(r"\b(?:tech|report|TR)\b", re.IGNORECASE)
+_THESIS_TYPE = re.compile(r"\b(?:thesis|dissertation)\b", re.IGNORECASE)
+
+
+def cora_item(row: dict[str, str]) -> CSLItem:
+    """One Cora record as a CSL item: its segmented fields parsed as a reader of the reference
+    list would (bench/citation_fields.py); a `type` field ("Technical Report 92-8", "PhD thesis")
+    makes a report or thesis, published by the institution."""
+    authors, title = split_title_head(row["author"], row["title"])
+    authors, author_year = split_year(authors)
+    title, authors, title_year = split_title(title, authors)
+    kind = clean(row["type"])
+    csl_type = (
+        "thesis" if _THESIS_TYPE.search(kind) else "report" if _REPORT_TYPE.search(kind) else None
+    )
+    year = (
+        year_in(row["year"], row["date"])
+        or title_year
+        or author_year
+        or year_in(*(re.findall(r"\((\d{4})[a-z]?\)", row["volume"] + row["booktitle"])))
+    )
+    return CSLItem(
+        id=f"cora:{row['id']}",
+        type=csl_type or "article",
+        genre=kind.strip(" .,()") or None,
+        title=title or None,
+        author=names(authors),
+        container_title=clean(row["journal"] or row["booktitle"]).strip(" .,") or None,
+        publisher=clean(row["institution"] or row["publisher"]).strip(" .,") or None,
+        issued=CSLDate.from_year(year) if year else None,
+        volume=volume(row["volume"]),
+        page=page_range(row["pages"]),
+    )
+
+
 def cora() -> list[Labelled]:
     """The 1,879 Cora citations; `label` is the true cluster key."""
     path = DEDUPE_DATA / "cora" / "jedai_coraLarge" / "cora.csv"
-    records = []
     with path.open(encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle):
-            key = f"cora:{row['id']}"
-            venue = row["journal"] or row["booktitle"] or row["institution"] or row["publisher"]
-            item = CSLItem(
-                id=key,
-                title=row["title"].strip(" .,") or None,
-                author=names(row["author"]),
-                container_title=venue.strip(" .,") or None,
-                issued=_year(row["year"] or row["date"]),
-                volume=row["volume"].strip(" .,") or None,
-                page=row["pages"].strip(" .,") or None,
-            )
-            records.append(Labelled(reference(key, "cora", item), "cora", row["label"]))
-    return records
+        return [
+            Labelled(reference(f"cora:{row['id']}", "cora", cora_item(row)), "cora", row["label"])
+            for row in csv.DictReader(handle)
+        ]

@@ -48,6 +48,8 @@ def candidate_pairs(records: pl.DataFrame, blocking: Blocking = Blocking()) -> p
         "notice",
         "type",
         "container",
+        "first_author",
+        "pages",
     )
     relations = (
         keys.select("rid")
@@ -63,6 +65,7 @@ def candidate_pairs(records: pl.DataFrame, blocking: Blocking = Blocking()) -> p
         _identifier_pairs(con),
         _title_pairs(con, blocking),
         _chapter_pairs(con, blocking),
+        _locator_pairs(con, blocking),
         _relation_pairs(con),
     ]
     union = " UNION ALL ".join(f"({p})" for p in parts)
@@ -154,6 +157,23 @@ def _chapter_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
         SELECT n.rid AS x, o.rid AS y, NULL AS relation, true AS keyed
         FROM chapters n JOIN books USING (container, year) JOIN chapters o USING (container, year)
         WHERE n.new"""
+
+
+def _locator_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
+    # A citation without a title still names its work by first author, year and first page.
+    con.execute(r"""
+        CREATE TEMP TABLE locators AS
+        SELECT rid, new, title_key IS NULL AS untitled, work_id,
+               first_author || '|' || year || '|' || regexp_extract(pages, '\d+') AS key
+        FROM recs
+        WHERE first_author IS NOT NULL AND year IS NOT NULL AND regexp_extract(pages, '\d+') <> ''
+        """)
+    return f"""
+        SELECT n.rid AS x, o.rid AS y, NULL AS relation, false AS keyed
+        FROM locators n JOIN locators o USING (key)
+        WHERE n.new AND (n.untitled OR o.untitled) AND key IN (
+            SELECT key FROM locators GROUP BY key
+            HAVING count(DISTINCT coalesce(work_id, rid::VARCHAR)) <= {blocking.block_cap})"""
 
 
 def _relation_pairs(con: duckdb.DuckDBPyConnection) -> str:

@@ -67,13 +67,14 @@ class DedupeThresholds:
 
 def recurring_titles(records: pl.DataFrame, thresholds: DedupeThresholds) -> pl.Series:
     """Whether each record's title is a recurring column ("Editor's notes", "Book reviews"):
-    short, and seen in many years. Only the new records' titles are counted; the library is only
-    filtered."""
+    short, and seen in many years of one periodical (a paper cited with its report's and its
+    journal's years is no column). Only the new records' titles are counted; the library is
+    only filtered."""
     short = pl.col("title_key").str.count_matches(" ") < thresholds.column_words
     titles = records.filter(pl.col("new") & short)["title_key"].drop_nulls().unique().implode()
     columns = (
-        records.filter(pl.col("title_key").is_in(titles))
-        .group_by("title_key")
+        records.filter(pl.col("title_key").is_in(titles) & pl.col("container").is_not_null())
+        .group_by("title_key", "container")
         .agg(pl.col("year").drop_nulls().n_unique().alias("years"))
         .filter(pl.col("years") >= thresholds.column_years)["title_key"]
     )
@@ -222,14 +223,19 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     same_authors = (
         _both("first_author") & ((col("author_sim") >= th.author) | listed | shared)
     ).fill_null(False)
+    first_pages = [col(f"pages_{x}").str.extract(r"(\d+)") for x in ("a", "b")]
+    pages_apart = (first_pages[0] != first_pages[1]).fill_null(False)
     # Sources append and reword ("... - Book Review", "B2B" for "business to business") and
-    # drop subtitles: a looser title counts when the same authors and the same year back it.
+    # drop subtitles: a looser title counts when the same authors and the same year back it,
+    # and no other first page contradicts it ("The recurrent cascade-correlation architecture",
+    # pp. 190-196, is not "The cascade-correlation learning architecture", pp. 524-532).
     backed = (
         _both("title_key")
         & ~short
         & ((col("title_sim") >= th.corroborated_title) | (col("prefix_sim") >= th.title))
         & same_authors
         & _same("year")
+        & ~pages_apart
     ).fill_null(False)
     year_gap = (col("year_a") - col("year_b")).abs()
     year_ok = (~_both("year") | (year_gap <= th.year_window)).fill_null(False)
@@ -246,7 +252,23 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         & (year_gap <= th.year_window)
         & ~volumes_apart
     ).fill_null(False)
-    # A short title ("Introduction", "Reply") is only the same work with the same author and year.
+    # The same year and the same volume or first page place two citations in one printing: there
+    # a title less alike (or none at all) still names the same work, "The cascade correlation
+    # architecture", vol. 2, 1990 for "... learning architecture"; "Aha, D. W. (1991). Machine
+    # Learning, 6, 37-66." without its title.
+    in_print = (
+        _same("year")
+        & (_same("volume") | col("same_page"))
+        & (col("title_sim") >= th.floor).fill_null(True)
+    )
+    # A short title ("Introduction", "Reply") is only the same work with the same author and the
+    # same year or first page; or in the same container, without a year or by the same two
+    # authors a year apart ("Multivariate decision trees", Machine Learning, 1994 in press, 1995).
+    short_ok = _both("first_author") & (
+        _same("year")
+        | col("same_page")
+        | (_same("container") & year_ok & (shared | ~_both("year")))
+    )
     numerals_apart = col("title_key_a").str.extract_all(_NUMERALS).list.sort().list.join(
         " "
     ) != col("title_key_b").str.extract_all(_NUMERALS).list.sort().list.join(" ")
@@ -262,13 +284,16 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     # A recurring column is one work only for the same year and issue locator.
     located = _same("year") & (_same("volume") | _same("pages"))
     fuzzy = (
-        (title_ok | backed | paged)
+        (title_ok | backed | paged | in_print)
         & author_ok
         & year_ok
-        & (~short | (_both("first_author") & _same("year")))
+        & (~short | short_ok)
         & (~(col("recurring_a") | col("recurring_b")) | located)
         & ~numerals_apart.fill_null(False)
         & ~venues_apart
+        # Other pages in another year are another printing: the proceedings paper (1988, pp.
+        # 601-606) and its journal version (1989, pp. 377-391). A typo rarely hits both.
+        & ~(pages_apart & _differ("year"))
     )
     near_version = (
         title_ok & author_ok & (~_both("year") | (year_gap <= th.preprint_years)).fill_null(False)
@@ -321,15 +346,24 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
             expr = expr.when(rule[0]).then(pick(rule))
         return expr.otherwise(None)
 
-    # A dropped subtitle or a shared first page makes up for a title less alike.
+    # A dropped subtitle or a shared first page makes up for a title less alike (or none).
     title_part = pl.max_horizontal(
-        "title_sim", "prefix_sim", pl.when(paged).then(th.title).otherwise(None)
+        "title_sim", "prefix_sim", pl.when(paged | in_print).then(th.title).otherwise(None)
     )
     author_part = (
         pl.when(listed | shared).then(1.0).otherwise(col("author_sim")).fill_null(title_part)
     )
-    year_part = (1.0 - year_gap.clip(0, 2) / 2.0).fill_null(title_part)
-    fuzzy_score = ((3 * title_part + author_part + year_part) / 5).fill_null(0.0)
+    # An unknown year is worth no more than a year off by one: a record that says less must not
+    # outrank one that agrees on more (it would be the weak middle that chains two works).
+    year_part = (1.0 - year_gap.clip(0, 2) / 2.0).fill_null(0.5)
+    # Where both cite pages, the same first page vouches for the pair and another one counts
+    # against it (merges that agree on where the work is printed go first); unknown, it is left
+    # out of the mean.
+    page_part = pl.when(col("same_page")).then(1.0).when(pages_apart).then(0.0)
+    fuzzy_score = (
+        (3 * title_part + author_part + year_part + page_part.fill_null(0.0))
+        / (5 + page_part.is_not_null().cast(pl.Int8))
+    ).fill_null(0.0)
     decision = first(lambda r: pl.lit(r[1])).fill_null(DISTINCT)
     label = first(lambda r: r[2])
     return {
