@@ -6,7 +6,12 @@ import polars as pl
 
 from tasks.dedupe.candidates import candidate_pairs
 from tasks.dedupe.cluster import ASSIGNMENT_SCHEMA, LINK_SCHEMA, cluster
-from tasks.dedupe.compare import DedupeThresholds, recurring_titles, score_pairs
+from tasks.dedupe.compare import (
+    DedupeThresholds,
+    recurring_titles,
+    repeated_in_list,
+    score_pairs,
+)
 from tasks.dedupe.records import LIBRARY_SCHEMA, RECORD_SCHEMA, RELATION
 
 # What makes two rows the same citation content (besides citation_id): all match keys.
@@ -72,6 +77,7 @@ def assign_works(
             pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=LINK_SCHEMA)
         )
     records = records.with_columns(recurring_titles(records, thresholds))
+    records = records.with_columns(repeated_in_list(records, thresholds))
     pairs = candidate_pairs(records, thresholds.blocking)
     decided = score_pairs(records, pairs, thresholds)
     assignments, links = cluster(records, decided, thresholds.linkage)
