@@ -125,6 +125,17 @@ def test_rerun_creates_no_new_works() -> None:
     assert again.assignments["duplicate_of"].null_count() == 0
 
 
+def test_rerun_from_a_moved_file_is_the_same_citation() -> None:
+    # The list a citation came from tells columns apart; it is not part of what the citation says.
+    untitled = reference("empty:1", {"type": "article"})  # found again only as the same citation
+    new = records_frame([untitled])
+    library = assign_works(new).library_rows(new)
+    moved = new.with_columns(source=pl.lit("elsewhere/refs.bib"))
+    again = assign_works(moved, library)
+    assert again.new_works == 0
+    assert again.assignments["duplicate_of"].to_list() == ["empty:1"]
+
+
 def test_conflicting_dois_veto_a_title_match() -> None:
     base = scopus_references()[3].item
     other = base.model_copy(update={"DOI": "10.9999/another.copy"})

@@ -6,11 +6,17 @@ import polars as pl
 
 from tasks.dedupe.candidates import candidate_pairs
 from tasks.dedupe.cluster import ASSIGNMENT_SCHEMA, LINK_SCHEMA, cluster
-from tasks.dedupe.compare import DedupeThresholds, recurring_titles, score_pairs
+from tasks.dedupe.compare import (
+    DedupeThresholds,
+    recurring_titles,
+    repeated_in_list,
+    score_pairs,
+)
 from tasks.dedupe.records import LIBRARY_SCHEMA, RECORD_SCHEMA, RELATION
 
-# What makes two rows the same citation content (besides citation_id): all match keys.
-_FINGERPRINT = [c for c in RECORD_SCHEMA if c not in ("citation_id", "relations")]
+# What makes two rows the same citation content (besides citation_id): all match keys, not the
+# list it came from (a moved file holds the same citations).
+_FINGERPRINT = [c for c in RECORD_SCHEMA if c not in ("citation_id", "source", "relations")]
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,7 @@ def assign_works(
             pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=LINK_SCHEMA)
         )
     records = records.with_columns(recurring_titles(records, thresholds))
+    records = records.with_columns(repeated_in_list(records))
     pairs = candidate_pairs(records, thresholds.blocking)
     decided = score_pairs(records, pairs, thresholds)
     assignments, links = cluster(records, decided, thresholds.linkage)

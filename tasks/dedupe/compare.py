@@ -35,7 +35,7 @@ NOTICE_LINKS = {
 PAIR_COLUMNS = (
     "citation_id", "fingerprint", "doi", "pmid", "pmcid", "arxiv", "isbn", "url", "title_key",
     "notice", "first_author", "surnames", "initials", "year", "container", "type", "preprint",
-    "volume", "pages", "recurring", "venue_kind",
+    "volume", "pages", "recurring", "repeated", "venue_kind", "source",
 )  # fmt: skip
 # Title: character edits (typos) or word order (moved subtitles), whichever is kinder.
 TITLE_SCORERS = (fuzz.ratio, fuzz.token_sort_ratio)
@@ -43,7 +43,24 @@ SURNAME_SCORERS = (fuzz.ratio,)
 # Numbers in a title tell parts and editions apart: "Part II", "... 2000", "Tcl/Tk 8".
 # A dropped subtitle excuses a title mismatch only when what is left has this many words.
 _PREFIX_WORDS = 4
-_NUMERALS = r"\b\d+\b|\bpart (?:i{1,3}|iv|vi{0,3}|ix|x)\b|\b(?:ii|iii|iv|vi|vii|viii|ix)\b"
+_ROMAN = r"\bpart (?:i{1,3}|iv|vi{0,3}|ix|x)\b|\b(?:ii|iii|iv|vi|vii|viii|ix)\b"
+_NUMERALS = rf"\b\d+\b|{_ROMAN}"
+_NUMERALS_ANYWHERE = rf"\d+|{_ROMAN}"
+# Words that say what kind of venue a name is, or join its words, not which venue it is.
+_VENUE_FILLER = [
+    "a", "an", "and", "annual", "conference", "conf", "for", "in", "international", "intl",
+    "journal", "j", "of", "on", "proceedings", "proc", "symposium", "symp", "the", "to",
+    "transactions", "trans", "workshop", "acm", "ieee",
+]  # fmt: skip
+_JOINING_WORDS = ["a", "an", "and", "for", "in", "of", "on", "the", "to"]
+# Titles that name a periodical's department rather than a work (normalised title keys).
+_COLUMN_TITLE = (
+    r"^(?:guest |invited )?editorial$|^editor s (?:note|notes|introduction)$|^preface$"
+    r"|^foreword$|^book reviews?(?: column)?$|^letters?(?: to the editor)?$|^in memoriam$"
+    r"|^obituar(?:y|ies)$|^reminiscences$|^(?:\w+ ){0,2}news$|^announcements?$"
+    r"|^calls? for papers(?: and)?(?: announcements)?$|^(?:vice )?chair s message$"
+    r"|^reports$|^articles$"
+)
 
 
 @dataclass(frozen=True)
@@ -68,8 +85,9 @@ class DedupeThresholds:
 def recurring_titles(records: pl.DataFrame, thresholds: DedupeThresholds) -> pl.Series:
     """Whether each record's title is a recurring column ("Editor's notes", "Book reviews"):
     short, and seen in many years of one periodical (a paper cited with its report's and its
-    journal's years is no column). Only the new records' titles are counted; the library is
-    only filtered."""
+    journal's years is no column), or a title that names a kind of piece, not a work
+    ("Editorial", "Preface"), which a small job cannot see recur. Only the new records' titles
+    are counted; the library is only filtered."""
     short = pl.col("title_key").str.count_matches(" ") < thresholds.column_words
     titles = records.filter(pl.col("new") & short)["title_key"].drop_nulls().unique().implode()
     columns = (
@@ -78,7 +96,31 @@ def recurring_titles(records: pl.DataFrame, thresholds: DedupeThresholds) -> pl.
         .agg(pl.col("year").drop_nulls().n_unique().alias("years"))
         .filter(pl.col("years") >= thresholds.column_years)["title_key"]
     )
-    return records["title_key"].is_in(columns.implode()).fill_null(False).alias("recurring")
+    recurring = records["title_key"].is_in(columns.implode()) | records["title_key"].str.contains(
+        _COLUMN_TITLE
+    )
+    return recurring.fill_null(False).alias("recurring")
+
+
+def repeated_in_list(records: pl.DataFrame) -> pl.Series:
+    """Whether a record of a recurring column without volume or pages has a twin in its list:
+    another record of the same column title and year, and no locator either. Such a list holds
+    two issues' columns ("Book review column" twice in 2002), and title, author and year cannot
+    tell which one another list's record is. Only columns: a list citing the same short title
+    twice ("Deep learning", LeCun 2015) is the duplicate dedupe is there to find. Call after
+    `recurring_titles`."""
+    unlocated = pl.col("volume").is_null() & pl.col("pages").is_null()
+    keys = ("source", "title_key", "year")
+    return (
+        records.select(
+            pl.when(pl.col("recurring") & unlocated)
+            .then(unlocated.sum().over(keys) > 1)
+            .otherwise(False)
+            .fill_null(False)
+        )
+        .to_series()
+        .alias("repeated")
+    )
 
 
 def score_pairs(
@@ -88,13 +130,16 @@ def score_pairs(
     `decision` merge | link | distinct, `label` (merge reason or link kind), `forward` (a link
     points from a to b), `score` in [0, 1] (of a merge), `vote` (for average linkage)."""
     title_sim = _similarity(records["title_key"], pairs["a"], pairs["b"], TITLE_SCORERS)
+    # Where numbers may differ, whether one title is the other's head tells a dropped subtitle.
+    numbered = records["title_key"].str.contains(r"\d").fill_null(False)
+    numbered = numbered.gather(pairs["a"]) | numbered.gather(pairs["b"])
     pairs = pairs.with_columns(
         title_sim=title_sim,
         prefix_sim=_prefix_similarity(
             records["title_key"],
             pairs["a"],
             pairs["b"],
-            (title_sim < thresholds.title).fill_null(False),
+            ((title_sim < thresholds.title) | ((title_sim < 1.0) & numbered)).fill_null(False),
         ),
         same_page=_first_page(records["pages"], pairs["a"])
         .eq(_first_page(records["pages"], pairs["b"]))
@@ -113,6 +158,7 @@ def score_pairs(
     apart = pairs.filter(below & (pl.col("title_sim") >= thresholds.floor)).select(
         "a", "b", decision=pl.lit(DISTINCT), label=pl.lit(None, pl.Utf8),
         forward=pl.lit(None, pl.Boolean), score=pl.lit(0.0), vote=pl.col("title_sim"),
+        venues_alike=pl.lit(None, pl.Boolean),
     )  # fmt: skip
     pairs = pairs.filter(~below)
     a, b = pairs["a"], pairs["b"]
@@ -121,9 +167,10 @@ def score_pairs(
     right = side[b].rename(lambda c: f"{c}_b")
     scored = pl.concat([pairs, left, right], how="horizontal").with_columns(
         author_sim=_similarity(records["first_author"], a, b, SURNAME_SCORERS),
+        venues_alike=venues_alike(records["container"].gather(a), records["container"].gather(b)),
     )
     decided = scored.with_columns(**_decide(scored, thresholds)).select(
-        "a", "b", "decision", "label", "forward", "score", "vote"
+        "a", "b", "decision", "label", "forward", "score", "vote", "venues_alike"
     )
     return pl.concat([decided, apart], how="vertical_relaxed")
 
@@ -198,6 +245,50 @@ def _listed(x: str, y: str) -> pl.Expr:
     return pl.col(f"surnames_{y}").list.contains(pl.col(f"first_author_{x}")).fill_null(False)
 
 
+def venues_alike(a: pl.Series, b: pl.Series) -> pl.Series:
+    """Whether normalised venue names a[i] and b[i] may name one venue: they share at least half
+    their distinctive words, or a distinctive word of one is made of the other's initials
+    ("VLDB", "Very Large Data Bases"; "IJCAI-89", "... International Joint Conference on
+    Artificial Intelligence"). Null where either is missing."""
+    asked = pl.DataFrame({"a": a, "b": b}, schema={"a": pl.Utf8, "b": pl.Utf8})
+    # Venues repeat over many pairs: each distinct pair of names is compared once.
+    frame = asked.drop_nulls().unique()
+    # Numbers (years, editions: "IJCAI-89") name no venue.
+    named = {
+        x: pl.col(x)
+        .str.split(" ")
+        .list.eval(pl.element().filter(~pl.element().str.contains(r"\d")))
+        for x in "ab"
+    }
+    words = {x: named[x].list.set_difference(pl.lit(_VENUE_FILLER)) for x in "ab"}
+    initials = {
+        x: named[x]
+        .list.eval(pl.element().filter(~pl.element().is_in(_JOINING_WORDS)).str.slice(0, 1))
+        .list.join("")
+        for x in "ab"
+    }
+    shared = words["a"].list.set_intersection(words["b"]).list.len()
+    either = words["a"].list.set_union(words["b"]).list.len()
+    abbreviated = [
+        frame.with_row_index("row")
+        .select("row", word=words[x], initials=initials[y])
+        .explode("word")
+        .select(
+            "row",
+            hit=(pl.col("word").str.len_chars() >= 3)
+            & pl.col("initials").str.contains(pl.col("word"), literal=True),
+        )
+        .group_by("row")
+        .agg(pl.col("hit").any())
+        .sort("row")["hit"]
+        .fill_null(False)
+        for x, y in ("ab", "ba")
+    ]
+    alike = frame.select((2 * shared >= either).alias("alike"))["alike"]
+    answers = frame.with_columns(alike=alike | abbreviated[0] | abbreviated[1])
+    return asked.join(answers, on=["a", "b"], how="left", maintain_order="left")["alike"]
+
+
 def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     col = pl.col
     words = pl.min_horizontal(
@@ -269,20 +360,38 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         | col("same_page")
         | (_same("container") & year_ok & (shared | ~_both("year")))
     )
-    numerals_apart = col("title_key_a").str.extract_all(_NUMERALS).list.sort().list.join(
-        " "
-    ) != col("title_key_b").str.extract_all(_NUMERALS).list.sort().list.join(" ")
+    # A title's numbers must recur in the other, where a number glued to a word counts too
+    # ("SQL 3" for "SQL3"); a dropped subtitle takes its numbers along ("... (FQAS 2000)"), so
+    # then only the shorter title's numbers must recur in the longer one.
+    missing_a, missing_b = (
+        col(f"title_key_{x}")
+        .str.extract_all(_NUMERALS)
+        .list.set_difference(col(f"title_key_{y}").str.extract_all(_NUMERALS_ANYWHERE))
+        .list.len()
+        > 0
+        for x, y in (("a", "b"), ("b", "a"))
+    )
+    dropped_tail = col("prefix_sim") >= th.title
+    numerals_apart = (missing_a & missing_b) | ((missing_a | missing_b) & ~dropped_tail)
     # A journal article and a conference paper (or report) of one title are two versions; so
     # are a journal article and a paper in a venue not named a journal ("VLDB", "Very Large
     # Data Bases") from another year: the extended journal version of a conference paper.
     journal_a, journal_b = col("venue_kind_a") == "journal", col("venue_kind_b") == "journal"
     unnamed_a = col("container_a").is_not_null() & col("venue_kind_a").is_null()
     unnamed_b = col("container_b").is_not_null() & col("venue_kind_b").is_null()
-    venues_apart = _differ("venue_kind") | (
-        ((journal_a & unnamed_b) | (journal_b & unnamed_a)).fill_null(False) & _differ("year")
-    )
-    # A recurring column is one work only for the same year and issue locator.
-    located = _same("year") & (_same("volume") | _same("pages"))
+    # In one list, a venue named a journal or proceedings and an unrelated one not so named
+    # ("SIGMOD Conference", "VLDB") are two publications of one paper; across lists they may be
+    # a citer's slip.
+    kind_a, kind_b = col("venue_kind_a").is_not_null(), col("venue_kind_b").is_not_null()
+    venues_apart = (
+        _differ("venue_kind")
+        | (((journal_a & unnamed_b) | (journal_b & unnamed_a)) & _differ("year"))
+        | (((kind_a & unnamed_b) | (kind_b & unnamed_a)) & ~col("venues_alike") & _same("source"))
+    ).fill_null(False)
+    # A recurring column is one work only for the same year and issue locator, or for the same
+    # year and authors where neither list holds that column twice in the year.
+    unrepeated = ~(col("repeated_a") | col("repeated_b"))
+    located = _same("year") & (_same("volume") | _same("pages") | (unrepeated & same_authors))
     fuzzy = (
         (title_ok | backed | paged | in_print)
         & author_ok

@@ -43,7 +43,8 @@ def dedupe_job(
     work ids being derived from the founding record, gets the same ids."""
     by_id = {r.citation_id: r for r in results}
     new = records_frame(refs, [by_id[ref.citation_id] for ref in refs]).with_columns(
-        pl.concat_str(pl.lit(f"{job_id}/"), pl.col("citation_id")).alias("citation_id")
+        pl.concat_str(pl.lit(f"{job_id}/"), pl.col(name)).alias(name)
+        for name in ("citation_id", "source")
     )
     result = assign_works(new, library if library.height else None, thresholds=thresholds)
     prefix_len = len(job_id) + 1

@@ -22,6 +22,7 @@ CONFLICT_KINDS = ("doi", "pmid", "pmcid", "arxiv")
 RELATION = pl.Struct({"kind": pl.Utf8, "id": pl.Utf8})
 RECORD_SCHEMA: dict[str, pl.DataType] = {
     "citation_id": pl.Utf8(),
+    "source": pl.Utf8(),  # the list the citation came from (its input file)
     **{kind: pl.Utf8() for kind in ID_KINDS},
     "title": pl.Utf8(),
     "authors": pl.Utf8(),
@@ -58,13 +59,15 @@ _NOTICE = re.compile(
     re.IGNORECASE,
 )
 _RETRACTED_MARK = re.compile(r"^\s*\[?retracted(?: article)?\]?\s*[:.\-]\s*", re.IGNORECASE)
-# Annotations a source adds to a title: "(Extended Abstract)", "(panel session)", "- Book Review".
+# Annotations a source adds to a title: "(Extended Abstract)", "(panel session)", "- Book Review",
+# "Tutorial: X", "X: a tutorial".
 _ANNOTATION = re.compile(
     r"\s*[(\[]\s*(?:(?:extended|short|demo|panel|poster|invited)\s+)?"
     r"(?:abstract|abstract only|panel(?: session| abstract)?|tutorial(?: session)?|demo"
     r"|demonstration(?: description)?|experience paper|short paper|poster|invited talk"
     r"|keynote(?: address| talk)?|book review|short version|extended version|position paper"
-    r"|industrial paper|vision paper)\s*[)\]]|\s+[-\u2013:]\s*book review\s*$",
+    r"|industrial paper|vision paper)\s*[)\]]|\s+[-\u2013:]\s*book review\s*$"
+    r"|^\s*tutorial\s*:\s*(?=\S)|\s*:\s*an? tutorial\s*$",
     re.IGNORECASE,
 )
 # What kind of venue a container is, when its name says so; None when it does not.
@@ -155,6 +158,7 @@ def record_row(ref: Reference, result: ValidationResult | None = None) -> dict[s
     ]
     return {
         "citation_id": ref.citation_id,
+        "source": ref.provenance.source_file,
         **ids.model_dump(),
         "title": item.title,
         "authors": "; ".join(name.display() for name in item.author or item.editor or []) or None,
