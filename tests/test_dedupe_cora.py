@@ -118,3 +118,9 @@ def test_an_undated_citation_does_not_chain_years_together(sample: DedupeResult)
     # by their pages, not the 1990 one through an undated citation in between.
     assert {work(sample, i) for i in ("1553", "1554", "1555")} == {work(sample, "1553")}
     assert work(sample, "1550") != work(sample, "1553")
+
+
+def test_volume_and_first_page_place_an_undated_citation(sample: DedupeResult) -> None:
+    # "Incremental learning of decision trees", Machine Learning 4, 161-186, 1989, and the
+    # undated "Incremental induction of decision trees" in the same volume and pages.
+    assert work(sample, "563") == work(sample, "564") == work(sample, "535")

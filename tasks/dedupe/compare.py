@@ -328,13 +328,20 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         & _same("year")
         & ~pages_apart
     ).fill_null(False)
+    # A title reworded around the same words ("Learning problem solving heuristics by
+    # experimentation" for "Learning by experimentation: acquiring and refining problem-solving
+    # heuristics"), so backed, is as good as a title alike: it says nothing the other does not.
+    title_words = [col(f"title_key_{x}").str.split(" ") for x in ("a", "b")]
+    reworded = backed & (
+        (title_words[0].list.set_difference(title_words[1]).list.len() == 0)
+        | (title_words[1].list.set_difference(title_words[0]).list.len() == 0)
+    ).fill_null(False)
     year_gap = (col("year_a") - col("year_b")).abs()
     year_ok = (~_both("year") | (year_gap <= th.year_window)).fill_null(False)
     # The same first page (and no other volume) in the same year stands in for a garbled
     # title: "The cascade correlation architecture" for "... learning architecture", pp. 524-.
-    volumes_apart = (
-        col("volume_a").str.extract(r"(\d+)") != col("volume_b").str.extract(r"(\d+)")
-    ).fill_null(False)
+    volume_numbers = [col(f"volume_{x}").str.extract(r"(\d+)") for x in ("a", "b")]
+    volumes_apart = (volume_numbers[0] != volume_numbers[1]).fill_null(False)
     paged = (
         col("same_page")
         & (col("title_sim") >= th.floor)
@@ -352,6 +359,17 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         & (_same("volume") | col("same_page"))
         & (col("title_sim") >= th.floor).fill_null(True)
     )
+    # Volume and first page place a citation in print with or without its year: by the same
+    # authors in no other venue, they name the article under a title less alike ("Incremental
+    # learning of decision trees", Machine Learning 4, 161-186, 1989, and the undated
+    # "Incremental induction of decision trees", 4, 161-186).
+    placed = (
+        (volume_numbers[0] == volume_numbers[1])
+        & col("same_page")
+        & same_authors
+        & (col("title_sim") >= th.floor).fill_null(True)
+        & (col("venues_alike") | ~_both("container"))
+    ).fill_null(False)
     # A short title ("Introduction", "Reply") is only the same work with the same author and the
     # same year or first page; or in the same container, without a year or by the same two
     # authors a year apart ("Multivariate decision trees", Machine Learning, 1994 in press, 1995).
@@ -393,7 +411,7 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     unrepeated = ~(col("repeated_a") | col("repeated_b"))
     located = _same("year") & (_same("volume") | _same("pages") | (unrepeated & same_authors))
     fuzzy = (
-        (title_ok | backed | paged | in_print)
+        (title_ok | backed | paged | in_print | placed)
         & author_ok
         & year_ok
         & (~short | short_ok)
@@ -455,9 +473,12 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
             expr = expr.when(rule[0]).then(pick(rule))
         return expr.otherwise(None)
 
-    # A dropped subtitle or a shared first page makes up for a title less alike (or none).
+    # A dropped subtitle, a shared first page or a reworded title makes up for a title less
+    # alike (or none).
     title_part = pl.max_horizontal(
-        "title_sim", "prefix_sim", pl.when(paged | in_print).then(th.title).otherwise(None)
+        "title_sim",
+        "prefix_sim",
+        pl.when(paged | in_print | placed | reworded).then(th.title).otherwise(None),
     )
     author_part = (
         pl.when(listed | shared).then(1.0).otherwise(col("author_sim")).fill_null(title_part)
