@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.dedupe_sources import cora_item, reference
-from models.csl import CSLItem
+from bench.dedupe_sources import cora_item, names, reference
+from models.audit import Reference
+from models.csl import CSLDate, CSLItem
 from tasks.dedupe import DedupeResult, assign_works, records_frame
 
 ROWS = {
@@ -124,3 +125,35 @@ def test_volume_and_first_page_place_an_undated_citation(sample: DedupeResult) -
     # "Incremental learning of decision trees", Machine Learning 4, 161-186, 1989, and the
     # undated "Incremental induction of decision trees" in the same volume and pages.
     assert work(sample, "563") == work(sample, "564") == work(sample, "535")
+
+
+def test_a_title_reworded_around_the_same_words_is_the_same_paper() -> None:
+    # mitchell1983 in Cora: one title's words all recur in the other, same authors and year.
+    # Other works sharing the rewording's extra words make the two meet by their rarest words.
+    def cited(key: str, title: str, authors: str) -> Reference:
+        item = CSLItem(
+            id=key,
+            type="paper-conference",
+            title=title,
+            author=names(authors),
+            issued=CSLDate.from_year(1983),
+        )
+        return reference(key, "cora", item)
+
+    mitchell = "T. M. Mitchell, P. E. Utgoff and R. Banerji"
+    refs = [
+        cited("short", "Learning problem solving heuristics by experimentation", mitchell),
+        cited(
+            "long",
+            "Learning by experimentation: acquiring and refining problem-solving heuristics",
+            mitchell,
+        ),
+        *(
+            cited(f"other{n}", f"Acquiring and refining {topic}", "J. Smith")
+            for n, topic in enumerate(("rules", "plans", "theories"))
+        ),
+    ]
+    result = assign_works(records_frame(refs))
+    works = dict(result.assignments.select("citation_id", "work_id").iter_rows())
+    assert works["short"] == works["long"]
+    assert works["other0"] != works["short"]
