@@ -34,8 +34,8 @@ NOTICE_LINKS = {
 }
 PAIR_COLUMNS = (
     "citation_id", "fingerprint", "doi", "pmid", "pmcid", "arxiv", "isbn", "url", "title_key",
-    "notice", "first_author", "surnames", "initials", "year", "container", "type", "preprint",
-    "volume", "pages", "recurring", "repeated", "venue_kind", "source",
+    "notice", "first_author", "first_author_words", "surnames", "initials", "year", "container",
+    "type", "preprint", "volume", "pages", "recurring", "repeated", "venue_kind", "source",
 )  # fmt: skip
 # Title: character edits (typos) or word order (moved subtitles), whichever is kinder.
 TITLE_SCORERS = (fuzz.ratio, fuzz.token_sort_ratio)
@@ -68,6 +68,7 @@ class DedupeThresholds:
     title: float = 0.90  # title similarity for a fuzzy match
     short_title: float = 0.97  # ... when a title has fewer than `short_words` words
     short_words: int = 4
+    long_words: int = 6  # a title this long, the same in one venue's year, needs no authors
     corroborated_title: float = 0.80  # ... when first author and year are known and agree
     author: float = 0.80  # first-author surname similarity
     year_window: int = 1
@@ -103,20 +104,29 @@ def recurring_titles(records: pl.DataFrame, thresholds: DedupeThresholds) -> pl.
 
 
 def repeated_in_list(records: pl.DataFrame) -> pl.Series:
-    """Whether a record of a recurring column without volume or pages has a twin in its list:
-    another record of the same column title and year, and no locator either. Such a list holds
-    two issues' columns ("Book review column" twice in 2002), and title, author and year cannot
-    tell which one another list's record is. Only columns: a list citing the same short title
-    twice ("Deep learning", LeCun 2015) is the duplicate dedupe is there to find. Call after
-    `recurring_titles`."""
+    """How often a record of a recurring column without volume or pages has a twin in its list
+    (another record of the same column title and year, and no locator either): 0 never; 1 only
+    twins by other authors ("Guest editorial", 2000, by Atkinson and by Atzeni and Mendelzon);
+    2 a twin by the same authors ("Book review column", Aberer, twice in 2002). Authors tell the
+    first kind apart; title, author and year cannot tell which of the second another list's
+    record is. Only columns: a list citing the same short title twice ("Deep learning", LeCun
+    2015) is the duplicate dedupe is there to find. Call after `recurring_titles`."""
     unlocated = pl.col("volume").is_null() & pl.col("pages").is_null()
     keys = ("source", "title_key", "year")
+    authors = pl.col("surnames").list.unique().list.sort()
     return (
         records.select(
             pl.when(pl.col("recurring") & unlocated)
-            .then(unlocated.sum().over(keys) > 1)
-            .otherwise(False)
-            .fill_null(False)
+            .then(
+                pl.when(unlocated.sum().over(*keys, authors) > 1)
+                .then(2)
+                .when(unlocated.sum().over(keys) > 1)
+                .then(1)
+                .otherwise(0)
+            )
+            .otherwise(0)
+            .fill_null(0)
+            .cast(pl.Int8)
         )
         .to_series()
         .alias("repeated")
@@ -245,6 +255,15 @@ def _listed(x: str, y: str) -> pl.Expr:
     return pl.col(f"surnames_{y}").list.contains(pl.col(f"first_author_{x}")).fill_null(False)
 
 
+def _name_part(x: str, y: str) -> pl.Expr:
+    """Whether record x's first-author surname is a word of record y's first author's name."""
+    return (
+        (pl.lit(" ") + pl.col(f"first_author_words_{y}") + pl.lit(" "))
+        .str.contains(pl.lit(" ") + pl.col(f"first_author_{x}") + pl.lit(" "), literal=True)
+        .fill_null(False)
+    )
+
+
 def venues_alike(a: pl.Series, b: pl.Series) -> pl.Series:
     """Whether normalised venue names a[i] and b[i] may name one venue: they share at least half
     their distinctive words, or a distinctive word of one is made of the other's initials
@@ -299,14 +318,18 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         _both("title_key")
         & (col("title_sim") >= pl.when(short).then(th.short_title).otherwise(th.title))
     ).fill_null(False)
-    # Author lists get reordered and misspelt between sources: the first author among the
-    # other's authors counts too, and so do two shared surnames.
-    listed = _listed("a", "b") | _listed("b", "a")
-    shared = (col("surnames_a").list.set_intersection(col("surnames_b")).list.len() >= 2).fill_null(
-        False
-    )
     initials_ok = ~_both("initials") | (
         col("initials_a").str.slice(0, 1) == col("initials_b").str.slice(0, 1)
+    )
+    # A compound surname is cut differently by sources ("Rafael Camps Paré" filed under Paré,
+    # "Rafael Camps"; "Barbará-Millá", "Barbará"): a surname that is a word of the other's whole
+    # name, with the same first initial, names the same person.
+    compound = initials_ok & (_name_part("a", "b") | _name_part("b", "a"))
+    # Author lists get reordered and misspelt between sources: the first author among the
+    # other's authors counts too, and so do two shared surnames.
+    listed = _listed("a", "b") | _listed("b", "a") | compound
+    shared = (col("surnames_a").list.set_intersection(col("surnames_b")).list.len() >= 2).fill_null(
+        False
     )
     author_ok = (
         ~_both("first_author") | ((col("author_sim") >= th.author) & initials_ok) | listed | shared
@@ -314,6 +337,12 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     same_authors = (
         _both("first_author") & ((col("author_sim") >= th.author) | listed | shared)
     ).fill_null(False)
+    # The same author list, give or take a misspelt or dropped name (one in five).
+    common = col("surnames_a").list.set_intersection(col("surnames_b")).list.len()
+    longest = pl.max_horizontal(
+        col("surnames_a").list.unique().list.len(), col("surnames_b").list.unique().list.len()
+    )
+    same_list = ((common > 0) & (5 * common >= 4 * longest)).fill_null(False)
     first_pages = [col(f"pages_{x}").str.extract(r"(\d+)") for x in ("a", "b")]
     pages_apart = (first_pages[0] != first_pages[1]).fill_null(False)
     # Sources append and reword ("... - Book Review", "B2B" for "business to business") and
@@ -407,12 +436,28 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         | (((kind_a & unnamed_b) | (kind_b & unnamed_a)) & ~col("venues_alike") & _same("source"))
     ).fill_null(False)
     # A recurring column is one work only for the same year and issue locator, or for the same
-    # year and authors where neither list holds that column twice in the year.
-    unrepeated = ~(col("repeated_a") | col("repeated_b"))
-    located = _same("year") & (_same("volume") | _same("pages") | (unrepeated & same_authors))
+    # year and authors where neither list holds that column twice in the year, or for the same
+    # year and author list where neither holds it twice by those authors.
+    twins = pl.max_horizontal("repeated_a", "repeated_b")
+    located = _same("year") & (
+        _same("volume")
+        | _same("pages")
+        | ((twins == 0) & same_authors)
+        | ((twins <= 1) & same_list)
+    )
+    # A long title, the same in one venue's year, names one work even where the author lists
+    # disagree: indexes truncate long lists, credit a corporate body ("CORPORATE Fox Development
+    # Team Microsoft") or a review to the reviewed book's authors. Two works do not share a
+    # title of this length in one venue and year.
+    one_issue = (
+        (words >= th.long_words)
+        & (col("title_sim") >= th.short_title)
+        & _same("year")
+        & col("venues_alike")
+    ).fill_null(False)
     fuzzy = (
         (title_ok | backed | paged | in_print | placed)
-        & author_ok
+        & (author_ok | one_issue)
         & year_ok
         & (~short | short_ok)
         & (~(col("recurring_a") | col("recurring_b")) | located)
@@ -473,12 +518,17 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
             expr = expr.when(rule[0]).then(pick(rule))
         return expr.otherwise(None)
 
-    # A dropped subtitle, a shared first page or a reworded title makes up for a title less
-    # alike (or none).
+    # A dropped subtitle, a shared first page, a reworded title, or the same author list and
+    # year behind a looser title ("GridDB: a relational interface for the grid", "... a database
+    # interface to the grid") make up for a title less alike (or none): average linkage must not
+    # veto such a pair on its bare title similarity. One shared author is too little for that:
+    # two papers of one year may share a first author and a title's first words.
     title_part = pl.max_horizontal(
         "title_sim",
         "prefix_sim",
-        pl.when(paged | in_print | placed | reworded).then(th.title).otherwise(None),
+        pl.when(paged | in_print | placed | reworded | (backed & same_list))
+        .then(th.title)
+        .otherwise(None),
     )
     author_part = (
         pl.when(listed | shared).then(1.0).otherwise(col("author_sim")).fill_null(title_part)

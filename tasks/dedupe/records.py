@@ -13,7 +13,7 @@ import polars as pl
 from models.audit import Identifiers, Reference, Status, ValidationResult
 from models.csl import CSLItem
 from tasks.identifiers import identifiers_of, normalize_doi, normalize_pmid
-from tasks.textnorm import fold, normalise_title, surname_key
+from tasks.textnorm import fold, normalise_title, surname_key, words
 
 ID_KINDS = ("doi", "pmid", "pmcid", "arxiv", "isbn", "url")
 # Two records holding different values of one of these are two works, whatever their titles.
@@ -30,6 +30,7 @@ RECORD_SCHEMA: dict[str, pl.DataType] = {
     "title_key": pl.Utf8(),
     "notice": pl.Utf8(),
     "first_author": pl.Utf8(),
+    "first_author_words": pl.Utf8(),
     "surnames": pl.List(pl.Utf8()),
     "initials": pl.Utf8(),
     "year": pl.Int64(),
@@ -120,6 +121,14 @@ def _initials(item: CSLItem) -> str | None:
     return None
 
 
+def _first_author_words(item: CSLItem) -> str | None:
+    """The first author's whole name as folded words, hyphens splitting ("Daniel Barbará-Millá"
+    -> "daniel barbara milla"): where a compound surname hides the part another source keeps."""
+    for name in item.author or item.editor or []:
+        return " ".join(words(name.display())) or None
+    return None
+
+
 def _surnames(item: CSLItem) -> list[str]:
     """All authors' surname keys, in order."""
     names = item.author or item.editor or []
@@ -166,6 +175,7 @@ def record_row(ref: Reference, result: ValidationResult | None = None) -> dict[s
         "title_key": normalise_title(about) or None,
         "notice": notice,
         "first_author": surname_key(item.first_author_family() or "") or None,
+        "first_author_words": _first_author_words(item),
         "surnames": _surnames(item),
         "initials": _initials(item),
         "year": item.year(),
