@@ -154,6 +154,8 @@ def test_paper_printed_in_two_venues_pairs_up_by_venue(dblp_acm: DedupeResult) -
          "artificial intelligence", True),
         ("sigmod conference", "very large data bases", False),
         ("vldb", "acm sigmod record", False),
+        ("neurips", "advances in neural information processing systems", True),
+        ("sigmod conference", "international conference on management of data", True),
     ],
 )  # fmt: skip
 def test_venues_alike(a: str, b: str, alike: bool) -> None:

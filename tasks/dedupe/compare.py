@@ -14,6 +14,7 @@ from rapidfuzz import fuzz, process
 
 from tasks.dedupe.candidates import CHAPTER_TYPES, Blocking
 from tasks.dedupe.records import CONFLICT_KINDS
+from tasks.match.venues import venue_similarity
 
 MERGE, LINK, DISTINCT = "merge", "link", "distinct"
 
@@ -46,13 +47,9 @@ _PREFIX_WORDS = 4
 _ROMAN = r"\bpart (?:i{1,3}|iv|vi{0,3}|ix|x)\b|\b(?:ii|iii|iv|vi|vii|viii|ix)\b"
 _NUMERALS = rf"\b\d+\b|{_ROMAN}"
 _NUMERALS_ANYWHERE = rf"\d+|{_ROMAN}"
-# Words that say what kind of venue a name is, or join its words, not which venue it is.
-_VENUE_FILLER = [
-    "a", "an", "and", "annual", "conference", "conf", "for", "in", "international", "intl",
-    "journal", "j", "of", "on", "proceedings", "proc", "symposium", "symp", "the", "to",
-    "transactions", "trans", "workshop", "acm", "ieee",
-]  # fmt: skip
-_JOINING_WORDS = ["a", "an", "and", "for", "in", "of", "on", "the", "to"]
+# Two venue names whose similarity (tasks/match/venues.py) reaches this may be one venue; names
+# only word-similar score at most UNCONFIRMED_SIMILARITY (0.75) there.
+VENUE_ALIKE = 0.75
 # Titles that name a periodical's department rather than a work (normalised title keys).
 _COLUMN_TITLE = (
     r"^(?:guest |invited )?editorial$|^editor s (?:note|notes|introduction)$|^preface$"
@@ -265,46 +262,17 @@ def _name_part(x: str, y: str) -> pl.Expr:
 
 
 def venues_alike(a: pl.Series, b: pl.Series) -> pl.Series:
-    """Whether normalised venue names a[i] and b[i] may name one venue: they share at least half
-    their distinctive words, or a distinctive word of one is made of the other's initials
-    ("VLDB", "Very Large Data Bases"; "IJCAI-89", "... International Joint Conference on
-    Artificial Intelligence"). Null where either is missing."""
+    """Whether container names a[i] and b[i] may name one venue, judged as validation compares a
+    claimed venue with a registry's (tasks/match/venues.py: the venue table, abbreviations and
+    acronyms, "VLDB" for "Very Large Data Bases"). Null where either is missing."""
     asked = pl.DataFrame({"a": a, "b": b}, schema={"a": pl.Utf8, "b": pl.Utf8})
     # Venues repeat over many pairs: each distinct pair of names is compared once.
-    frame = asked.drop_nulls().unique()
-    # Numbers (years, editions: "IJCAI-89") name no venue.
-    named = {
-        x: pl.col(x)
-        .str.split(" ")
-        .list.eval(pl.element().filter(~pl.element().str.contains(r"\d")))
-        for x in "ab"
-    }
-    words = {x: named[x].list.set_difference(pl.lit(_VENUE_FILLER)) for x in "ab"}
-    initials = {
-        x: named[x]
-        .list.eval(pl.element().filter(~pl.element().is_in(_JOINING_WORDS)).str.slice(0, 1))
-        .list.join("")
-        for x in "ab"
-    }
-    shared = words["a"].list.set_intersection(words["b"]).list.len()
-    either = words["a"].list.set_union(words["b"]).list.len()
-    abbreviated = [
-        frame.with_row_index("row")
-        .select("row", word=words[x], initials=initials[y])
-        .explode("word")
-        .select(
-            "row",
-            hit=(pl.col("word").str.len_chars() >= 3)
-            & pl.col("initials").str.contains(pl.col("word"), literal=True),
-        )
-        .group_by("row")
-        .agg(pl.col("hit").any())
-        .sort("row")["hit"]
-        .fill_null(False)
-        for x, y in ("ab", "ba")
+    distinct = asked.drop_nulls().unique()
+    alike = [
+        (similarity := venue_similarity(x, y)) is None or similarity >= VENUE_ALIKE
+        for x, y in distinct.iter_rows()
     ]
-    alike = frame.select((2 * shared >= either).alias("alike"))["alike"]
-    answers = frame.with_columns(alike=alike | abbreviated[0] | abbreviated[1])
+    answers = distinct.with_columns(alike=pl.Series(alike, dtype=pl.Boolean))
     return asked.join(answers, on=["a", "b"], how="left", maintain_order="left")["alike"]
 
 

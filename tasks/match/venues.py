@@ -47,7 +47,13 @@ _JOURNAL_WORDS = frozenset(
     ["journal", "j", "transactions", "trans", "letters", "lett", "review", "rev", "record", "rec"]
 )
 _PARTS = re.compile(r"\s+[-–—]+\s+|[:()\[\]]|&mdash;|&ndash;")
-_ORDINAL = re.compile(r"^\d+(st|nd|rd|th)?$|^(19|20)\d\d[a-z]?$")
+_ORDINAL = re.compile(
+    r"^\d+(st|nd|rd|th)?$|^(19|20)\d\d[a-z]?$"
+    # Spelled out: "Eleventh International Joint Conference", "Twenty-First ..." (words split).
+    r"|^(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
+    r"|(thir|four|fif|six|seven|eigh|nine)teenth|(twen|thir|for|fif|six|seven|eigh|nine)tieth"
+    r"|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)$"
+)
 # The most a word-similar but not recognisably identical venue name can score (below agreement).
 UNCONFIRMED_SIMILARITY = 0.75
 _WORD_TYPO_RATIO = 85
