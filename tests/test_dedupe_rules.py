@@ -224,3 +224,9 @@ def test_a_department_held_twice_is_two_pieces_but_a_title_cited_twice_is_a_dupl
     )
     assert work(result, "e1") != work(result, "e2")
     assert work(result, "d1") == work(result, "d2")
+
+
+def test_a_guest_editors_foreword_mark_is_not_part_of_the_title(dblp_acm: DedupeResult) -> None:
+    # "Information Visualization, Guest Editors' Foreword" (DBLP) is ACM's "Information
+    # visualization" by the same guest editors in the same issue.
+    assert work(dblp_acm, "DBLP2:journals/sigmod/CatarciC96") == work(dblp_acm, "ACM:245888")

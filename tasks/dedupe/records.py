@@ -61,14 +61,15 @@ _NOTICE = re.compile(
 )
 _RETRACTED_MARK = re.compile(r"^\s*\[?retracted(?: article)?\]?\s*[:.\-]\s*", re.IGNORECASE)
 # Annotations a source adds to a title: "(Extended Abstract)", "(panel session)", "- Book Review",
-# "Tutorial: X", "X: a tutorial".
+# "Tutorial: X", "X: a tutorial", "X, Guest Editors' Foreword".
 _ANNOTATION = re.compile(
     r"\s*[(\[]\s*(?:(?:extended|short|demo|panel|poster|invited)\s+)?"
     r"(?:abstract|abstract only|panel(?: session| abstract)?|tutorial(?: session)?|demo"
     r"|demonstration(?: description)?|experience paper|short paper|poster|invited talk"
     r"|keynote(?: address| talk)?|book review|short version|extended version|position paper"
     r"|industrial paper|vision paper)\s*[)\]]|\s+[-\u2013:]\s*book review\s*$"
-    r"|^\s*tutorial\s*:\s*(?=\S)|\s*:\s*an? tutorial\s*$",
+    r"|^\s*tutorial\s*:\s*(?=\S)|\s*:\s*an? tutorial\s*$"
+    r"|(?<=\S)\s*[-\u2013:,]\s*guest\s+editor(?:'s|s'|s)?\s+(?:foreword|introduction|preface)\s*$",
     re.IGNORECASE,
 )
 # What kind of venue a container is, when its name says so; None when it does not.
