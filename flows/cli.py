@@ -297,13 +297,14 @@ def jobs(
 def dedupe(
     db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
 ) -> None:
-    """Dedupe the whole library again (e.g. after a threshold change)."""
-    from tasks.dedupe.rebuild import rededupe
+    """Dedupe the whole library again (e.g. after a threshold change or an upgrade)."""
+    from tasks.dedupe.rebuild import rededupe, refreshed_records
 
     with Library(db_path_from_env(db)) as library:
         records = library.table("dedupe_records")
         if not records.height:
             usage_error("the library holds no citations to dedupe")
+        records = refreshed_records(records, library.table("citations"))
         before = library.table("works").height
         rebuilt = rededupe(records)
         library.replace_dedupe(rebuilt.records, rebuilt.assignments, rebuilt.works, rebuilt.links)

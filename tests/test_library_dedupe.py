@@ -69,3 +69,28 @@ def test_cli_dedupe_rebuilds_the_library(tmp_path):
     assert f"works (was {works})" in result.output
     empty = CliRunner().invoke(app, ["dedupe", "--db", str(tmp_path / "empty.duckdb")])
     assert empty.exit_code == 2
+
+
+def test_cli_dedupe_computes_match_keys_an_older_library_lacks(tmp_path):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    db = tmp_path / "lib.duckdb"
+    with Library(db) as library:
+        save(library, "bib", REFLISTS / "manubot_bibliography.bib")
+        save(library, "ris", REFLISTS / "manubot_bibliography.ris")
+        keys = library.table("dedupe_records").sort("citation_id")
+        works = library.table("citations").sort("job_id", "citation_id")["work_id"]
+        # A library an older citeaudit stored: its records lack the keys compared since.
+        for column in ("first_author_words", "source"):
+            library.con.execute(f"ALTER TABLE dedupe_records DROP COLUMN {column}")
+    result = CliRunner().invoke(app, ["dedupe", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    with Library(db) as library:
+        rebuilt = library.table("dedupe_records").sort("citation_id")
+        assert rebuilt["first_author_words"].to_list() == keys["first_author_words"].to_list()
+        assert rebuilt["source"].to_list() == keys["source"].to_list()
+        assert rebuilt["relations"].to_list() == keys["relations"].to_list()
+        after = library.table("citations").sort("job_id", "citation_id")["work_id"]
+        assert after.to_list() == works.to_list()

@@ -31,6 +31,17 @@ def library_key(job_id: str, citation_id: str) -> str:
     return f"{job_id}/{citation_id}"
 
 
+def job_records(
+    job_id: str, refs: Sequence[Reference], results: Sequence[ValidationResult]
+) -> pl.DataFrame:
+    """The job's match keys (rows of `records_frame`), named as the library names them."""
+    by_id = {r.citation_id: r for r in results}
+    return records_frame(refs, [by_id[ref.citation_id] for ref in refs]).with_columns(
+        pl.concat_str(pl.lit(f"{job_id}/"), pl.col(name)).alias(name)
+        for name in ("citation_id", "source")
+    )
+
+
 def dedupe_job(
     job_id: str,
     refs: Sequence[Reference],
@@ -41,11 +52,7 @@ def dedupe_job(
     """`library`: the records of every other job (LIBRARY_SCHEMA, citation ids already
     `JOB/CITATION_ID`). The job's own earlier rows are left out, so a re-run assigns afresh and,
     work ids being derived from the founding record, gets the same ids."""
-    by_id = {r.citation_id: r for r in results}
-    new = records_frame(refs, [by_id[ref.citation_id] for ref in refs]).with_columns(
-        pl.concat_str(pl.lit(f"{job_id}/"), pl.col(name)).alias(name)
-        for name in ("citation_id", "source")
-    )
+    new = job_records(job_id, refs, results)
     result = assign_works(new, library if library.height else None, thresholds=thresholds)
     prefix_len = len(job_id) + 1
     own = pl.col("duplicate_of").str.starts_with(f"{job_id}/")
