@@ -1,5 +1,5 @@
-"""What the readers of agent-system outputs share: JSON loading, loose metadata to CSL, and
-pydantic errors turned into one readable reason per entry.
+"""What the readers of agent-system outputs share: JSON of an expected shape, loose metadata to
+CSL, and pydantic errors turned into one readable reason per entry.
 
 Agent systems write bibliographic metadata loosely ("author": "Smith, J. and Doe, A.",
 "year": "2021", "date": "Aug 17 2025"); these helpers turn it into CSL without guessing more
@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from models.audit import InputError, ReadResult, Reference
 from models.csl import CSLDate, CSLItem, CSLName
 from tasks.read.common import make_reference
-from tasks.read.text import UnreadableFileError, read_text
+from tasks.read.text import UnreadableFileError, load_json, read_text
 
 _NAME_SEPARATORS = re.compile(r"\s+and\s+|\s*;\s*|\s*&\s*", re.IGNORECASE)
 _ET_AL = re.compile(r"^(et\.? al\.?|others)$", re.IGNORECASE)
@@ -54,18 +54,6 @@ def _whole_json(path: str, mtime_ns: int, size: int) -> Any:
         return json.loads(read_text(Path(path)))
     except (ValueError, UnreadableFileError):
         return None
-
-
-def load_json(path: Path) -> tuple[Any, InputError | None]:
-    """The file's JSON value, or an error naming why the whole file could not be read."""
-    try:
-        return json.loads(read_text(path)), None
-    except UnreadableFileError as exc:
-        return None, exc.as_input_error(path)
-    except json.JSONDecodeError as exc:
-        return None, InputError(
-            source_file=str(path), line=exc.lineno, reason=f"not valid JSON: {exc.msg}"
-        )
 
 
 def shape_error(path: Path, expected: str) -> InputError:

@@ -3,7 +3,6 @@ negotiation). An item that is not a valid CSL item becomes an InputError; the ot
 An item without `id` (some exporters leave it out) gets its position, `#3`, rather than being lost.
 """
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from pydantic import ValidationError
 from models.audit import InputError, ReadResult
 from models.csl import CSLItem
 from tasks.read.common import make_reference, read_each
-from tasks.read.text import UnreadableFileError, read_text
+from tasks.read.text import load_json
 
 FORMAT = "csljson"
 
@@ -29,14 +28,9 @@ def detect(path: Path, head: str) -> bool:
 
 def read_csljson_file(path: Path) -> ReadResult:
     result = ReadResult()
-    try:
-        data = json.loads(read_text(path))
-    except UnreadableFileError as exc:
-        result.errors.append(exc.as_input_error(path))
-        return result
-    except json.JSONDecodeError as exc:
-        reason = f"not valid JSON: {exc.msg} (column {exc.colno})"
-        result.errors.append(InputError(source_file=str(path), line=exc.lineno, reason=reason))
+    data, error = load_json(path)
+    if error:
+        result.errors.append(error)
         return result
     items = data if isinstance(data, list) else [data]
     for position, data_item in enumerate(items, start=1):

@@ -8,7 +8,9 @@ reported as an unreadable file.
 """
 
 import codecs
+import json
 from pathlib import Path
+from typing import Any
 
 from models.audit import InputError
 
@@ -72,6 +74,17 @@ def read_text(path: Path) -> str:
     except OSError as exc:
         raise UnreadableFileError(exc.strerror or str(exc)) from exc
     return decode_bytes(data)
+
+
+def load_json(path: Path) -> tuple[Any, InputError | None]:
+    """The file's JSON value, or an error naming why the whole file could not be read."""
+    try:
+        return json.loads(read_text(path)), None
+    except UnreadableFileError as exc:
+        return None, exc.as_input_error(path)
+    except json.JSONDecodeError as exc:
+        reason = f"not valid JSON: {exc.msg} (column {exc.colno})"
+        return None, InputError(source_file=str(path), line=exc.lineno, reason=reason)
 
 
 def read_head(path: Path, size: int = 4096) -> str:
