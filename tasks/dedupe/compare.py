@@ -140,6 +140,7 @@ def score_pairs(
     # Where numbers may differ, whether one title is the other's head tells a dropped subtitle.
     numbered = records["title_key"].str.contains(r"\d").fill_null(False)
     numbered = numbered.gather(pairs["a"]) | numbered.gather(pairs["b"])
+    first_page_a, first_page_b = (_first_page(records["pages"], pairs[x]) for x in ("a", "b"))
     pairs = pairs.with_columns(
         title_sim=title_sim,
         prefix_sim=_prefix_similarity(
@@ -148,9 +149,8 @@ def score_pairs(
             pairs["b"],
             ((title_sim < thresholds.title) | ((title_sim < 1.0) & numbered)).fill_null(False),
         ),
-        same_page=_first_page(records["pages"], pairs["a"])
-        .eq(_first_page(records["pages"], pairs["b"]))
-        .fill_null(False),
+        same_page=first_page_a.eq(first_page_b).fill_null(False),
+        pages_apart=first_page_a.ne(first_page_b).fill_null(False),
     )
     # Pairs met by title words alone with titles below every title threshold (and neither a
     # dropped subtitle nor a shared first page to excuse it) can only be "distinct": at scale
@@ -296,9 +296,8 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     # Author lists get reordered and misspelt between sources: the first author among the
     # other's authors counts too, and so do two shared surnames.
     listed = _listed("a", "b") | _listed("b", "a") | compound
-    shared = (col("surnames_a").list.set_intersection(col("surnames_b")).list.len() >= 2).fill_null(
-        False
-    )
+    common = col("surnames_a").list.set_intersection(col("surnames_b")).list.len()
+    shared = (common >= 2).fill_null(False)
     author_ok = (
         ~_both("first_author") | ((col("author_sim") >= th.author) & initials_ok) | listed | shared
     ).fill_null(False)
@@ -306,13 +305,11 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         _both("first_author") & ((col("author_sim") >= th.author) | listed | shared)
     ).fill_null(False)
     # The same author list, give or take a misspelt or dropped name (one in five).
-    common = col("surnames_a").list.set_intersection(col("surnames_b")).list.len()
     longest = pl.max_horizontal(
         col("surnames_a").list.unique().list.len(), col("surnames_b").list.unique().list.len()
     )
     same_list = ((common > 0) & (5 * common >= 4 * longest)).fill_null(False)
-    first_pages = [col(f"pages_{x}").str.extract(r"(\d+)") for x in ("a", "b")]
-    pages_apart = (first_pages[0] != first_pages[1]).fill_null(False)
+    pages_apart = col("pages_apart")
     # Sources append and reword ("... - Book Review", "B2B" for "business to business") and
     # drop subtitles: a looser title counts when the same authors and the same year back it,
     # and no other first page contradicts it ("The recurrent cascade-correlation architecture",
