@@ -27,14 +27,12 @@ def refreshed_records(stored: pl.DataFrame, citations: pl.DataFrame) -> pl.DataF
     citation rows, so that keys a newer citeaudit compares exist for older jobs too. Registry
     relations, which citation rows do not keep, stay as stored; a record whose citation row is
     missing stays as it was."""
-    frames = [
-        job_records(
-            job_id,
-            [reference_from_row(row) for row in rows.iter_rows(named=True)],
-            [result_from_row(row) for row in rows.iter_rows(named=True)],
-        ).with_columns(job_id=pl.lit(job_id))
-        for (job_id,), rows in citations.group_by("job_id", maintain_order=True)
-    ]
+    frames = []
+    for (job_id,), rows in citations.group_by("job_id", maintain_order=True):
+        named = list(rows.iter_rows(named=True))
+        refs = [reference_from_row(row) for row in named]
+        results = [result_from_row(row) for row in named]
+        frames.append(job_records(str(job_id), refs, results).with_columns(job_id=pl.lit(job_id)))
     if not frames:
         return stored
     fresh = pl.concat(frames, how="diagonal_relaxed").drop("relations")
