@@ -25,7 +25,6 @@ from tasks.identifiers import identifiers_of
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DEDUPE_DATA = SHARED_DATA / "dedupe"
-_YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
 
 
 @dataclass(frozen=True)
@@ -44,9 +43,8 @@ def reference(key: str, source: str, item: CSLItem) -> Reference:
     )
 
 
-def _year(text: str) -> CSLDate | None:
-    match = _YEAR.search(text or "")
-    return CSLDate.from_year(int(match.group(1))) if match else None
+def _issued(year: int | None) -> CSLDate | None:
+    return CSLDate.from_year(year) if year else None
 
 
 def dblp_acm() -> tuple[list[Labelled], set[tuple[str, str]]]:
@@ -63,7 +61,7 @@ def dblp_acm() -> tuple[list[Labelled], set[tuple[str, str]]]:
                     title=html.unescape(row["title"]),
                     author=names(row["authors"]),
                     container_title=html.unescape(row["venue"]),
-                    issued=_year(row["year"]),
+                    issued=_issued(year_in(row["year"])),
                 )
                 records.append(Labelled(reference(key, source, item), source, key))
     with (folder / "DBLP-ACM_perfectMapping.csv").open(encoding="iso-8859-1", newline="") as h:
@@ -100,7 +98,7 @@ def cora_item(row: dict[str, str]) -> CSLItem:
         author=names(authors),
         container_title=clean(row["journal"] or row["booktitle"]).strip(" .,") or None,
         publisher=clean(row["institution"] or row["publisher"]).strip(" .,") or None,
-        issued=CSLDate.from_year(year) if year else None,
+        issued=_issued(year),
         volume=volume(row["volume"]),
         page=page_range(row["pages"]),
     )
