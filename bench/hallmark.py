@@ -24,7 +24,7 @@ from models.csl import CSLItem
 from tasks.check import check_references
 from tasks.identifiers import identifiers_of
 from tasks.read.bibtex import read_bibtex
-from tasks.registries import Registries, RegistrySettings
+from tasks.registries import Registries
 from tests.fake_registry import FakeRegistry
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "hallucination"
@@ -118,11 +118,7 @@ def read_references(entries: list[dict[str, Any]]) -> list[Reference]:
 
 
 def audit(refs: list[Reference], registry: FakeRegistry) -> dict[str, ValidationResult]:
-    settings = RegistrySettings(
-        crossref_url=registry.crossref_url,
-        pubmed_url=registry.pubmed_url,
-        doi_url=registry.doi_url,
-        cache_enabled=False,
+    settings = registry.settings(
         crossref_max_rate=1000.0,
         crossref_max_in_flight=8,
         pubmed_max_rate=1000.0,

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from models.audit import Reference, Status
 from tasks.check import check_references
 from tasks.identify import plan_chunks
-from tasks.registries import Registries, RegistrySettings
+from tasks.registries import Registries
 from tests.fake_registry import FakeRegistry
 from tests.fake_registry.server import CROSSREF_POLITE, NCBI_ANONYMOUS
 from tests.reliability_data import bare_id_reference, bundled_pmids, bundled_works, synthetic_works
@@ -41,11 +41,7 @@ def citations(registry: FakeRegistry, total: int) -> list[Reference]:
 
 
 def run(registry: FakeRegistry, refs: list[Reference]) -> tuple[float, Counter[str]]:
-    settings = RegistrySettings(
-        crossref_url=registry.crossref_url,
-        pubmed_url=registry.pubmed_url,
-        doi_url=registry.doi_url,
-        cache_enabled=False,
+    settings = registry.settings(
         mailto="bench@example.org",
     )
     with Registries.from_settings(settings) as registries, ThreadPoolExecutor(WORKERS) as pool:

@@ -8,7 +8,7 @@ import pytest
 from models.audit import Identifiers, Provenance, Reference, Status
 from models.csl import CSLDate, CSLItem, CSLName
 from tasks.check import check_references
-from tasks.registries import Registries, RegistrySettings
+from tasks.registries import Registries
 from tests.fake_registry import FakeRegistry
 
 PLOS = "10.1371/journal.pone.0033693"
@@ -24,11 +24,7 @@ PLOS_RAW = (
 
 @pytest.fixture
 def registries(fake_registry: FakeRegistry) -> Iterator[Registries]:
-    settings = RegistrySettings(
-        crossref_url=fake_registry.crossref_url,
-        pubmed_url=fake_registry.pubmed_url,
-        doi_url=fake_registry.doi_url,
-        cache_enabled=False,
+    settings = fake_registry.settings(
         max_attempts=2,
         backoff_base_s=0.01,
         backoff_cap_s=0.05,

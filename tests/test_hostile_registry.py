@@ -13,16 +13,15 @@ CHECK_UNDER_FAULT = """
 import json, resource, sys
 from models.audit import Identifiers
 from tasks.check import check_references
-from tasks.registries import Registries, RegistrySettings
+from tasks.registries import Registries
 from tests.fake_registry import FakeRegistry
 from tests.reliability_data import bare_id_reference, bundled_pmids, bundled_works
 
 fault, service = sys.argv[1], sys.argv[2]
 with FakeRegistry(rate_limits=False) as registry:
     registry.inject_fault(fault, rate=1.0, service=service, huge_bytes=200_000_000)
-    settings = RegistrySettings(
-        crossref_url=registry.crossref_url, pubmed_url=registry.pubmed_url,
-        doi_url=registry.doi_url, cache_enabled=False, max_attempts=2, backoff_base_s=0.01,
+    settings = registry.settings(
+        max_attempts=2, backoff_base_s=0.01,
         read_timeout_s=5, max_body_bytes=8_000_000,
     )
     refs = [bare_id_reference("p", pmid=bundled_pmids()[0]),

@@ -13,7 +13,7 @@ import pytest
 from models.audit import Reference, Status, ValidationResult
 from tasks.check import check_references
 from tasks.identify import plan_chunks
-from tasks.registries import Registries, RegistrySettings
+from tasks.registries import Registries
 from tests.fake_registry import FakeRegistry
 from tests.fake_registry.fixtures import point_env_at
 from tests.reliability_data import bundled_works, mixed_references, write_doi_list
@@ -50,11 +50,7 @@ def check_in_chunks(
     refs: list[Reference], registry: FakeRegistry, max_attempts: int = 8
 ) -> list[ValidationResult]:
     """The way the flow does it: chunks of one lookup kind, each checked on its own."""
-    settings = RegistrySettings(
-        crossref_url=registry.crossref_url,
-        pubmed_url=registry.pubmed_url,
-        doi_url=registry.doi_url,
-        cache_enabled=False,
+    settings = registry.settings(
         mailto="reliability@example.org",
         crossref_batch_size=10,  # more requests: more of them meet a fault
         pubmed_batch_size=20,

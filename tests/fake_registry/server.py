@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import Any, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from tasks.registries.settings import RegistrySettings
 from tests.fake_registry import crossref_api, eutils_api
 from tests.fake_registry.data import RegistryData, error_body
 from tests.fake_registry.faults import Fault, FaultPlan, FaultRule
@@ -183,6 +184,16 @@ class FakeRegistry:
     def pubmed_url(self) -> str:
         """Stands for https://eutils.ncbi.nlm.nih.gov/entrez/eutils."""
         return f"{self.base_url}/eutils"
+
+    def settings(self, **overrides: Any) -> RegistrySettings:
+        """Client settings aimed at this fake, HTTP cache off (every request reaches it)."""
+        return RegistrySettings(
+            crossref_url=self.crossref_url,
+            pubmed_url=self.pubmed_url,
+            doi_url=self.doi_url,
+            cache_enabled=False,
+            **overrides,
+        )
 
     @property
     def canary_url(self) -> str:
