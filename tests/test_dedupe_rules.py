@@ -145,6 +145,32 @@ def test_paper_printed_in_two_venues_pairs_up_by_venue(dblp_acm: DedupeResult) -
     assert vldb != record
 
 
+def test_a_demo_and_the_paper_of_one_system_pair_up_by_form(dblp_acm: DedupeResult) -> None:
+    # DEVise, SIGMOD 1997, by the same eight authors in both lists: the paper and its demo
+    # abstract. Each list holds both, and the demo pairs with the demo.
+    paper = {work(dblp_acm, "ACM:253335"), work(dblp_acm, "DBLP2:conf/sigmod/LivnyRBCDLMW97")}
+    demo = {work(dblp_acm, "ACM:253379"), work(dblp_acm, "DBLP2:conf/sigmod/LivnyRBCDLMW97a")}
+    assert len(paper) == 1
+    assert len(demo) == 1
+    assert paper != demo
+    # Where only one list marks the demo, the mark alone does not part them (STREAM, 2003).
+    assert work(dblp_acm, "ACM:872854") == work(dblp_acm, "DBLP2:conf/sigmod/ArasuBBDIRW03")
+
+
+def test_two_author_teams_are_two_works(dblp_acm: DedupeResult) -> None:
+    # "Prospector: a content-based multimedia server ..." (Choo, O'Connell, ..., Chen,
+    # Ganapathi) and "A content-based multimedia server ..." (O'Connell, Choo, ..., Watson,
+    # Ieong, Wang), SIGMOD 1996: one group, two teams, two papers. ACM misspells "Linerman".
+    prospector = {work(dblp_acm, "ACM:280357"), work(dblp_acm, "DBLP2:conf/sigmod/ChooOLCGBPS96")}
+    server = {
+        work(dblp_acm, "ACM:233321"),
+        work(dblp_acm, "DBLP2:conf/sigmod/OConnellISWABCCLPWW96"),
+    }
+    assert len(prospector) == 1
+    assert len(server) == 1
+    assert prospector != server
+
+
 @pytest.mark.parametrize(
     ("a", "b", "alike"),
     [

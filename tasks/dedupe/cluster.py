@@ -138,11 +138,11 @@ def cluster(
         ),
     ).filter(pl.col("x") != pl.col("y"))
     # Sorting on citation ids, never on row numbers, makes the outcome independent of input order.
-    # Of equal merges, those naming alike venues first: a paper printed in two venues pairs up
-    # with the record of the same venue.
+    # Records of one form (papers, demos) pair up first; of equal merges, those naming alike
+    # venues first: a paper printed in two venues pairs up with the record of the same venue.
     merges = decided.filter(pl.col("decision") == MERGE).sort(
-        ["order", "score", "venues_alike", "key_a", "key_b"],
-        descending=[False, True, True, False, False],
+        ["order", "forms_alike", "score", "venues_alike", "key_a", "key_b"],
+        descending=[False, True, True, True, False, False],
         nulls_last=True,
     )
     edges = [

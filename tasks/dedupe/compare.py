@@ -35,12 +35,15 @@ NOTICE_LINKS = {
 }
 PAIR_COLUMNS = (
     "citation_id", "fingerprint", "doi", "pmid", "pmcid", "arxiv", "isbn", "url", "title_key",
-    "notice", "first_author", "first_author_words", "surnames", "initials", "year", "container",
-    "type", "preprint", "volume", "pages", "recurring", "repeated", "venue_kind", "source",
+    "notice", "form", "first_author", "first_author_words", "surnames", "initials", "year",
+    "container", "type", "preprint", "volume", "pages", "recurring", "repeated", "venue_kind",
+    "source",
 )  # fmt: skip
 # Title: character edits (typos) or word order (moved subtitles), whichever is kinder.
 TITLE_SCORERS = (fuzz.ratio, fuzz.token_sort_ratio)
 SURNAME_SCORERS = (fuzz.ratio,)
+# Names each of two author lists must lack from the other to be two teams.
+_TEAM_STRANGERS = 2
 # Numbers in a title tell parts and editions apart: "Part II", "... 2000", "Tcl/Tk 8".
 # A dropped subtitle excuses a title mismatch only when what is left has this many words.
 _PREFIX_WORDS = 4
@@ -135,7 +138,9 @@ def score_pairs(
 ) -> pl.DataFrame:
     """`pairs` (a, b, relation, relation_from) with similarities and the decision:
     `decision` merge | link | distinct, `label` (merge reason or link kind), `forward` (a link
-    points from a to b), `score` in [0, 1] (of a merge), `vote` (for average linkage)."""
+    points from a to b), `score` in [0, 1] (of a merge), `vote` (for average linkage),
+    `venues_alike` and `forms_alike` (both demos, posters or neither: merges between alike
+    records go first)."""
     title_sim = _similarity(records["title_key"], pairs["a"], pairs["b"], TITLE_SCORERS)
     # Where numbers may differ, whether one title is the other's head tells a dropped subtitle.
     numbered = records["title_key"].str.contains(r"\d").fill_null(False)
@@ -165,7 +170,7 @@ def score_pairs(
     apart = pairs.filter(below & (pl.col("title_sim") >= thresholds.floor)).select(
         "a", "b", decision=pl.lit(DISTINCT), label=pl.lit(None, pl.Utf8),
         forward=pl.lit(None, pl.Boolean), score=pl.lit(0.0), vote=pl.col("title_sim"),
-        venues_alike=pl.lit(None, pl.Boolean),
+        venues_alike=pl.lit(None, pl.Boolean), forms_alike=pl.lit(None, pl.Boolean),
     )  # fmt: skip
     pairs = pairs.filter(~below)
     a, b = pairs["a"], pairs["b"]
@@ -174,10 +179,13 @@ def score_pairs(
     right = side[b].rename(lambda c: f"{c}_b")
     scored = pl.concat([pairs, left, right], how="horizontal").with_columns(
         author_sim=_similarity(records["first_author"], a, b, SURNAME_SCORERS),
+        teams_apart=teams_apart(
+            records["surnames"].gather(a), records["surnames"].gather(b), thresholds.author
+        ),
         venues_alike=venues_alike(records["container"].gather(a), records["container"].gather(b)),
     )
     decided = scored.with_columns(**_decide(scored, thresholds)).select(
-        "a", "b", "decision", "label", "forward", "score", "vote", "venues_alike"
+        "a", "b", "decision", "label", "forward", "score", "vote", "venues_alike", "forms_alike"
     )
     return pl.concat([decided, apart], how="vertical_relaxed")
 
@@ -228,6 +236,39 @@ def _prefix_similarity(
     result = np.zeros(len(frame), dtype=np.float64)
     result[frame["compared"].to_numpy()] = sims / 100.0
     return pl.Series(result)
+
+
+def teams_apart(a: pl.Series, b: pl.Series, alike: float) -> pl.Series:
+    """Whether author lists a[i] and b[i] are two teams: each of three names or more, and each
+    naming at least `_TEAM_STRANGERS` people the other lacks, and more than one in five of its
+    names, counting surnames at least `alike` ("Linerman", "Linderman") as the same person.
+    Indexes drop authors, misspell them and garble long lists, but do not add strangers to
+    both: "Prospector: a content-based multimedia server" by Choo, O'Connell, ..., Chen,
+    Ganapathi and "A content-based multimedia server" by O'Connell, Choo, ..., Watson, Ieong,
+    Wang are two papers of one group."""
+    lists = pl.DataFrame({"a": a, "b": b}).select(pl.col("a", "b").list.unique())
+    # Exact surnames first: only lists that already look apart are compared name by name.
+    suspects = lists.with_row_index().filter(
+        (pl.col("a").list.len() >= 3)
+        & (pl.col("b").list.len() >= 3)
+        & (pl.col("a").list.set_difference("b").list.len() >= _TEAM_STRANGERS)
+        & (pl.col("b").list.set_difference("a").list.len() >= _TEAM_STRANGERS)
+    )
+    apart = np.zeros(len(lists), dtype=bool)
+    for index, x, y in suspects.iter_rows():
+        apart[index] = all(
+            strangers >= _TEAM_STRANGERS and 5 * strangers > len(names)
+            for names, strangers in ((x, _strangers(x, y, alike)), (y, _strangers(y, x, alike)))
+        )
+    return pl.Series(apart)
+
+
+def _strangers(names: list[str], others: list[str], alike: float) -> int:
+    """How many of `names` have no surname in `others` alike enough to be a misspelling."""
+    return sum(
+        process.extractOne(name, others, scorer=fuzz.ratio, score_cutoff=100 * alike) is None
+        for name in names
+    )
 
 
 def _first_page(pages: pl.Series, rows: pl.Series) -> pl.Series:
@@ -422,7 +463,7 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     ).fill_null(False)
     fuzzy = (
         (title_ok | backed | paged | in_print | placed)
-        & (author_ok | one_issue)
+        & ((author_ok & ~col("teams_apart")) | one_issue)
         & year_ok
         & (~short | short_ok)
         & (~(col("recurring_a") | col("recurring_b")) | located)
@@ -450,6 +491,9 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     )
     notice_kind = pl.coalesce("notice_a", "notice_b").replace_strict(NOTICE_LINKS, default=None)
     same_citation = _same("citation_id") & _same("fingerprint")
+    # A list holding a demo (or poster) and a paper of one title holds two publications; across
+    # lists the mark may be a citer's, so there the pair only waits behind pairs of one form.
+    forms_apart = ~col("form_a").eq_missing(col("form_b"))
     url_ok = _same("url") & (~_both("title_key") | (col("title_sim") >= th.url_title)).fill_null(
         False
     )
@@ -474,6 +518,7 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         (conflict, DISTINCT, pl.lit(None), pl.lit(None)),
         *[(_same(k), MERGE, pl.lit(k), pl.lit(None)) for k in ("pmid", "pmcid", "arxiv")],
         (url_ok, MERGE, pl.lit("url"), pl.lit(None)),
+        (forms_apart & _same("source"), DISTINCT, pl.lit(None), pl.lit(None)),
         (fuzzy, MERGE, pl.lit("fuzzy"), pl.lit(None)),
     ]
 
@@ -512,6 +557,7 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     decision = first(lambda r: pl.lit(r[1])).fill_null(DISTINCT)
     label = first(lambda r: r[2])
     return {
+        "forms_alike": ~forms_apart,
         "decision": decision,
         "label": label,
         "forward": first(lambda r: r[3]).cast(pl.Boolean),

@@ -29,6 +29,7 @@ RECORD_SCHEMA: dict[str, pl.DataType] = {
     "container_title": pl.Utf8(),
     "title_key": pl.Utf8(),
     "notice": pl.Utf8(),
+    "form": pl.Utf8(),
     "first_author": pl.Utf8(),
     "first_author_words": pl.Utf8(),
     "surnames": pl.List(pl.Utf8()),
@@ -72,6 +73,8 @@ _ANNOTATION = re.compile(
     r"|(?<=\S)\s*[-\u2013:,]\s*guest\s+editor(?:'s|s'|s)?\s+(?:foreword|introduction|preface)\s*$",
     re.IGNORECASE,
 )
+# Of those, the ones marking a publication of its own: the demo of a system beside its paper.
+_FORM = re.compile(r"[(\[]\s*(demo|demonstration|poster)\b[^)\]]*[)\]]", re.IGNORECASE)
 # What kind of venue a container is, when its name says so; None when it does not.
 _JOURNAL = re.compile(
     r"\b(journal|j|trans|transactions|letters|lett|magazine|mag|bulletin|record|review)\b"
@@ -89,6 +92,13 @@ def split_notice(title: str) -> tuple[str | None, str]:
         return None, text
     kind = next(name for name, value in match.groupdict().items() if value)
     return kind, text[match.end() :].strip().strip(_QUOTES).strip()
+
+
+def title_form(title: str) -> str | None:
+    """demo | poster when a title's annotation says the piece is one ("DEVise (Demo Abstract)",
+    "(demonstration description)"); None for anything else."""
+    match = _FORM.search(title)
+    return None if match is None else "poster" if match[1].lower() == "poster" else "demo"
 
 
 def venue_kind(container_key: str) -> str | None:
@@ -175,6 +185,7 @@ def record_row(ref: Reference, result: ValidationResult | None = None) -> dict[s
         "container_title": item.container_title,
         "title_key": normalise_title(about) or None,
         "notice": notice,
+        "form": title_form(item.title or ""),
         "first_author": surname_key(item.first_author_family() or "") or None,
         "first_author_words": _first_author_words(item),
         "surnames": _surnames(item),
