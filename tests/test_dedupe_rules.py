@@ -157,6 +157,33 @@ def test_a_demo_and_the_paper_of_one_system_pair_up_by_form(dblp_acm: DedupeResu
     assert work(dblp_acm, "ACM:872854") == work(dblp_acm, "DBLP2:conf/sigmod/ArasuBBDIRW03")
 
 
+def test_a_title_found_inside_a_longer_one_by_its_author_is_the_same_work(
+    dblp_acm: DedupeResult,
+) -> None:
+    # A dropped head: "SIGMOD challenges paper: Database issues in telecommunications network
+    # management" (Ahn, 1994). A reviewed book's title inside the review's: "Review of Ontologies:
+    # a silver bullet ... by Dieter Fensel. Springer-Verlag, 2002." (Badia). A dropped head with
+    # its number: "MPEG-7 Standard for Multimedia Databases" (Smith, 2001).
+    assert work(dblp_acm, "ACM:191847") == work(dblp_acm, "DBLP2:conf/sigmod/Ahn94")
+    assert work(dblp_acm, "ACM:637425") == work(dblp_acm, "DBLP2:journals/sigmod/Badia02")
+    assert work(dblp_acm, "ACM:375814") == work(dblp_acm, "DBLP2:conf/sigmod/Smith01")
+
+
+def test_a_column_piece_cited_with_its_topic_is_the_same_work(dblp_acm: DedupeResult) -> None:
+    # "Guest editorial" for "Guest Editorial: Databases and the Web" (Atzeni and Mendelzon, VLDB J.
+    # 2000) and "E-Services - Guest editorial" (Casati, Shan, Georgakopoulos, 2001).
+    assert work(dblp_acm, "ACM:765219") == work(dblp_acm, "DBLP2:journals/vldb/AtzeniM00")
+    assert work(dblp_acm, "ACM:767133") == work(dblp_acm, "DBLP2:journals/vldb/CasatiSG01")
+    # The other guest editorial of VLDB J. 2000 stays apart.
+    assert work(dblp_acm, "ACM:765234") != work(dblp_acm, "DBLP2:journals/vldb/AtzeniM00")
+
+
+def test_an_introduction_and_its_issue_in_one_list_are_two_works(dblp_acm: DedupeResult) -> None:
+    # ACM lists "Data management issues in electronic commerce" (SIGMOD Record 2002, Dogac) and
+    # "...: guest editor's introduction" beside it: two pieces.
+    assert work(dblp_acm, "ACM:507339") != work(dblp_acm, "ACM:507340")
+
+
 def test_two_author_teams_are_two_works(dblp_acm: DedupeResult) -> None:
     # "Prospector: a content-based multimedia server ..." (Choo, O'Connell, ..., Chen,
     # Ganapathi) and "A content-based multimedia server ..." (O'Connell, Choo, ..., Watson,

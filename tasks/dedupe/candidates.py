@@ -33,6 +33,7 @@ class Blocking:
     year_window: int = 3  # wider than the match window: preprints precede their papers
     head_words: int = 4  # a title's first words, whose rarest pair is one more key
     chapter_cap: int = 500  # chapters of one (container, year) considered for links
+    contained_words: int = 4  # a title this long is looked for inside others by its author
 
 
 def candidate_pairs(records: pl.DataFrame, blocking: Blocking = Blocking()) -> pl.DataFrame:
@@ -83,6 +84,7 @@ def _candidate_pairs(
         _title_pairs(con, blocking),
         _chapter_pairs(con, blocking),
         _locator_pairs(con, blocking),
+        _contained_title_pairs(con, blocking),
         _relation_pairs(con),
     ]
     # Each source of pairs is materialised on its own: planned as one query, DuckDB now and then
@@ -193,6 +195,27 @@ def _locator_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
         FROM locators n JOIN locators o USING (key)
         WHERE n.new AND (n.untitled OR o.untitled) AND key IN (
             SELECT key FROM locators GROUP BY key
+            HAVING count(DISTINCT coalesce(work_id, rid::VARCHAR)) <= {blocking.block_cap})"""
+
+
+def _contained_title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
+    # A title that is all of another's words in a row ("Database issues in telecommunications
+    # network management" in "SIGMOD challenges paper: database issues in ..."; a reviewed
+    # book's title in "Review of X by Y") need not share the other's rarest words; the same
+    # first author and year bring them together.
+    con.execute(f"""
+        CREATE TEMP TABLE authored AS
+        SELECT rid, new, work_id, first_author || '|' || year AS key, ' ' || title_key || ' ' AS t
+        FROM recs
+        WHERE first_author IS NOT NULL AND year IS NOT NULL
+          AND length(title_key) - length(replace(title_key, ' ', ''))
+              >= {blocking.contained_words - 1}""")
+    return f"""
+        SELECT n.rid AS x, o.rid AS y, NULL AS relation, false AS keyed
+        FROM authored n JOIN authored o USING (key)
+        WHERE n.new AND n.rid <> o.rid AND (contains(o.t, n.t) OR contains(n.t, o.t))
+          AND key IN (
+            SELECT key FROM authored GROUP BY key
             HAVING count(DISTINCT coalesce(work_id, rid::VARCHAR)) <= {blocking.block_cap})"""
 
 

@@ -45,8 +45,8 @@ SURNAME_SCORERS = (fuzz.ratio,)
 # Names each of two author lists must lack from the other to be two teams.
 _TEAM_STRANGERS = 2
 # Numbers in a title tell parts and editions apart: "Part II", "... 2000", "Tcl/Tk 8".
-# A dropped subtitle excuses a title mismatch only when what is left has this many words.
-_PREFIX_WORDS = 4
+# A dropped subtitle or head excuses a title mismatch only when what is left has this many words.
+_PART_WORDS = 4
 _ROMAN = r"\bpart (?:i{1,3}|iv|vi{0,3}|ix|x)\b|\b(?:ii|iii|iv|vi|vii|viii|ix)\b"
 _NUMERALS = rf"\b\d+\b|{_ROMAN}"
 _NUMERALS_ANYWHERE = rf"\d+|{_ROMAN}"
@@ -142,13 +142,13 @@ def score_pairs(
     `venues_alike` and `forms_alike` (both demos, posters or neither: merges between alike
     records go first)."""
     title_sim = _similarity(records["title_key"], pairs["a"], pairs["b"], TITLE_SCORERS)
-    # Where numbers may differ, whether one title is the other's head tells a dropped subtitle.
+    # Where numbers may differ, whether one title is part of the other tells a dropped subtitle.
     numbered = records["title_key"].str.contains(r"\d").fill_null(False)
     numbered = numbered.gather(pairs["a"]) | numbered.gather(pairs["b"])
     first_page_a, first_page_b = (_first_page(records["pages"], pairs[x]) for x in ("a", "b"))
     pairs = pairs.with_columns(
         title_sim=title_sim,
-        prefix_sim=_prefix_similarity(
+        part_sim=_part_similarity(
             records["title_key"],
             pairs["a"],
             pairs["b"],
@@ -156,6 +156,7 @@ def score_pairs(
         ),
         same_page=first_page_a.eq(first_page_b).fill_null(False),
         pages_apart=first_page_a.ne(first_page_b).fill_null(False),
+        column_topic=_column_with_topic(records, pairs["a"], pairs["b"]),
     )
     # Pairs met by title words alone with titles below every title threshold (and neither a
     # dropped subtitle nor a shared first page to excuse it) can only be "distinct": at scale
@@ -163,8 +164,10 @@ def score_pairs(
     # votes against merging their clusters; the rest are dropped.
     by_title = ~pl.col("keyed") & pl.col("title_sim").is_not_null()
     lowest = min(thresholds.title, thresholds.short_title, thresholds.corroborated_title)
-    excused = (pl.col("prefix_sim") >= thresholds.title) | (
-        pl.col("same_page") & (pl.col("title_sim") >= thresholds.floor)
+    excused = (
+        (pl.col("part_sim") >= thresholds.title)
+        | (pl.col("same_page") & (pl.col("title_sim") >= thresholds.floor))
+        | pl.col("column_topic")
     )
     below = by_title & (pl.col("title_sim") < lowest) & ~excused
     apart = pairs.filter(below & (pl.col("title_sim") >= thresholds.floor)).select(
@@ -207,13 +210,14 @@ def _similarity(
     return pl.Series(sims / 100.0, dtype=pl.Float64).set(missing, None)
 
 
-def _prefix_similarity(
+def _part_similarity(
     column: pl.Series, a_rows: pl.Series, b_rows: pl.Series, needed: pl.Series
 ) -> pl.Series:
-    """Similarity in [0, 1] of the shorter title to the start of the longer one, as long as
-    the shorter: a citation that dropped the subtitle ("X" for "X: how Y"). Zero when the
-    shorter title has fewer than `_PREFIX_WORDS` words (a short prefix says little) and where
-    not `needed` (computed per pair, so only where the whole titles disagree)."""
+    """Similarity in [0, 1] of the shorter title to the part of the longer one most like it (as
+    long as the shorter): a citation that dropped the subtitle ("X" for "X: how Y") or a head
+    ("X" for "SIGMOD challenges paper: X"), or a reviewed book's title ("Review of X by Y").
+    Zero when the shorter title has fewer than `_PART_WORDS` words (a short part says little)
+    and where not `needed` (computed per pair, so only where the whole titles disagree)."""
     a, b = column.gather(a_rows), column.gather(b_rows)
     a_first = a.str.len_chars() <= b.str.len_chars()
     frame = pl.DataFrame({"a": a, "b": b, "a_first": a_first}).select(
@@ -221,15 +225,14 @@ def _prefix_similarity(
         long=pl.when("a_first").then("b").otherwise("a"),
     )
     frame = frame.with_columns(
-        head=pl.col("long").str.slice(0, pl.col("short").str.len_chars()),
-        compared=(pl.col("short").str.count_matches(" ") >= _PREFIX_WORDS - 1).fill_null(False)
+        compared=(pl.col("short").str.count_matches(" ") >= _PART_WORDS - 1).fill_null(False)
         & needed,
     )
     compared = frame.filter("compared")
     sims = process.cpdist(
         compared["short"].to_list(),
-        compared["head"].to_list(),
-        scorer=fuzz.ratio,
+        compared["long"].to_list(),
+        scorer=fuzz.partial_ratio,
         workers=-1,
         dtype=np.float32,
     )
@@ -269,6 +272,35 @@ def _strangers(names: list[str], others: list[str], alike: float) -> int:
         process.extractOne(name, others, scorer=fuzz.ratio, score_cutoff=100 * alike) is None
         for name in names
     )
+
+
+def _column_with_topic(records: pl.DataFrame, a_rows: pl.Series, b_rows: pl.Series) -> pl.Series:
+    """Whether one record of a pair is a recurring column ("Guest editorial", "Career forum") and
+    the other's title is its name with the piece's topic added ("Guest Editorial: Databases and
+    the Web", "E-Services - Guest editorial", "Introduction to the Career Forum Column")."""
+    frame = pl.DataFrame(
+        {
+            "title_a": records["title_key"].gather(a_rows),
+            "title_b": records["title_key"].gather(b_rows),
+            "column_a": records["recurring"].gather(a_rows),
+            "column_b": records["recurring"].gather(b_rows),
+        }
+    )
+
+    def named_in(column: str, other: str) -> pl.Expr:
+        words = pl.lit(" ") + pl.col(f"title_{column}") + pl.lit(" ")
+        longer = (
+            pl.col(f"title_{other}").str.len_chars() > pl.col(f"title_{column}").str.len_chars()
+        )
+        return (
+            pl.col(f"column_{column}")
+            & longer
+            & (pl.lit(" ") + pl.col(f"title_{other}") + pl.lit(" ")).str.contains(
+                words, literal=True
+            )
+        )
+
+    return frame.select((named_in("a", "b") | named_in("b", "a")).fill_null(False)).to_series()
 
 
 def _first_page(pages: pl.Series, rows: pl.Series) -> pl.Series:
@@ -358,7 +390,7 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     backed = (
         _both("title_key")
         & ~short
-        & ((col("title_sim") >= th.corroborated_title) | (col("prefix_sim") >= th.title))
+        & ((col("title_sim") >= th.corroborated_title) | (col("part_sim") >= th.title))
         & same_authors
         & _same("year")
         & ~pages_apart
@@ -424,8 +456,8 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         > 0
         for x, y in (("a", "b"), ("b", "a"))
     )
-    dropped_tail = col("prefix_sim") >= th.title
-    numerals_apart = (missing_a & missing_b) | ((missing_a | missing_b) & ~dropped_tail)
+    dropped_part = col("part_sim") >= th.title
+    numerals_apart = (missing_a & missing_b) | ((missing_a | missing_b) & ~dropped_part)
     # A journal article and a conference paper (or report) of one title are two versions; so
     # are a journal article and a paper in a venue not named a journal ("VLDB", "Very Large
     # Data Bases") from another year: the extended journal version of a conference paper.
@@ -461,8 +493,10 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         & _same("year")
         & col("venues_alike")
     ).fill_null(False)
+    # A column's piece cited by its topic too, by the same editors in the same year and venue.
+    topic = col("column_topic") & _same("year") & same_list & col("venues_alike").fill_null(False)
     fuzzy = (
-        (title_ok | backed | paged | in_print | placed)
+        (title_ok | backed | paged | in_print | placed | topic)
         & ((author_ok & ~col("teams_apart")) | one_issue)
         & year_ok
         & (~short | short_ok)
@@ -535,8 +569,8 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     # two papers of one year may share a first author and a title's first words.
     title_part = pl.max_horizontal(
         "title_sim",
-        "prefix_sim",
-        pl.when(paged | in_print | placed | reworded | (backed & same_list))
+        "part_sim",
+        pl.when(paged | in_print | placed | reworded | (backed & same_list) | topic)
         .then(th.title)
         .otherwise(None),
     )

@@ -73,8 +73,14 @@ _ANNOTATION = re.compile(
     r"|(?<=\S)\s*[-\u2013:,]\s*guest\s+editor(?:'s|s'|s)?\s+(?:foreword|introduction|preface)\s*$",
     re.IGNORECASE,
 )
-# Of those, the ones marking a publication of its own: the demo of a system beside its paper.
-_FORM = re.compile(r"[(\[]\s*(demo|demonstration|poster)\b[^)\]]*[)\]]", re.IGNORECASE)
+# Of those, the ones marking a publication of its own: the demo of a system beside its paper,
+# a guest editor's introduction beside the special issue or section of its title.
+_FORM = re.compile(
+    r"[(\[]\s*(?:(?P<demo>demo|demonstration)|(?P<poster>poster))\b[^)\]]*[)\]]"
+    r"|(?<=\S)\s*[-\u2013:,]\s*guest\s+editor(?:'s|s'|s)?\s+(?P<introduction>foreword|introduction"
+    r"|preface)\s*$",
+    re.IGNORECASE,
+)
 # What kind of venue a container is, when its name says so; None when it does not.
 _JOURNAL = re.compile(
     r"\b(journal|j|trans|transactions|letters|lett|magazine|mag|bulletin|record|review)\b"
@@ -95,10 +101,11 @@ def split_notice(title: str) -> tuple[str | None, str]:
 
 
 def title_form(title: str) -> str | None:
-    """demo | poster when a title's annotation says the piece is one ("DEVise (Demo Abstract)",
-    "(demonstration description)"); None for anything else."""
+    """demo | poster | introduction when a title's annotation says the piece is one ("DEVise
+    (Demo Abstract)", "(demonstration description)", "X: Guest Editor's Introduction"); None for
+    anything else."""
     match = _FORM.search(title)
-    return None if match is None else "poster" if match[1].lower() == "poster" else "demo"
+    return None if match is None else match.lastgroup
 
 
 def venue_kind(container_key: str) -> str | None:
