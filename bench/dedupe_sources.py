@@ -73,7 +73,7 @@ _REPORT_TYPE = re.compile(r"\b(?:tech|report|TR)\b", re.IGNORECASE)
 _THESIS_TYPE = re.compile(r"\b(?:thesis|dissertation)\b", re.IGNORECASE)
 
 
-def cora_item(row: dict[str, str]) -> CSLItem:
+def cora_item(row: dict[str, str], prefix: str = "cora") -> CSLItem:
     """One Cora record as a CSL item: its segmented fields parsed as a reader of the reference
     list would (bench/citation_fields.py); a `type` field ("Technical Report 92-8", "PhD thesis")
     makes a report or thesis, published by the institution."""
@@ -91,7 +91,7 @@ def cora_item(row: dict[str, str]) -> CSLItem:
         or year_in(*(re.findall(r"\((\d{4})[a-z]?\)", row["volume"] + row["booktitle"])))
     )
     return CSLItem(
-        id=f"cora:{row['id']}",
+        id=f"{prefix}:{row['id']}",
         type=csl_type or "article",
         genre=kind.strip(" .,()") or None,
         title=title or None,
@@ -112,3 +112,67 @@ def cora() -> list[Labelled]:
             Labelled(reference(f"cora:{row['id']}", "cora", cora_item(row)), "cora", row["label"])
             for row in csv.DictReader(handle)
         ]
+
+
+# A lone letter in an author list, dotted or not ("r. e. schapire", "m kearns", "d.p."): an
+# initial, whatever its case. Two letters may be either ("li" a surname, "dw" initials): kept.
+_LONE_LETTER = re.compile(r"(?<![\w'])[a-z](?![\w'])")
+
+
+def _jedai_cora_row(row: dict[str, str]) -> dict[str, str]:
+    """A JedAI Cora record in the fields of coraLarge's, for `cora_item`.
+
+    JedAI lower-cased every field, and the reader's helpers read capitals: an initial is a
+    capital ("D.", "DW"), so "blum, a., furst, m." would read as four authors, two named "a."
+    and "m.".
+    Only the initials get their capital back, since a lone letter is one whatever its case.
+    Capitals that would take judgement stay lost, and the helpers that need them do not fire
+    here: a surname spilled into the title ("mansour (1996). applying ..."), a container cut
+    off the title (". in proceedings ..."), a title head left in the authors ("boostexter:").
+
+    The report number or thesis kind sits in `venue` ("technical report ucsc-crl-94-33,", "phd
+    thesis,"), where coraLarge has a `type`. Without a year field, a reader takes the year
+    wherever the segmenter left it: the address ("san mateo, ca, 1991.") or the note ("stoc
+    1988"); the note is no container, most notes are "to appear." or "submitted"."""
+    venue = row["venue"]
+    kind = venue if _REPORT_TYPE.search(venue) or _THESIS_TYPE.search(venue) else ""
+    return {
+        "id": row["Entity Id"],
+        "author": _LONE_LETTER.sub(lambda m: m.group(0).upper(), row["author"]),
+        "title": row["title"],
+        "type": kind,
+        "year": row["year"],
+        "date": f"{row['month']} {row['address']} {row['note']}",
+        "journal": "",
+        "booktitle": "" if kind else venue,
+        "volume": row["volume"],
+        "pages": row["pages"],
+        "institution": row["institution"],
+        "publisher": row["publisher"],
+    }
+
+
+def cora_jedai() -> list[Labelled]:
+    """The 1,295 records of JedAI's standard Cora; the true entity of a record is its connected
+    component in the duplicate pairs of cora_gt.csv (a record in no pair is an entity alone)."""
+    folder = DEDUPE_DATA / "cora" / "jedai_cora"
+    parent: dict[str, str] = {}
+
+    def root(node: str) -> str:
+        while parent.setdefault(node, node) != node:
+            parent[node] = parent[parent[node]]  # path halving: later look-ups are shorter
+            node = parent[node]
+        return node
+
+    with (folder / "cora_gt.csv").open(encoding="utf-8") as handle:
+        for line in filter(str.strip, handle):
+            first, second = line.strip().split("|")
+            parent[root(first)] = root(second)
+    # Fields hold quote marks ("'gambling in a rigged casino ...,'") that are not CSV quoting.
+    with (folder / "cora.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="|", quoting=csv.QUOTE_NONE))
+    items = [cora_item(_jedai_cora_row(row), "cora-jedai") for row in rows]
+    return [
+        Labelled(reference(item.id, "cora-jedai", item), "cora-jedai", root(row["Entity Id"]))
+        for row, item in zip(rows, items, strict=True)
+    ]
