@@ -28,6 +28,8 @@ _SPILLED_AUTHOR = re.compile(
     rf"^((?:and\s+|&\s*)?[A-Z][\w'-]+(?:\s+(?:and|&)\s+[A-Z][\w'-]+)?)\s*"
     rf"(?:\(({_YEAR})[a-z]?\)[\s.,:]*|(?=[\"“]))"
 )
+# A lower-cased source (JedAI's Cora) has no capital to open the surname: there any word does.
+_SPILLED_AUTHOR_LOWER = re.compile(_SPILLED_AUTHOR.pattern, re.IGNORECASE)
 _WHOLLY_QUOTED = re.compile(r"^[\"“][^\"“”]+[\"”][\s.,;:]*$")
 _TITLE_HEAD_IN_AUTHORS = re.compile(r"(?<=[a-z]{2})\.\s+([A-Z][\w-]*(?:\s+[\w-]+){0,3}):\s*$")
 _TITLE_HEAD = re.compile(rf"^[\s,.;:]*(?:\(\s*(?:in press|{_YEAR}[a-z]?)\s*\)[\s.,:]*)?")
@@ -59,7 +61,7 @@ def split_title(title: str, authors: str) -> tuple[str, str, int | None]:
     ends with an initial, the start of a container cut off, the quoted title kept when the
     segment holds more than the quotes."""
     text, year = clean(title), None
-    spilled = _SPILLED_AUTHOR.match(text)
+    spilled = (_SPILLED_AUTHOR_LOWER if text == text.lower() else _SPILLED_AUTHOR).match(text)
     if (
         spilled
         and _INITIALS.match((authors.split() or [""])[-1].strip(",;:"))

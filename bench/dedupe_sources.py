@@ -104,14 +104,19 @@ def cora_item(row: dict[str, str], prefix: str = "cora") -> CSLItem:
     )
 
 
+def cited(item: CSLItem, truth: str) -> Labelled:
+    """A Cora citation, its own list: Cora's citations were cut out of many papers' reference
+    lists, one citation of a work per paper, and do not say which paper they came from. Rules
+    that read one list (two venues of one title in a list are two publications) must not take
+    all of Cora for one list."""
+    return Labelled(reference(item.id, item.id, item), item.id, truth)
+
+
 def cora() -> list[Labelled]:
     """The 1,879 Cora citations; `label` is the true cluster key."""
     path = DEDUPE_DATA / "cora" / "jedai_coraLarge" / "cora.csv"
     with path.open(encoding="utf-8", newline="") as handle:
-        return [
-            Labelled(reference(f"cora:{row['id']}", "cora", cora_item(row)), "cora", row["label"])
-            for row in csv.DictReader(handle)
-        ]
+        return [cited(cora_item(row), row["label"]) for row in csv.DictReader(handle)]
 
 
 # A lone letter in an author list, dotted or not ("r. e. schapire", "m kearns", "d.p."): an
@@ -171,8 +176,6 @@ def cora_jedai() -> list[Labelled]:
     # Fields hold quote marks ("'gambling in a rigged casino ...,'") that are not CSV quoting.
     with (folder / "cora.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter="|", quoting=csv.QUOTE_NONE))
-    items = [cora_item(_jedai_cora_row(row), "cora-jedai") for row in rows]
     return [
-        Labelled(reference(item.id, "cora-jedai", item), "cora-jedai", root(row["Entity Id"]))
-        for row, item in zip(rows, items, strict=True)
+        cited(cora_item(_jedai_cora_row(row), "cora-jedai"), root(row["Entity Id"])) for row in rows
     ]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.citation_fields import split_title
 from bench.dedupe_sources import cora_item, names, reference
 from models.audit import Reference
 from models.csl import CSLDate, CSLItem
@@ -41,6 +42,14 @@ def test_a_surname_left_in_the_title_goes_back_to_the_authors() -> None:
     # author "Fahlman, S. E. & C." / title "Lebiere (1990), The Cascade-Correlation ..."
     assert families("1016") == ["Fahlman", "Lebiere"]
     assert item("1016").title == "The Cascade-Correlation Learning Architecture"
+    # JedAI's lower-cased Cora (record 344): no capital opens the spilled surname.
+    assert split_title(
+        "schapire (1996), experiments with a new boosting algorithm,", "freund, Y. & R.E."
+    ) == (
+        "experiments with a new boosting algorithm",
+        "freund, Y. & R.E. schapire",
+        1996,
+    )
 
 
 def test_a_title_head_left_in_the_authors_goes_back_to_the_title() -> None:
