@@ -139,8 +139,8 @@ def score_pairs(
     """`pairs` (a, b, relation, relation_from) with similarities and the decision:
     `decision` merge | link | distinct, `label` (merge reason or link kind), `forward` (a link
     points from a to b), `score` in [0, 1] (of a merge), `vote` (for average linkage),
-    `venues_alike` and `forms_alike` (both demos, posters or neither: merges between alike
-    records go first)."""
+    `venues_alike` and `forms_alike` (both demos, posters, introductions or neither: merges
+    between alike records go first)."""
     title_sim = _similarity(records["title_key"], pairs["a"], pairs["b"], TITLE_SCORERS)
     # Where numbers may differ, whether one title is part of the other tells a dropped subtitle.
     numbered = records["title_key"].str.contains(r"\d").fill_null(False)
@@ -288,16 +288,11 @@ def _column_with_topic(records: pl.DataFrame, a_rows: pl.Series, b_rows: pl.Seri
     )
 
     def named_in(column: str, other: str) -> pl.Expr:
-        words = pl.lit(" ") + pl.col(f"title_{column}") + pl.lit(" ")
-        longer = (
-            pl.col(f"title_{other}").str.len_chars() > pl.col(f"title_{column}").str.len_chars()
-        )
+        name, title = pl.col(f"title_{column}"), pl.col(f"title_{other}")
         return (
             pl.col(f"column_{column}")
-            & longer
-            & (pl.lit(" ") + pl.col(f"title_{other}") + pl.lit(" ")).str.contains(
-                words, literal=True
-            )
+            & (title.str.len_chars() > name.str.len_chars())
+            & (" " + title + " ").str.contains(" " + name + " ", literal=True)
         )
 
     return frame.select((named_in("a", "b") | named_in("b", "a")).fill_null(False)).to_series()
@@ -525,8 +520,9 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     )
     notice_kind = pl.coalesce("notice_a", "notice_b").replace_strict(NOTICE_LINKS, default=None)
     same_citation = _same("citation_id") & _same("fingerprint")
-    # A list holding a demo (or poster) and a paper of one title holds two publications; across
-    # lists the mark may be a citer's, so there the pair only waits behind pairs of one form.
+    # A list holding a demo, poster or guest editor's introduction and a piece of the same title
+    # holds two publications; across lists the mark may be a citer's, so there the pair only
+    # waits behind pairs of one form.
     forms_apart = ~col("form_a").eq_missing(col("form_b"))
     url_ok = _same("url") & (~_both("title_key") | (col("title_sim") >= th.url_title)).fill_null(
         False
