@@ -54,6 +54,11 @@ def test_conference_and_journal_versions_stay_apart(dblp_acm: DedupeResult) -> N
     assert len(conference) == 1  # "VLDB" and "Very Large Data Bases", 2000
     assert len(journal) == 1  # "VLDB J." and "The VLDB Journal", 2001
     assert conference != journal
+    # ... and linked: each is a version of the other.
+    versions = dblp_acm.links.filter(pl.col("kind") == "version-of")
+    assert tuple(sorted(conference | journal)) in set(
+        zip(versions["work_id_a"], versions["work_id_b"], strict=True)
+    )
 
 
 def test_erratum_with_a_bare_hyphen_is_linked_not_merged(dblp_acm: DedupeResult) -> None:

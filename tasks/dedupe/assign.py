@@ -25,7 +25,8 @@ class DedupeResult:
     duplicate_of (the citation it matched; None when it founded a new work), dup_reason
     (doi | citation | pmid | pmcid | arxiv | isbn | url | fuzzy), dup_score.
     `links`: work_id_a, work_id_b, kind (preprint-of, erratum-of, retraction-of,
-    expression-of-concern-for, chapter-of-same-book, co-publication, or a registry relation):
+    expression-of-concern-for, chapter-of-same-book, co-publication, version-of (one paper
+    printed twice, e.g. a conference paper and its journal version), or a registry relation):
     related works that stay apart."""
 
     assignments: pl.DataFrame

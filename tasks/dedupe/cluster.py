@@ -200,7 +200,7 @@ def _count_votes(clusters: _Clusters, edges: list[Edge], decided: pl.DataFrame) 
         clusters.vote(edge.x, edge.y, edge.vote)
     merged = pl.Series([n for edge in edges for n in (edge.x, edge.y)], dtype=pl.Int64).implode()
     apart = decided.filter(
-        (pl.col("decision") == "distinct") & pl.col("x").is_in(merged) & pl.col("y").is_in(merged)
+        (pl.col("decision") != MERGE) & pl.col("x").is_in(merged) & pl.col("y").is_in(merged)
     ).select("x", "y", "vote")
     for x, y, vote in apart.iter_rows():
         if reach.find(x) == reach.find(y):

@@ -505,6 +505,14 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     near_version = (
         title_ok & author_ok & (~_both("year") | (year_gap <= th.preprint_years)).fill_null(False)
     )
+    # One paper printed twice (a conference paper and its journal version; other pages in
+    # another year) is two works, each a version of the other.
+    printed_twice = (
+        (venues_apart | (pages_apart & _differ("year")))
+        & near_version
+        & ~col("teams_apart")
+        & ~numerals_apart.fill_null(False)
+    )
     conflict = pl.any_horizontal([_differ(kind) for kind in CONFLICT_KINDS])
     one_notice = col("notice_a").is_null() != col("notice_b").is_null()
     notice_apart = ~col("notice_a").eq_missing(col("notice_b"))
@@ -550,6 +558,7 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         (url_ok, MERGE, pl.lit("url"), pl.lit(None)),
         (forms_apart & _same("source"), DISTINCT, pl.lit(None), pl.lit(None)),
         (fuzzy, MERGE, pl.lit("fuzzy"), pl.lit(None)),
+        (printed_twice, LINK, pl.lit("version-of"), pl.lit(None)),
     ]
 
     def first(pick: Callable[[tuple[pl.Expr, str, pl.Expr, pl.Expr]], pl.Expr]) -> pl.Expr:
