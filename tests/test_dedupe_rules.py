@@ -11,7 +11,7 @@ import pytest
 from bench.dedupe_sources import names, reference
 from models.csl import CSLDate, CSLItem
 from tasks.dedupe import DedupeResult, assign_works, records_frame
-from tasks.dedupe.compare import venues_alike
+from tasks.dedupe.compare import teams_apart, venues_alike
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dedupe"
 
@@ -187,6 +187,24 @@ def test_an_introduction_and_its_issue_in_one_list_are_two_works(dblp_acm: Dedup
     # ACM lists "Data management issues in electronic commerce" (SIGMOD Record 2002, Dogac) and
     # "...: guest editor's introduction" beside it: two pieces.
     assert work(dblp_acm, "ACM:507339") != work(dblp_acm, "ACM:507340")
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "apart"),
+    [
+        # Two strangers each, a third and more of each list: two teams.
+        (["choo", "oconnell", "chen", "ganapathi"], ["choo", "oconnell", "watson", "ieong"], True),
+        # A misspelt surname is the same person ("Linerman", "Linderman").
+        (["linerman", "choo", "chen", "ganapathi"], ["linderman", "choo", "chen", "ieong"], False),
+        # One list truncated: strangers on one side only.
+        (["thrun", "bala", "bloedorn"], ["thrun", "bala", "bloedorn", "bratko", "cestnik"], False),
+        # Long lists garbled in two places each: under a fifth of their names.
+        ([f"author{i:03}" for i in range(20)] + ["reich", "fisher"],
+         [f"author{i:03}" for i in range(20)] + ["de", "jong"], False),
+    ],
+)  # fmt: skip
+def test_teams_apart(a: list[str], b: list[str], apart: bool) -> None:
+    assert teams_apart(pl.Series([a]), pl.Series([b]), 0.8).to_list() == [apart]
 
 
 def test_two_author_teams_are_two_works(dblp_acm: DedupeResult) -> None:

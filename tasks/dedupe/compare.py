@@ -250,18 +250,28 @@ def teams_apart(a: pl.Series, b: pl.Series, alike: float) -> pl.Series:
     Ganapathi and "A content-based multimedia server" by O'Connell, Choo, ..., Watson, Ieong,
     Wang are two papers of one group."""
     lists = pl.DataFrame({"a": a, "b": b}).select(pl.col("a", "b").list.unique())
-    # Exact surnames first: only lists that already look apart are compared name by name.
-    suspects = lists.with_row_index().filter(
-        (pl.col("a").list.len() >= 3)
-        & (pl.col("b").list.len() >= 3)
-        & (pl.col("a").list.set_difference("b").list.len() >= _TEAM_STRANGERS)
-        & (pl.col("b").list.set_difference("a").list.len() >= _TEAM_STRANGERS)
+    # Exact surnames first: only names missing from the other list are compared name by name,
+    # and only where both lists miss enough of them.
+    suspects = (
+        lists.with_row_index()
+        .with_columns(
+            only_a=pl.col("a").list.set_difference("b"), only_b=pl.col("b").list.set_difference("a")
+        )
+        .filter(
+            (pl.col("a").list.len() >= 3)
+            & (pl.col("b").list.len() >= 3)
+            & (pl.col("only_a").list.len() >= _TEAM_STRANGERS)
+            & (pl.col("only_b").list.len() >= _TEAM_STRANGERS)
+        )
     )
     apart = np.zeros(len(lists), dtype=bool)
-    for index, x, y in suspects.iter_rows():
+    for index, x, y, only_x, only_y in suspects.iter_rows():
         apart[index] = all(
             strangers >= _TEAM_STRANGERS and 5 * strangers > len(names)
-            for names, strangers in ((x, _strangers(x, y, alike)), (y, _strangers(y, x, alike)))
+            for names, strangers in (
+                (x, _strangers(only_x, y, alike)),
+                (y, _strangers(only_y, x, alike)),
+            )
         )
     return pl.Series(apart)
 
