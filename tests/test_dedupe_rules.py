@@ -11,7 +11,7 @@ import pytest
 from bench.dedupe_sources import names, reference
 from models.csl import CSLDate, CSLItem
 from tasks.dedupe import DedupeResult, assign_works, records_frame
-from tasks.dedupe.compare import teams_apart, venues_alike
+from tasks.dedupe.similarity import teams_apart, venues_alike
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dedupe"
 

@@ -1,12 +1,22 @@
 """Deduplication: a library-wide work id for every citation, and links between related works.
 
-records_frame -> assign_works(new, library) -> DedupeResult; canonical_works(library rows)."""
+records_frame -> assign_works(new, library) -> DedupeResult; canonical_works(library rows).
+
+The modules, in the order a batch passes through them:
+- records: one row of match keys per citation;
+- candidates: pairs worth comparing (DuckDB joins on identifiers, rare title words, locators);
+- columns: periodical departments ("Editorial") and how often a list holds one in a year;
+- similarity: how alike two records' fields are, for all pairs at once;
+- compare: the rules deciding each pair (merge, link or distinct);
+- cluster: pair decisions to works (guarded union-find, stable work ids, links);
+- canonical: one record per work; job and rebuild: a job's and the whole library's dedupe.
+Thresholds (thresholds.py) and blocking (candidates.Blocking) are the knobs."""
 
 from tasks.dedupe.assign import DedupeResult, assign_works, empty_library
 from tasks.dedupe.candidates import Blocking
 from tasks.dedupe.canonical import canonical_works
-from tasks.dedupe.compare import DedupeThresholds
 from tasks.dedupe.records import LIBRARY_SCHEMA, RECORD_SCHEMA, record_row, records_frame
+from tasks.dedupe.thresholds import DedupeThresholds
 
 __all__ = [
     "LIBRARY_SCHEMA",

@@ -6,13 +6,10 @@ import polars as pl
 
 from tasks.dedupe.candidates import candidate_pairs
 from tasks.dedupe.cluster import ASSIGNMENT_SCHEMA, LINK_SCHEMA, cluster
-from tasks.dedupe.compare import (
-    DedupeThresholds,
-    recurring_titles,
-    repeated_in_list,
-    score_pairs,
-)
+from tasks.dedupe.columns import recurring_titles, repeated_in_list
+from tasks.dedupe.compare import score_pairs
 from tasks.dedupe.records import LIBRARY_SCHEMA, RECORD_SCHEMA, RELATION
+from tasks.dedupe.thresholds import DedupeThresholds
 
 # What makes two rows the same citation content (besides citation_id): all match keys, not the
 # list it came from (a moved file holds the same citations).

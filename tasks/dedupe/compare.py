@@ -1,20 +1,27 @@
 """Scoring candidate pairs and deciding for each: the same work, related works, or distinct.
 
-Similarities are computed for all pairs at once with rapidfuzz's `cpdist` (pairwise, vectorised,
-all cores); the decision is a list of rules in priority order, evaluated as polars expressions.
+Similarities come for all pairs at once (tasks/dedupe/similarity.py); the decision is a list of
+rules in priority order, evaluated as polars expressions.
 """
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
-import numpy as np
 import polars as pl
 from polars.expr.whenthen import ChainedThen, Then
-from rapidfuzz import fuzz, process
 
-from tasks.dedupe.candidates import CHAPTER_TYPES, Blocking
+from tasks.dedupe.candidates import CHAPTER_TYPES
 from tasks.dedupe.records import CONFLICT_KINDS
-from tasks.match.venues import venue_similarity
+from tasks.dedupe.similarity import (
+    SURNAME_SCORERS,
+    TITLE_SCORERS,
+    column_with_topic,
+    first_page,
+    part_similarity,
+    similarity,
+    teams_apart,
+    venues_alike,
+)
+from tasks.dedupe.thresholds import DedupeThresholds
 
 MERGE, LINK, DISTINCT = "merge", "link", "distinct"
 
@@ -39,98 +46,10 @@ PAIR_COLUMNS = (
     "container", "type", "preprint", "volume", "pages", "recurring", "repeated", "venue_kind",
     "source",
 )  # fmt: skip
-# Title: character edits (typos) or word order (moved subtitles), whichever is kinder.
-TITLE_SCORERS = (fuzz.ratio, fuzz.token_sort_ratio)
-SURNAME_SCORERS = (fuzz.ratio,)
-# Names each of two author lists must lack from the other to be two teams.
-_TEAM_STRANGERS = 2
 # Numbers in a title tell parts and editions apart: "Part II", "... 2000", "Tcl/Tk 8".
-# A dropped subtitle or head excuses a title mismatch only when what is left has this many words.
-_PART_WORDS = 4
 _ROMAN = r"\bpart (?:i{1,3}|iv|vi{0,3}|ix|x)\b|\b(?:ii|iii|iv|vi|vii|viii|ix)\b"
 _NUMERALS = rf"\b\d+\b|{_ROMAN}"
 _NUMERALS_ANYWHERE = rf"\d+|{_ROMAN}"
-# Two venue names whose similarity (tasks/match/venues.py) reaches this may be one venue; names
-# only word-similar score at most UNCONFIRMED_SIMILARITY (0.75) there.
-VENUE_ALIKE = 0.75
-# Titles that name a periodical's department rather than a work (normalised title keys).
-_COLUMN_TITLE = (
-    r"^(?:guest |invited )?editorial$|^editor s (?:note|notes|introduction)$|^preface$"
-    r"|^foreword$|^book reviews?(?: column)?$|^letters?(?: to the editor)?$|^in memoriam$"
-    r"|^obituar(?:y|ies)$|^reminiscences$|^(?:\w+ ){0,2}news$|^announcements?$"
-    r"|^calls? for papers(?: and)?(?: announcements)?$|^(?:vice )?chair s message$"
-    r"|^reports$|^articles$"
-)
-
-
-@dataclass(frozen=True)
-class DedupeThresholds:
-    title: float = 0.90  # title similarity for a fuzzy match
-    short_title: float = 0.97  # ... when a title has fewer than `short_words` words
-    short_words: int = 4
-    long_words: int = 6  # a title this long, the same in one venue's year, needs no authors
-    corroborated_title: float = 0.80  # ... when first author and year are known and agree
-    author: float = 0.80  # first-author surname similarity
-    year_window: int = 1
-    preprint_years: int = 3  # a preprint may precede its published version by this much
-    url_title: float = 0.5  # a shared URL merges only records with titles at least this alike
-    floor: float = 0.6  # title pairs less alike than this are not compared further
-    linkage: float = 0.85  # a fuzzy merge needs this mean score over the clusters' pairs
-    # A short title (up to `column_words` words) seen in `column_years` different years is a
-    # recurring column ("Editor's notes"), not one work.
-    column_words: int = 4
-    column_years: int = 3
-    blocking: Blocking = field(default_factory=Blocking)
-
-
-def recurring_titles(records: pl.DataFrame, thresholds: DedupeThresholds) -> pl.Series:
-    """Whether each record's title is a recurring column ("Editor's notes", "Book reviews"):
-    short, and seen in many years of one periodical (a paper cited with its report's and its
-    journal's years is no column), or a title that names a kind of piece, not a work
-    ("Editorial", "Preface"), which a small job cannot see recur. Only the new records' titles
-    are counted; the library is only filtered."""
-    short = pl.col("title_key").str.count_matches(" ") < thresholds.column_words
-    titles = records.filter(pl.col("new") & short)["title_key"].drop_nulls().unique().implode()
-    columns = (
-        records.filter(pl.col("title_key").is_in(titles) & pl.col("container").is_not_null())
-        .group_by("title_key", "container")
-        .agg(pl.col("year").drop_nulls().n_unique().alias("years"))
-        .filter(pl.col("years") >= thresholds.column_years)["title_key"]
-    )
-    recurring = records["title_key"].is_in(columns.implode()) | records["title_key"].str.contains(
-        _COLUMN_TITLE
-    )
-    return recurring.fill_null(False).alias("recurring")
-
-
-def repeated_in_list(records: pl.DataFrame) -> pl.Series:
-    """How often a record of a recurring column without volume or pages has a twin in its list
-    (another record of the same column title and year, and no locator either): 0 never; 1 only
-    twins by other authors ("Guest editorial", 2000, by Atkinson and by Atzeni and Mendelzon);
-    2 a twin by the same authors ("Book review column", Aberer, twice in 2002). Authors tell the
-    first kind apart; title, author and year cannot tell which of the second another list's
-    record is. Only columns: a list citing the same short title twice ("Deep learning", LeCun
-    2015) is the duplicate dedupe is there to find. Call after `recurring_titles`."""
-    unlocated = pl.col("volume").is_null() & pl.col("pages").is_null()
-    keys = ("source", "title_key", "year")
-    authors = pl.col("surnames").list.unique().list.sort()
-    return (
-        records.select(
-            pl.when(pl.col("recurring") & unlocated)
-            .then(
-                pl.when(unlocated.sum().over(*keys, authors) > 1)
-                .then(2)
-                .when(unlocated.sum().over(keys) > 1)
-                .then(1)
-                .otherwise(0)
-            )
-            .otherwise(0)
-            .fill_null(0)
-            .cast(pl.Int8)
-        )
-        .to_series()
-        .alias("repeated")
-    )
 
 
 def score_pairs(
@@ -141,14 +60,14 @@ def score_pairs(
     points from a to b), `score` in [0, 1] (of a merge), `vote` (for average linkage),
     `venues_alike` and `forms_alike` (both demos, posters, introductions or neither: merges
     between alike records go first)."""
-    title_sim = _similarity(records["title_key"], pairs["a"], pairs["b"], TITLE_SCORERS)
+    title_sim = similarity(records["title_key"], pairs["a"], pairs["b"], TITLE_SCORERS)
     # Where numbers may differ, whether one title is part of the other tells a dropped subtitle.
     numbered = records["title_key"].str.contains(r"\d").fill_null(False)
     numbered = numbered.gather(pairs["a"]) | numbered.gather(pairs["b"])
-    first_page_a, first_page_b = (_first_page(records["pages"], pairs[x]) for x in ("a", "b"))
+    first_page_a, first_page_b = (first_page(records["pages"], pairs[x]) for x in ("a", "b"))
     pairs = pairs.with_columns(
         title_sim=title_sim,
-        part_sim=_part_similarity(
+        part_sim=part_similarity(
             records["title_key"],
             pairs["a"],
             pairs["b"],
@@ -156,7 +75,7 @@ def score_pairs(
         ),
         same_page=first_page_a.eq(first_page_b).fill_null(False),
         pages_apart=first_page_a.ne(first_page_b).fill_null(False),
-        column_topic=_column_with_topic(records, pairs["a"], pairs["b"]),
+        column_topic=column_with_topic(records, pairs["a"], pairs["b"]),
     )
     # Pairs met by title words alone with titles below every title threshold (and neither a
     # dropped subtitle nor a shared first page to excuse it) can only be "distinct": at scale
@@ -181,7 +100,7 @@ def score_pairs(
     left = side[a].rename(lambda c: f"{c}_a")
     right = side[b].rename(lambda c: f"{c}_b")
     scored = pl.concat([pairs, left, right], how="horizontal").with_columns(
-        author_sim=_similarity(records["first_author"], a, b, SURNAME_SCORERS),
+        author_sim=similarity(records["first_author"], a, b, SURNAME_SCORERS),
         teams_apart=teams_apart(
             records["surnames"].gather(a), records["surnames"].gather(b), thresholds.author
         ),
@@ -191,126 +110,6 @@ def score_pairs(
         "a", "b", "decision", "label", "forward", "score", "vote", "venues_alike", "forms_alike"
     )
     return pl.concat([decided, apart], how="vertical_relaxed")
-
-
-def _similarity(
-    column: pl.Series, a_rows: pl.Series, b_rows: pl.Series, scorers: Sequence[Callable[..., float]]
-) -> pl.Series:
-    """Best similarity in [0, 1] of column[a[i]] and column[b[i]]; null where one is missing."""
-    a, b = a_rows.to_numpy(), b_rows.to_numpy()
-    # One Python string per involved record, shared by all its pairs (not one per pair).
-    rows = np.unique(np.concatenate([a, b]))
-    values = np.empty(len(column), dtype=object)
-    values[rows] = column.gather(rows).fill_null("").to_list()
-    sims = np.zeros(len(a), dtype=np.float32)
-    for scorer in scorers:
-        found = process.cpdist(values[a], values[b], scorer=scorer, workers=-1, dtype=np.float32)
-        sims = np.maximum(sims, found)
-    missing = column.gather(a_rows).is_null() | column.gather(b_rows).is_null()
-    return pl.Series(sims / 100.0, dtype=pl.Float64).set(missing, None)
-
-
-def _part_similarity(
-    column: pl.Series, a_rows: pl.Series, b_rows: pl.Series, needed: pl.Series
-) -> pl.Series:
-    """Similarity in [0, 1] of the shorter title to the part of the longer one most like it (as
-    long as the shorter): a citation that dropped the subtitle ("X" for "X: how Y") or a head
-    ("X" for "SIGMOD challenges paper: X"), or a reviewed book's title ("Review of X by Y").
-    Zero when the shorter title has fewer than `_PART_WORDS` words (a short part says little)
-    and where not `needed` (computed per pair, so only where the whole titles disagree)."""
-    a, b = column.gather(a_rows), column.gather(b_rows)
-    a_first = a.str.len_chars() <= b.str.len_chars()
-    frame = pl.DataFrame({"a": a, "b": b, "a_first": a_first}).select(
-        short=pl.when("a_first").then("a").otherwise("b"),
-        long=pl.when("a_first").then("b").otherwise("a"),
-    )
-    frame = frame.with_columns(
-        compared=(pl.col("short").str.count_matches(" ") >= _PART_WORDS - 1).fill_null(False)
-        & needed,
-    )
-    compared = frame.filter("compared")
-    sims = process.cpdist(
-        compared["short"].to_list(),
-        compared["long"].to_list(),
-        scorer=fuzz.partial_ratio,
-        workers=-1,
-        dtype=np.float32,
-    )
-    result = np.zeros(len(frame), dtype=np.float64)
-    result[frame["compared"].to_numpy()] = sims / 100.0
-    return pl.Series(result)
-
-
-def teams_apart(a: pl.Series, b: pl.Series, alike: float) -> pl.Series:
-    """Whether author lists a[i] and b[i] are two teams: each of three names or more, and each
-    naming at least `_TEAM_STRANGERS` people the other lacks, and more than one in five of its
-    names, counting surnames at least `alike` ("Linerman", "Linderman") as the same person.
-    Indexes drop authors, misspell them and garble long lists, but do not add strangers to
-    both: "Prospector: a content-based multimedia server" by Choo, O'Connell, ..., Chen,
-    Ganapathi and "A content-based multimedia server" by O'Connell, Choo, ..., Watson, Ieong,
-    Wang are two papers of one group."""
-    lists = pl.DataFrame({"a": a, "b": b}).select(pl.col("a", "b").list.unique())
-    # Exact surnames first: only names missing from the other list are compared name by name,
-    # and only where both lists miss enough of them.
-    suspects = (
-        lists.with_row_index()
-        .with_columns(
-            only_a=pl.col("a").list.set_difference("b"), only_b=pl.col("b").list.set_difference("a")
-        )
-        .filter(
-            (pl.col("a").list.len() >= 3)
-            & (pl.col("b").list.len() >= 3)
-            & (pl.col("only_a").list.len() >= _TEAM_STRANGERS)
-            & (pl.col("only_b").list.len() >= _TEAM_STRANGERS)
-        )
-    )
-    apart = np.zeros(len(lists), dtype=bool)
-    for index, x, y, only_x, only_y in suspects.iter_rows():
-        apart[index] = all(
-            strangers >= _TEAM_STRANGERS and 5 * strangers > len(names)
-            for names, strangers in (
-                (x, _strangers(only_x, y, alike)),
-                (y, _strangers(only_y, x, alike)),
-            )
-        )
-    return pl.Series(apart)
-
-
-def _strangers(names: list[str], others: list[str], alike: float) -> int:
-    """How many of `names` have no surname in `others` alike enough to be a misspelling."""
-    return sum(
-        process.extractOne(name, others, scorer=fuzz.ratio, score_cutoff=100 * alike) is None
-        for name in names
-    )
-
-
-def _column_with_topic(records: pl.DataFrame, a_rows: pl.Series, b_rows: pl.Series) -> pl.Series:
-    """Whether one record of a pair is a recurring column ("Guest editorial", "Career forum") and
-    the other's title is its name with the piece's topic added ("Guest Editorial: Databases and
-    the Web", "E-Services - Guest editorial", "Introduction to the Career Forum Column")."""
-    frame = pl.DataFrame(
-        {
-            "title_a": records["title_key"].gather(a_rows),
-            "title_b": records["title_key"].gather(b_rows),
-            "column_a": records["recurring"].gather(a_rows),
-            "column_b": records["recurring"].gather(b_rows),
-        }
-    )
-
-    def named_in(column: str, other: str) -> pl.Expr:
-        name, title = pl.col(f"title_{column}"), pl.col(f"title_{other}")
-        return (
-            pl.col(f"column_{column}")
-            & (title.str.len_chars() > name.str.len_chars())
-            & (" " + title + " ").str.contains(" " + name + " ", literal=True)
-        )
-
-    return frame.select((named_in("a", "b") | named_in("b", "a")).fill_null(False)).to_series()
-
-
-def _first_page(pages: pl.Series, rows: pl.Series) -> pl.Series:
-    """The first page number cited ("pp. 524-532" -> 524); null without one."""
-    return pages.gather(rows).str.extract(r"(\d+)").cast(pl.Int64, strict=False)
 
 
 def _both(column: str) -> pl.Expr:
@@ -337,21 +136,6 @@ def _name_part(x: str, y: str) -> pl.Expr:
         .str.contains(pl.lit(" ") + pl.col(f"first_author_{x}") + pl.lit(" "), literal=True)
         .fill_null(False)
     )
-
-
-def venues_alike(a: pl.Series, b: pl.Series) -> pl.Series:
-    """Whether container names a[i] and b[i] may name one venue, judged as validation compares a
-    claimed venue with a registry's (tasks/match/venues.py: the venue table, abbreviations and
-    acronyms, "VLDB" for "Very Large Data Bases"). Null where either is missing."""
-    asked = pl.DataFrame({"a": a, "b": b}, schema={"a": pl.Utf8, "b": pl.Utf8})
-    # Venues repeat over many pairs: each distinct pair of names is compared once.
-    distinct = asked.drop_nulls().unique()
-    alike = [
-        (similarity := venue_similarity(x, y)) is None or similarity >= VENUE_ALIKE
-        for x, y in distinct.iter_rows()
-    ]
-    answers = distinct.with_columns(alike=pl.Series(alike, dtype=pl.Boolean))
-    return asked.join(answers, on=["a", "b"], how="left", maintain_order="left")["alike"]
 
 
 def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:

@@ -13,8 +13,8 @@ import polars as pl
 from models.audit import Reference, ValidationResult
 from tasks.dedupe.assign import assign_works
 from tasks.dedupe.canonical import canonical_works
-from tasks.dedupe.compare import DedupeThresholds
 from tasks.dedupe.records import records_frame
+from tasks.dedupe.thresholds import DedupeThresholds
 
 DEDUPE_COLUMNS = ("citation_id", "work_id", "duplicate_of", "dup_reason", "dup_score")
 

@@ -8,9 +8,9 @@ import polars as pl
 
 from tasks.dedupe.assign import assign_works
 from tasks.dedupe.canonical import canonical_works
-from tasks.dedupe.compare import DedupeThresholds
 from tasks.dedupe.job import job_records
 from tasks.dedupe.records import RECORD_SCHEMA
+from tasks.dedupe.thresholds import DedupeThresholds
 from tasks.rows import reference_from_row, result_from_row
 
 

@@ -1,0 +1,158 @@
+"""How alike two records' fields are, for many pairs at once: titles (whole, or one as part of
+the other), surnames and author lists, venues, first pages. Vectorised with rapidfuzz's `cpdist`
+(pairwise, all cores) and polars; each function takes the record column(s) and the pairs' rows.
+"""
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import polars as pl
+from rapidfuzz import fuzz, process
+
+from tasks.match.venues import venue_similarity
+
+# Title: character edits (typos) or word order (moved subtitles), whichever is kinder.
+TITLE_SCORERS = (fuzz.ratio, fuzz.token_sort_ratio)
+SURNAME_SCORERS = (fuzz.ratio,)
+# Names each of two author lists must lack from the other to be two teams.
+_TEAM_STRANGERS = 2
+# A dropped subtitle or head excuses a title mismatch only when what is left has this many words.
+_PART_WORDS = 4
+# Two venue names whose similarity (tasks/match/venues.py) reaches this may be one venue; names
+# only word-similar score at most UNCONFIRMED_SIMILARITY (0.75) there.
+VENUE_ALIKE = 0.75
+
+
+def similarity(
+    column: pl.Series, a_rows: pl.Series, b_rows: pl.Series, scorers: Sequence[Callable[..., float]]
+) -> pl.Series:
+    """Best similarity in [0, 1] of column[a[i]] and column[b[i]]; null where one is missing."""
+    a, b = a_rows.to_numpy(), b_rows.to_numpy()
+    # One Python string per involved record, shared by all its pairs (not one per pair).
+    rows = np.unique(np.concatenate([a, b]))
+    values = np.empty(len(column), dtype=object)
+    values[rows] = column.gather(rows).fill_null("").to_list()
+    sims = np.zeros(len(a), dtype=np.float32)
+    for scorer in scorers:
+        found = process.cpdist(values[a], values[b], scorer=scorer, workers=-1, dtype=np.float32)
+        sims = np.maximum(sims, found)
+    missing = column.gather(a_rows).is_null() | column.gather(b_rows).is_null()
+    return pl.Series(sims / 100.0, dtype=pl.Float64).set(missing, None)
+
+
+def part_similarity(
+    column: pl.Series, a_rows: pl.Series, b_rows: pl.Series, needed: pl.Series
+) -> pl.Series:
+    """Similarity in [0, 1] of the shorter title to the part of the longer one most like it (as
+    long as the shorter): a citation that dropped the subtitle ("X" for "X: how Y") or a head
+    ("X" for "SIGMOD challenges paper: X"), or a reviewed book's title ("Review of X by Y").
+    Zero when the shorter title has fewer than `_PART_WORDS` words (a short part says little)
+    and where not `needed` (computed per pair, so only where the whole titles disagree)."""
+    a, b = column.gather(a_rows), column.gather(b_rows)
+    a_first = a.str.len_chars() <= b.str.len_chars()
+    frame = pl.DataFrame({"a": a, "b": b, "a_first": a_first}).select(
+        short=pl.when("a_first").then("a").otherwise("b"),
+        long=pl.when("a_first").then("b").otherwise("a"),
+    )
+    frame = frame.with_columns(
+        compared=(pl.col("short").str.count_matches(" ") >= _PART_WORDS - 1).fill_null(False)
+        & needed,
+    )
+    compared = frame.filter("compared")
+    sims = process.cpdist(
+        compared["short"].to_list(),
+        compared["long"].to_list(),
+        scorer=fuzz.partial_ratio,
+        workers=-1,
+        dtype=np.float32,
+    )
+    result = np.zeros(len(frame), dtype=np.float64)
+    result[frame["compared"].to_numpy()] = sims / 100.0
+    return pl.Series(result)
+
+
+def teams_apart(a: pl.Series, b: pl.Series, alike: float) -> pl.Series:
+    """Whether author lists a[i] and b[i] are two teams: each of three names or more, and each
+    naming at least `_TEAM_STRANGERS` people the other lacks, and more than one in five of its
+    names, counting surnames at least `alike` ("Linerman", "Linderman") as the same person.
+    Indexes drop authors, misspell them and garble long lists, but do not add strangers to
+    both: "Prospector: a content-based multimedia server" by Choo, O'Connell, ..., Chen,
+    Ganapathi and "A content-based multimedia server" by O'Connell, Choo, ..., Watson, Ieong,
+    Wang are two papers of one group."""
+    lists = pl.DataFrame({"a": a, "b": b}).select(pl.col("a", "b").list.unique())
+    # Exact surnames first: only names missing from the other list are compared name by name,
+    # and only where both lists miss enough of them.
+    suspects = (
+        lists.with_row_index()
+        .with_columns(
+            only_a=pl.col("a").list.set_difference("b"), only_b=pl.col("b").list.set_difference("a")
+        )
+        .filter(
+            (pl.col("a").list.len() >= 3)
+            & (pl.col("b").list.len() >= 3)
+            & (pl.col("only_a").list.len() >= _TEAM_STRANGERS)
+            & (pl.col("only_b").list.len() >= _TEAM_STRANGERS)
+        )
+    )
+    apart = np.zeros(len(lists), dtype=bool)
+    for index, x, y, only_x, only_y in suspects.iter_rows():
+        apart[index] = all(
+            strangers >= _TEAM_STRANGERS and 5 * strangers > len(names)
+            for names, strangers in (
+                (x, _strangers(only_x, y, alike)),
+                (y, _strangers(only_y, x, alike)),
+            )
+        )
+    return pl.Series(apart)
+
+
+def _strangers(names: list[str], others: list[str], alike: float) -> int:
+    """How many of `names` have no surname in `others` alike enough to be a misspelling."""
+    return sum(
+        process.extractOne(name, others, scorer=fuzz.ratio, score_cutoff=100 * alike) is None
+        for name in names
+    )
+
+
+def column_with_topic(records: pl.DataFrame, a_rows: pl.Series, b_rows: pl.Series) -> pl.Series:
+    """Whether one record of a pair is a recurring column ("Guest editorial", "Career forum") and
+    the other's title is its name with the piece's topic added ("Guest Editorial: Databases and
+    the Web", "E-Services - Guest editorial", "Introduction to the Career Forum Column")."""
+    frame = pl.DataFrame(
+        {
+            "title_a": records["title_key"].gather(a_rows),
+            "title_b": records["title_key"].gather(b_rows),
+            "column_a": records["recurring"].gather(a_rows),
+            "column_b": records["recurring"].gather(b_rows),
+        }
+    )
+
+    def named_in(column: str, other: str) -> pl.Expr:
+        name, title = pl.col(f"title_{column}"), pl.col(f"title_{other}")
+        return (
+            pl.col(f"column_{column}")
+            & (title.str.len_chars() > name.str.len_chars())
+            & (" " + title + " ").str.contains(" " + name + " ", literal=True)
+        )
+
+    return frame.select((named_in("a", "b") | named_in("b", "a")).fill_null(False)).to_series()
+
+
+def first_page(pages: pl.Series, rows: pl.Series) -> pl.Series:
+    """The first page number cited ("pp. 524-532" -> 524); null without one."""
+    return pages.gather(rows).str.extract(r"(\d+)").cast(pl.Int64, strict=False)
+
+
+def venues_alike(a: pl.Series, b: pl.Series) -> pl.Series:
+    """Whether container names a[i] and b[i] may name one venue, judged as validation compares a
+    claimed venue with a registry's (tasks/match/venues.py: the venue table, abbreviations and
+    acronyms, "VLDB" for "Very Large Data Bases"). Null where either is missing."""
+    asked = pl.DataFrame({"a": a, "b": b}, schema={"a": pl.Utf8, "b": pl.Utf8})
+    # Venues repeat over many pairs: each distinct pair of names is compared once.
+    distinct = asked.drop_nulls().unique()
+    alike = [
+        (score := venue_similarity(x, y)) is None or score >= VENUE_ALIKE
+        for x, y in distinct.iter_rows()
+    ]
+    answers = distinct.with_columns(alike=pl.Series(alike, dtype=pl.Boolean))
+    return asked.join(answers, on=["a", "b"], how="left", maintain_order="left")["alike"]

@@ -1,0 +1,25 @@
+"""The knobs of dedupe: how alike two records must be, and how candidates are found."""
+
+from dataclasses import dataclass, field
+
+from tasks.dedupe.candidates import Blocking
+
+
+@dataclass(frozen=True)
+class DedupeThresholds:
+    title: float = 0.90  # title similarity for a fuzzy match
+    short_title: float = 0.97  # ... when a title has fewer than `short_words` words
+    short_words: int = 4
+    long_words: int = 6  # a title this long, the same in one venue's year, needs no authors
+    corroborated_title: float = 0.80  # ... when first author and year are known and agree
+    author: float = 0.80  # first-author surname similarity
+    year_window: int = 1
+    preprint_years: int = 3  # a preprint may precede its published version by this much
+    url_title: float = 0.5  # a shared URL merges only records with titles at least this alike
+    floor: float = 0.6  # title pairs less alike than this are not compared further
+    linkage: float = 0.85  # a fuzzy merge needs this mean score over the clusters' pairs
+    # A short title (up to `column_words` words) seen in `column_years` different years is a
+    # recurring column ("Editor's notes"), not one work.
+    column_words: int = 4
+    column_years: int = 3
+    blocking: Blocking = field(default_factory=Blocking)
