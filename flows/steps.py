@@ -155,6 +155,7 @@ def job_files(job: JobRecord, frames: dict[str, pl.DataFrame]) -> dict[str, str]
         style=first.style if first else "",
         bibliography_html=[e.html for e in first.entries] if first else [],
         bibliography_text=[e.text for e in first.entries] if first else [],
+        links=job.dedupe.links if job.dedupe is not None else pl.DataFrame(),
     )
     files["report.html"] = report.render_html(data)
     files["report.md"] = report.render_markdown(data)

@@ -31,6 +31,7 @@ class ReportData:
     bibliography_html: list[str] = field(default_factory=list)  # already escaped by render
     bibliography_text: list[str] = field(default_factory=list)
     changes: pl.DataFrame | None = None  # scheduled audits: what changed since the last one
+    links: pl.DataFrame = field(default_factory=pl.DataFrame)  # work_id_a, work_id_b, kind
 
 
 def _column(frame: pl.DataFrame, name: str) -> bool:
@@ -249,6 +250,34 @@ def _html_table(frame: pl.DataFrame, columns: list[str]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+# How a link between works reads, from its first work to its second.
+RELATIONS = {
+    "preprint-of": "is a preprint of",
+    "version-of": "is another version of",
+    "co-publication": "is co-published with",
+    "erratum-of": "is an erratum to",
+    "retraction-of": "is the retraction notice of",
+    "expression-of-concern-for": "is an expression of concern for",
+    "chapter-of-same-book": "is a chapter of the same book as",
+    "part-of": "is part of",
+}
+
+
+def related_citations(citations: pl.DataFrame, links: pl.DataFrame) -> list[dict[str, str]]:
+    """Citations of this job whose works are related but not the same (a preprint and its
+    published version, a conference paper and its journal version, a paper and its retraction
+    notice): one row per link, naming the first citation of each work, in input order."""
+    if links.is_empty() or not _column(citations, "work_id"):
+        return []
+    first = citations.group_by("work_id", maintain_order=True).agg(pl.col("entry_key").first())
+    entry = dict(zip(first["work_id"], first["entry_key"], strict=True))
+    return [
+        {"citation": entry[a], "relation": RELATIONS.get(kind, kind), "related to": entry[b]}
+        for a, b, kind in links.select("work_id_a", "work_id_b", "kind").iter_rows()
+        if a in entry and b in entry
+    ]
+
+
 def _duplicates(citations: pl.DataFrame) -> pl.DataFrame:
     if not _column(citations, "duplicate_of"):
         return citations.head(0)
@@ -281,6 +310,12 @@ def render_html(data: ReportData) -> str:
             else "<p>No citation duplicates another.</p>"
         )
     )
+    related = related_citations(cites, data.links)
+    if related:
+        sections.append(
+            f"<h2>Related works cited together ({len(related)})</h2>"
+            + _html_table(pl.DataFrame(related), ["citation", "relation", "related to"])
+        )
     if data.input_errors.height:
         sections.append(
             "<h2>Input errors</h2>"
@@ -351,6 +386,13 @@ def render_markdown(data: ReportData) -> str:
                 f"- `{_md(row['entry_key'])}` duplicates `{_md(row['duplicate_of'])}`"
                 f" ({_md(row.get('dup_reason'))})"
             )
+    related = related_citations(cites, data.links)
+    if related:
+        lines += ["", f"## Related works cited together ({len(related)})", ""]
+        lines.extend(
+            f"- `{_md(row['citation'])}` {_md(row['relation'])} `{_md(row['related to'])}`"
+            for row in related
+        )
     if data.input_errors.height:
         lines += ["", "## Input errors", ""]
         for row in data.input_errors.iter_rows(named=True):

@@ -138,3 +138,27 @@ def test_works_are_shared_across_jobs_and_stable_on_rerun(registry_env, tmp_path
         ).fetchone()
     assert dupes == (0,)
     assert pl.read_parquet(tmp_path / "out" / "from-csl" / "works.parquet").height >= 1
+
+
+def test_a_conference_paper_and_its_journal_version_are_reported_as_related(registry_env, tmp_path):
+    # Real DBLP records (../shared/data/dedupe/dblp_acm_leipzig): VLDB 2000 and VLDB J. 2001.
+    bib = tmp_path / "versions.bib"
+    bib.write_text(
+        "@inproceedings{conf, title = {Approximate Query Processing Using Wavelets},"
+        " author = {Kaushik Chakrabarti and Minos N. Garofalakis and Rajeev Rastogi and"
+        " Kyuseok Shim}, booktitle = {VLDB}, year = {2000}}\n"
+        "@article{journal, title = {Approximate query processing using wavelets},"
+        " author = {Kaushik Chakrabarti and Minos N. Garofalakis and Rajeev Rastogi and"
+        " Kyuseok Shim}, journal = {VLDB J.}, year = {2001}}\n"
+    )
+    run(tmp_path, bib)
+    works = dict(zip(citations(tmp_path)["entry_key"], citations(tmp_path)["work_id"], strict=True))
+    assert works["conf"] != works["journal"]
+    with duckdb.connect(registry_env_db(tmp_path), read_only=True) as con:
+        links = con.sql("SELECT work_id_a, work_id_b, kind FROM work_links").fetchall()
+    assert (*sorted(works.values()), "version-of") in links
+    report = (tmp_path / "out" / "job-1" / "report.md").read_text()
+    assert "## Related works cited together (1)" in report
+    assert "`conf` is another version of `journal`" in report or (
+        "`journal` is another version of `conf`" in report
+    )
