@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from bench.dedupe_sources import names, reference
+from models.audit import Reference
 from models.csl import CSLDate, CSLItem
 from tasks.dedupe import DedupeResult, assign_works, records_frame
 from tasks.dedupe.similarity import teams_apart, venues_alike
@@ -306,3 +307,50 @@ def test_a_guest_editors_foreword_mark_is_not_part_of_the_title(dblp_acm: Dedupe
     # "Information Visualization, Guest Editors' Foreword" (DBLP) is ACM's "Information
     # visualization" by the same guest editors in the same issue.
     assert work(dblp_acm, "DBLP2:journals/sigmod/CatarciC96") == work(dblp_acm, "ACM:245888")
+
+
+def _printed(key: str, title: str, author: str, venue: str, year: int, **fields: str) -> Reference:
+    """One citation of a list, with its venue, year and any other CSL fields (page, DOI)."""
+    item = CSLItem(
+        id=key,
+        type="article-journal",
+        title=title,
+        author=names(author) if author else None,
+        container_title=venue,
+        issued=CSLDate.from_year(year),
+        **fields,
+    )
+    return reference(key, "list.bib", item)
+
+
+def _versions(*refs: Reference) -> set[tuple[str, str]]:
+    result = assign_works(records_frame(list(refs)))
+    works = dict(zip(result.assignments["citation_id"], result.assignments["work_id"], strict=True))
+    found = result.links.filter(pl.col("kind") == "version-of")
+    linked = set(zip(found["work_id_a"], found["work_id_b"], strict=True))
+    by_work = {w: c for c, w in works.items()}
+    return {(min(by_work[a], by_work[b]), max(by_work[a], by_work[b])) for a, b in linked}
+
+
+WAVELETS = "Approximate query processing using wavelets"
+AUTHORS = "Kaushik Chakrabarti, Minos N. Garofalakis, Rajeev Rastogi, Kyuseok Shim"
+
+
+def test_versions_are_linked_with_or_without_their_dois() -> None:
+    # The conference paper and its journal version, each with a DOI of its own (10.5555 is
+    # Crossref's prefix for examples): two works, linked.
+    assert _versions(
+        _printed("conf", WAVELETS, AUTHORS, "VLDB", 2000, DOI="10.5555/vldb.2000.wavelets"),
+        _printed("jour", WAVELETS, AUTHORS, "VLDB J.", 2001, DOI="10.5555/vldbj.2001.wavelets"),
+    ) == {("conf", "jour")}
+
+
+def test_what_is_not_one_paper_printed_twice_is_not_linked() -> None:
+    # An editor's yearly column on other pages; one title without authors at a conference and
+    # in a journal (nothing says it is one paper).
+    assert not _versions(
+        _printed("n1", "Editor's notes", "Ling Liu", "SIGMOD Record", 2001, page="3-4"),
+        _printed("n2", "Editor's notes", "Ling Liu", "SIGMOD Record", 2002, page="5-6"),
+        _printed("x1", WAVELETS, "", "Proceedings of the VLDB Conference", 2000),
+        _printed("x2", WAVELETS, "", "VLDB Journal", 2001),
+    )

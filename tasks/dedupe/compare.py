@@ -300,10 +300,14 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         title_ok & author_ok & (~_both("year") | (year_gap <= th.preprint_years)).fill_null(False)
     )
     # One paper printed twice (a conference paper and its journal version; other pages in
-    # another year) is two works, each a version of the other.
+    # another year) is two works, each a version of the other: the same authors (known), a title
+    # long enough to be one paper's, and no recurring column ("Editor's notes" every year).
     printed_twice = (
         (venues_apart | (pages_apart & _differ("year")))
         & near_version
+        & same_authors
+        & ~short
+        & ~(col("recurring_a") | col("recurring_b"))
         & ~col("teams_apart")
         & ~numerals_apart.fill_null(False)
     )
@@ -347,6 +351,7 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         (_same("isbn") & (title_ok | ~_both("title_key")), MERGE, pl.lit("isbn"), pl.lit(None)),
         (_same("isbn") | chapters, LINK, pl.lit("chapter-of-same-book"), pl.lit(None)),
         (conflict & fuzzy, LINK, pl.lit("co-publication"), pl.lit(None)),
+        (conflict & printed_twice, LINK, pl.lit("version-of"), pl.lit(None)),
         (conflict, DISTINCT, pl.lit(None), pl.lit(None)),
         *[(_same(k), MERGE, pl.lit(k), pl.lit(None)) for k in ("pmid", "pmcid", "arxiv")],
         (url_ok, MERGE, pl.lit("url"), pl.lit(None)),
