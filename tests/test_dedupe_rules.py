@@ -12,6 +12,7 @@ from bench.dedupe_sources import names, reference
 from models.audit import Reference
 from models.csl import CSLDate, CSLItem
 from tasks.dedupe import DedupeResult, assign_works, records_frame
+from tasks.dedupe.records import title_form
 from tasks.dedupe.similarity import teams_apart, venues_alike
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dedupe"
@@ -354,3 +355,24 @@ def test_what_is_not_one_paper_printed_twice_is_not_linked() -> None:
         _printed("x1", WAVELETS, "", "Proceedings of the VLDB Conference", 2000),
         _printed("x2", WAVELETS, "", "VLDB Journal", 2001),
     )
+
+
+@pytest.mark.parametrize(
+    ("title", "form"),
+    [
+        ("DEVise (demo abstract): integrated querying", "demo"),
+        ("STREAM: the stanford stream data manager (demonstration description)", "demo"),
+        ("Mining streams (short demo)", "demo"),
+        ("Mining streams (invited poster)", "poster"),
+        ("Data management issues: guest editor's introduction", "introduction"),
+        ("Environment Information Systems - Guest Editors' Foreword", "introduction"),
+        # Not an annotation dedupe strips, so no form either; an extended abstract is the paper.
+        ("Mining streams (demo paper)", None),
+        ("Approximate counting (extended abstract)", None),
+        ("Guest editor's introduction", None),
+    ],
+)
+def test_the_form_comes_from_the_annotation_the_title_key_drops(
+    title: str, form: str | None
+) -> None:
+    assert title_form(title) == form

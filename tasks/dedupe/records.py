@@ -75,12 +75,7 @@ _ANNOTATION = re.compile(
 )
 # Of those, the ones marking a publication of its own: the demo of a system beside its paper,
 # a guest editor's introduction beside the special issue or section of its title.
-_FORM = re.compile(
-    r"[(\[]\s*(?:(?P<demo>demo|demonstration)|(?P<poster>poster))\b[^)\]]*[)\]]"
-    r"|(?<=\S)\s*[-\u2013:,]\s*guest\s+editor(?:'s|s'|s)?\s+(?P<introduction>foreword|introduction"
-    r"|preface)\s*$",
-    re.IGNORECASE,
-)
+_FORMS = (("demo", "demo"), ("poster", "poster"), ("guest editor", "introduction"))
 # What kind of venue a container is, when its name says so; None when it does not.
 _JOURNAL = re.compile(
     r"\b(journal|j|trans|transactions|letters|lett|magazine|mag|bulletin|record|review)\b"
@@ -104,8 +99,12 @@ def title_form(title: str) -> str | None:
     """demo | poster | introduction when a title's annotation says the piece is one ("DEVise
     (Demo Abstract)", "(demonstration description)", "X: Guest Editor's Introduction"); None for
     anything else."""
-    match = _FORM.search(title)
-    return None if match is None else match.lastgroup
+    for annotation in _ANNOTATION.finditer(title):
+        text = annotation.group(0).lower()
+        for mark, form in _FORMS:
+            if mark in text:
+                return form
+    return None
 
 
 def venue_kind(container_key: str) -> str | None:
