@@ -181,8 +181,10 @@ def test_a_column_piece_cited_with_its_topic_is_the_same_work(dblp_acm: DedupeRe
     # 2000) and "E-Services - Guest editorial" (Casati, Shan, Georgakopoulos, 2001).
     assert work(dblp_acm, "ACM:765219") == work(dblp_acm, "DBLP2:journals/vldb/AtzeniM00")
     assert work(dblp_acm, "ACM:767133") == work(dblp_acm, "DBLP2:journals/vldb/CasatiSG01")
-    # The other guest editorial of VLDB J. 2000 stays apart.
+    # The other guest editorial of VLDB J. 2000 stays apart; so does a title that only holds the
+    # department's name: "Call for Book Reviews" is not "Book reviews" (Aberer, 2003).
     assert work(dblp_acm, "ACM:765234") != work(dblp_acm, "DBLP2:journals/vldb/AtzeniM00")
+    assert work(dblp_acm, "ACM:776993") != work(dblp_acm, "DBLP2:journals/sigmod/Aberer03")
 
 
 def test_an_introduction_and_its_issue_in_one_list_are_two_works(dblp_acm: DedupeResult) -> None:

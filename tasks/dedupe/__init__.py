@@ -5,7 +5,7 @@ records_frame -> assign_works(new, library) -> DedupeResult; canonical_works(lib
 The modules, in the order a batch passes through them:
 - records: one row of match keys per citation;
 - candidates: pairs worth comparing (DuckDB joins on identifiers, rare title words, locators);
-- columns: periodical departments ("Editorial") and how often a list holds one in a year;
+- departments: periodical departments ("Editorial"), how often a list holds one in a year;
 - similarity: how alike two records' fields are, for all pairs at once;
 - compare: the rules deciding each pair (merge, link or distinct);
 - cluster: pair decisions to works (guarded union-find, stable work ids, links);

@@ -10,11 +10,11 @@ import polars as pl
 from polars.expr.whenthen import ChainedThen, Then
 
 from tasks.dedupe.candidates import CHAPTER_TYPES
+from tasks.dedupe.departments import department_with_topic
 from tasks.dedupe.records import CONFLICT_KINDS
 from tasks.dedupe.similarity import (
     SURNAME_SCORERS,
     TITLE_SCORERS,
-    column_with_topic,
     first_page,
     part_similarity,
     similarity,
@@ -75,7 +75,7 @@ def score_pairs(
         ),
         same_page=first_page_a.eq(first_page_b).fill_null(False),
         pages_apart=first_page_a.ne(first_page_b).fill_null(False),
-        column_topic=column_with_topic(records, pairs["a"], pairs["b"]),
+        department_topic=department_with_topic(records, pairs["a"], pairs["b"]),
     )
     # Pairs met by title words alone with titles below every title threshold (and neither a
     # dropped subtitle nor a shared first page to excuse it) can only be "distinct": at scale
@@ -86,7 +86,7 @@ def score_pairs(
     excused = (
         (pl.col("part_sim") >= thresholds.title)
         | (pl.col("same_page") & (pl.col("title_sim") >= thresholds.floor))
-        | pl.col("column_topic")
+        | pl.col("department_topic")
     )
     below = by_title & (pl.col("title_sim") < lowest) & ~excused
     apart = pairs.filter(below & (pl.col("title_sim") >= thresholds.floor)).select(
@@ -283,7 +283,9 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         & col("venues_alike")
     ).fill_null(False)
     # A column's piece cited by its topic too, by the same editors in the same year and venue.
-    topic = col("column_topic") & _same("year") & same_list & col("venues_alike").fill_null(False)
+    topic = (
+        col("department_topic") & _same("year") & same_list & col("venues_alike").fill_null(False)
+    )
     fuzzy = (
         (title_ok | backed | paged | in_print | placed | topic)
         & ((author_ok & ~col("teams_apart")) | one_issue)

@@ -114,30 +114,6 @@ def _strangers(names: list[str], others: list[str], alike: float) -> int:
     )
 
 
-def column_with_topic(records: pl.DataFrame, a_rows: pl.Series, b_rows: pl.Series) -> pl.Series:
-    """Whether one record of a pair is a recurring column ("Guest editorial", "Career forum") and
-    the other's title is its name with the piece's topic added ("Guest Editorial: Databases and
-    the Web", "E-Services - Guest editorial", "Introduction to the Career Forum Column")."""
-    frame = pl.DataFrame(
-        {
-            "title_a": records["title_key"].gather(a_rows),
-            "title_b": records["title_key"].gather(b_rows),
-            "column_a": records["recurring"].gather(a_rows),
-            "column_b": records["recurring"].gather(b_rows),
-        }
-    )
-
-    def named_in(column: str, other: str) -> pl.Expr:
-        name, title = pl.col(f"title_{column}"), pl.col(f"title_{other}")
-        return (
-            pl.col(f"column_{column}")
-            & (title.str.len_chars() > name.str.len_chars())
-            & (" " + title + " ").str.contains(" " + name + " ", literal=True)
-        )
-
-    return frame.select((named_in("a", "b") | named_in("b", "a")).fill_null(False)).to_series()
-
-
 def first_page(pages: pl.Series, rows: pl.Series) -> pl.Series:
     """The first page number cited ("pp. 524-532" -> 524); null without one."""
     return pages.gather(rows).str.extract(r"(\d+)").cast(pl.Int64, strict=False)

@@ -1,9 +1,18 @@
 """Periodical departments ("Editorial", "Book review column"): titles that name a recurring
-column rather than one work, and how often a list holds one twice in a year."""
+column rather than one work, how often a list holds one twice in a year, and a department's
+piece cited by its topic as well ("Guest Editorial: Databases and the Web")."""
 
+import re
+
+import numpy as np
 import polars as pl
 
 from tasks.dedupe.thresholds import DedupeThresholds
+from tasks.textnorm import normalise_title
+
+# Where a title sets a department's name off from its topic: "Guest Editorial: Databases and the
+# Web", "E-Services - Guest editorial" (not the hyphen inside "E-Services").
+_TITLE_PARTS = re.compile(r"\s*:\s+|\s+[-\u2013\u2014]\s+")
 
 # Titles that name a periodical's department rather than a work (normalised title keys).
 _COLUMN_TITLE = (
@@ -63,3 +72,34 @@ def repeated_in_list(records: pl.DataFrame) -> pl.Series:
         .to_series()
         .alias("repeated")
     )
+
+
+def department_with_topic(records: pl.DataFrame, a_rows: pl.Series, b_rows: pl.Series) -> pl.Series:
+    """Whether one record of each pair is a recurring department ("Guest editorial") and the
+    other's title is that name set off from the piece's topic by a colon or a dash ("Guest
+    Editorial: Databases and the Web", "E-Services - Guest editorial"). A title that merely
+    holds the name ("Call for Book Reviews") is another piece. Call after `recurring_titles`."""
+    frame = pl.DataFrame(
+        {
+            "name_a": records["title_key"].gather(a_rows),
+            "name_b": records["title_key"].gather(b_rows),
+            "title_a": records["title"].gather(a_rows),
+            "title_b": records["title"].gather(b_rows),
+            "department_a": records["recurring"].gather(a_rows),
+            "department_b": records["recurring"].gather(b_rows),
+        }
+    )
+    # Departments are few: only their pairs are read word by word.
+    either = frame.with_row_index().filter(pl.col("department_a") | pl.col("department_b"))
+    found = np.zeros(len(frame), dtype=bool)
+    for index, name_a, name_b, title_a, title_b, department_a, department_b in either.iter_rows():
+        found[index] = bool(
+            (department_a and _set_off_in(name_a, title_b))
+            or (department_b and _set_off_in(name_b, title_a))
+        )
+    return pl.Series(found)
+
+
+def _set_off_in(name: str | None, title: str | None) -> bool:
+    parts = _TITLE_PARTS.split(title or "")
+    return bool(name) and len(parts) > 1 and name in {normalise_title(part) for part in parts}
