@@ -261,21 +261,36 @@ RELATIONS = {
     "chapter-of-same-book": "is a chapter of the same book as",
     "part-of": "is part of",
 }
+# Relations that read the same both ways: their first citation is the one cited first.
+SYMMETRIC = frozenset({"version-of", "co-publication", "chapter-of-same-book"})
 
 
 def related_citations(citations: pl.DataFrame, links: pl.DataFrame) -> list[dict[str, str]]:
     """Citations of this job whose works are related but not the same (a preprint and its
     published version, a conference paper and its journal version, a paper and its retraction
-    notice): one row per link, naming the first citation of each work, in input order."""
+    notice): one row per link of a kind in RELATIONS, naming the first citation of each work
+    (file and entry), in input order of the citation each row starts with."""
     if links.is_empty() or not _column(citations, "work_id"):
         return []
-    first = citations.group_by("work_id", maintain_order=True).agg(pl.col("entry_key").first())
-    entry = dict(zip(first["work_id"], first["entry_key"], strict=True))
-    return [
-        {"citation": entry[a], "relation": RELATIONS.get(kind, kind), "related to": entry[b]}
-        for a, b, kind in links.select("work_id_a", "work_id_b", "kind").iter_rows()
-        if a in entry and b in entry
-    ]
+    first = citations.with_row_index("position").group_by("work_id", maintain_order=True).first()
+    cited = {row["work_id"]: row for row in first.iter_rows(named=True)}
+    rows = []
+    for a, b, kind in links.select("work_id_a", "work_id_b", "kind").iter_rows():
+        if a in cited and b in cited and kind in RELATIONS:
+            x, y = cited[a], cited[b]
+            if kind in SYMMETRIC and y["position"] < x["position"]:
+                x, y = y, x
+            rows.append(
+                (
+                    (x["position"], y["position"]),
+                    {
+                        "citation": f"{x['source_file']}: {x['entry_key']}",
+                        "relation": RELATIONS[kind],
+                        "related to": f"{y['source_file']}: {y['entry_key']}",
+                    },
+                )
+            )
+    return [row for _, row in sorted(rows, key=lambda pair: pair[0])]
 
 
 def _duplicates(citations: pl.DataFrame) -> pl.DataFrame:

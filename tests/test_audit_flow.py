@@ -159,6 +159,4 @@ def test_a_conference_paper_and_its_journal_version_are_reported_as_related(regi
     assert (*sorted(works.values()), "version-of") in links
     report = (tmp_path / "out" / "job-1" / "report.md").read_text()
     assert "## Related works cited together (1)" in report
-    assert "`conf` is another version of `journal`" in report or (
-        "`journal` is another version of `conf`" in report
-    )
+    assert f"- `{bib}: conf` is another version of `{bib}: journal`" in report
