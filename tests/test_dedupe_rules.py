@@ -12,6 +12,7 @@ from bench.dedupe_sources import names, reference
 from models.audit import Reference
 from models.csl import CSLDate, CSLItem
 from tasks.dedupe import DedupeResult, assign_works, records_frame
+from tasks.dedupe.candidates import candidate_pairs
 from tasks.dedupe.records import title_form
 from tasks.dedupe.similarity import teams_apart, venues_alike
 
@@ -208,7 +209,7 @@ def test_an_introduction_and_its_issue_in_one_list_are_two_works(dblp_acm: Dedup
     ],
 )  # fmt: skip
 def test_teams_apart(a: list[str], b: list[str], apart: bool) -> None:
-    assert teams_apart(pl.Series([a]), pl.Series([b]), 0.8).to_list() == [apart]
+    assert teams_apart(pl.Series([a]), pl.Series([b]), 0.8, 2).to_list() == [apart]
 
 
 def test_two_author_teams_are_two_works(dblp_acm: DedupeResult) -> None:
@@ -378,3 +379,29 @@ def test_the_form_comes_from_the_annotation_the_title_key_drops(
     title: str, form: str | None
 ) -> None:
     assert title_form(title) == form
+
+
+def _candidates(*refs: Reference) -> set[tuple[int, int]]:
+    records = records_frame(list(refs)).with_columns(
+        new=pl.lit(True), work_id=pl.lit(None, pl.Utf8)
+    )
+    pairs = candidate_pairs(records)
+    return set(zip(pairs["a"], pairs["b"], strict=True))
+
+
+def test_a_title_inside_another_by_its_author_is_a_candidate_from_four_words_on() -> None:
+    # Neither shares the other's rarest title words, so only the containment join pairs them.
+    long = "SIGMOD challenges paper: database issues in telecommunications network management"
+    assert _candidates(
+        _printed("long", long, "Ilsoo Ahn", "SIGMOD", 1994),
+        _printed("short", "Database issues in telecommunications", "Ilsoo Ahn", "SIGMOD", 1994),
+    ) == {(0, 1)}
+    # Three words say too little; another first author is another paper.
+    assert not _candidates(
+        _printed("long", long, "Ilsoo Ahn", "SIGMOD", 1994),
+        _printed("short", "Database issues in", "Ilsoo Ahn", "SIGMOD", 1994),
+    )
+    assert not _candidates(
+        _printed("long", long, "Ilsoo Ahn", "SIGMOD", 1994),
+        _printed("short", "Database issues in telecommunications", "Jim Gray", "SIGMOD", 1994),
+    )

@@ -33,7 +33,8 @@ class Blocking:
     year_window: int = 3  # wider than the match window: preprints precede their papers
     head_words: int = 4  # a title's first words, whose rarest pair is one more key
     chapter_cap: int = 500  # chapters of one (container, year) considered for links
-    contained_words: int = 4  # a title this long is looked for inside others by its author
+    # A title this long is looked for inside others by its author, and may match as part of one.
+    contained_words: int = 4
 
 
 def candidate_pairs(records: pl.DataFrame, blocking: Blocking = Blocking()) -> pl.DataFrame:
@@ -193,29 +194,36 @@ def _locator_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
     return f"""
         SELECT n.rid AS x, o.rid AS y, NULL AS relation, false AS keyed
         FROM locators n JOIN locators o USING (key)
-        WHERE n.new AND (n.untitled OR o.untitled) AND key IN (
-            SELECT key FROM locators GROUP BY key
-            HAVING count(DISTINCT coalesce(work_id, rid::VARCHAR)) <= {blocking.block_cap})"""
+        WHERE n.new AND (n.untitled OR o.untitled) AND {_small_block("locators", blocking)}"""
 
 
 def _contained_title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
     # A title that is all of another's words in a row ("Database issues in telecommunications
     # network management" in "SIGMOD challenges paper: database issues in ..."; a reviewed
     # book's title in "Review of X by Y") need not share the other's rarest words; the same
-    # first author and year bring them together.
+    # first author and year bring them together. One library record per (key, work, title).
     con.execute(f"""
         CREATE TEMP TABLE authored AS
-        SELECT rid, new, work_id, first_author || '|' || year AS key, ' ' || title_key || ' ' AS t
-        FROM recs
-        WHERE first_author IS NOT NULL AND year IS NOT NULL
-          AND length(title_key) - length(replace(title_key, ' ', ''))
-              >= {blocking.contained_words - 1}""")
+        SELECT min(rid) AS rid, new, work_id, key, t FROM (
+            SELECT rid, new, work_id, first_author || '|' || year AS key,
+                   ' ' || title_key || ' ' AS t
+            FROM recs
+            WHERE first_author IS NOT NULL AND year IS NOT NULL
+              AND length(title_key) - length(replace(title_key, ' ', ''))
+                  >= {blocking.contained_words - 1})
+        GROUP BY key, t, new, work_id, CASE WHEN new THEN rid END""")
     return f"""
         SELECT n.rid AS x, o.rid AS y, NULL AS relation, false AS keyed
         FROM authored n JOIN authored o USING (key)
         WHERE n.new AND n.rid <> o.rid AND (contains(o.t, n.t) OR contains(n.t, o.t))
-          AND key IN (
-            SELECT key FROM authored GROUP BY key
+          AND {_small_block("authored", blocking)}"""
+
+
+def _small_block(table: str, blocking: Blocking) -> str:
+    """SQL: the row's `key` is shared by at most `block_cap` works (a library work counts once;
+    a common surname in a common year is no block)."""
+    return f"""key IN (
+            SELECT key FROM {table} GROUP BY key
             HAVING count(DISTINCT coalesce(work_id, rid::VARCHAR)) <= {blocking.block_cap})"""
 
 

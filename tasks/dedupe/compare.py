@@ -72,6 +72,7 @@ def score_pairs(
             pairs["a"],
             pairs["b"],
             ((title_sim < thresholds.title) | ((title_sim < 1.0) & numbered)).fill_null(False),
+            thresholds.blocking.contained_words,
         ),
         same_page=first_page_a.eq(first_page_b).fill_null(False),
         pages_apart=first_page_a.ne(first_page_b).fill_null(False),
@@ -102,7 +103,10 @@ def score_pairs(
     scored = pl.concat([pairs, left, right], how="horizontal").with_columns(
         author_sim=similarity(records["first_author"], a, b, SURNAME_SCORERS),
         teams_apart=teams_apart(
-            records["surnames"].gather(a), records["surnames"].gather(b), thresholds.author
+            records["surnames"].gather(a),
+            records["surnames"].gather(b),
+            thresholds.author,
+            thresholds.team_strangers,
         ),
         venues_alike=venues_alike(records["container"].gather(a), records["container"].gather(b)),
     )

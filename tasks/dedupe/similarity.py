@@ -14,10 +14,6 @@ from tasks.match.venues import venue_similarity
 # Title: character edits (typos) or word order (moved subtitles), whichever is kinder.
 TITLE_SCORERS = (fuzz.ratio, fuzz.token_sort_ratio)
 SURNAME_SCORERS = (fuzz.ratio,)
-# Names each of two author lists must lack from the other to be two teams.
-_TEAM_STRANGERS = 2
-# A dropped subtitle or head excuses a title mismatch only when what is left has this many words.
-_PART_WORDS = 4
 # Two venue names whose similarity (tasks/match/venues.py) reaches this may be one venue; names
 # only word-similar score at most UNCONFIRMED_SIMILARITY (0.75) there.
 VENUE_ALIKE = 0.75
@@ -41,12 +37,12 @@ def similarity(
 
 
 def part_similarity(
-    column: pl.Series, a_rows: pl.Series, b_rows: pl.Series, needed: pl.Series
+    column: pl.Series, a_rows: pl.Series, b_rows: pl.Series, needed: pl.Series, min_words: int
 ) -> pl.Series:
     """Similarity in [0, 1] of the shorter title to the part of the longer one most like it (as
     long as the shorter): a citation that dropped the subtitle ("X" for "X: how Y") or a head
     ("X" for "SIGMOD challenges paper: X"), or a reviewed book's title ("Review of X by Y").
-    Zero when the shorter title has fewer than `_PART_WORDS` words (a short part says little)
+    Zero when the shorter title has fewer than `min_words` words (a short part says little)
     and where not `needed` (computed per pair, so only where the whole titles disagree)."""
     a, b = column.gather(a_rows), column.gather(b_rows)
     a_first = a.str.len_chars() <= b.str.len_chars()
@@ -55,7 +51,7 @@ def part_similarity(
         long=pl.when("a_first").then("b").otherwise("a"),
     )
     frame = frame.with_columns(
-        compared=(pl.col("short").str.count_matches(" ") >= _PART_WORDS - 1).fill_null(False)
+        compared=(pl.col("short").str.count_matches(" ") >= min_words - 1).fill_null(False)
         & needed,
     )
     compared = frame.filter("compared")
@@ -71,9 +67,9 @@ def part_similarity(
     return pl.Series(result)
 
 
-def teams_apart(a: pl.Series, b: pl.Series, alike: float) -> pl.Series:
+def teams_apart(a: pl.Series, b: pl.Series, alike: float, min_strangers: int) -> pl.Series:
     """Whether author lists a[i] and b[i] are two teams: each of three names or more, and each
-    naming at least `_TEAM_STRANGERS` people the other lacks, and more than one in five of its
+    naming at least `min_strangers` people the other lacks, and more than one in five of its
     names, counting surnames at least `alike` ("Linerman", "Linderman") as the same person.
     Indexes drop authors, misspell them and garble long lists, but do not add strangers to
     both: "Prospector: a content-based multimedia server" by Choo, O'Connell, ..., Chen,
@@ -90,15 +86,15 @@ def teams_apart(a: pl.Series, b: pl.Series, alike: float) -> pl.Series:
         .filter(
             (pl.col("a").list.len() >= 3)
             & (pl.col("b").list.len() >= 3)
-            & (pl.col("only_a").list.len() >= _TEAM_STRANGERS)
-            & (pl.col("only_b").list.len() >= _TEAM_STRANGERS)
+            & (pl.col("only_a").list.len() >= min_strangers)
+            & (pl.col("only_b").list.len() >= min_strangers)
         )
     )
     apart = np.zeros(len(lists), dtype=bool)
     for index, x, y, only_x, only_y in suspects.iter_rows():
         apart[index] = all(
-            strangers >= _TEAM_STRANGERS and 5 * strangers > len(names)
-            for names, strangers in (
+            count >= min_strangers and 5 * count > len(names)
+            for names, count in (
                 (x, _strangers(only_x, y, alike)),
                 (y, _strangers(only_y, x, alike)),
             )

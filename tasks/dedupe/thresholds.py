@@ -12,7 +12,8 @@ class DedupeThresholds:
     short_words: int = 4
     long_words: int = 6  # a title this long, the same in one venue's year, needs no authors
     corroborated_title: float = 0.80  # ... when first author and year are known and agree
-    author: float = 0.80  # first-author surname similarity
+    author: float = 0.80  # first-author surname similarity (and any two surnames' for teams)
+    team_strangers: int = 2  # names each of two author lists lacks from the other: two teams
     year_window: int = 1
     preprint_years: int = 3  # a preprint may precede its published version by this much
     url_title: float = 0.5  # a shared URL merges only records with titles at least this alike
