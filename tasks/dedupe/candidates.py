@@ -203,15 +203,18 @@ def _contained_title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -
     # book's title in "Review of X by Y") need not share the other's rarest words; the same
     # first author and year bring them together. One library record per (key, work, title).
     con.execute(f"""
+        CREATE TEMP TABLE titled AS
+        SELECT rid, new, work_id, first_author || '|' || year AS key, ' ' || title_key || ' ' AS t
+        FROM recs
+        WHERE first_author IS NOT NULL AND year IS NOT NULL
+          AND length(title_key) - length(replace(title_key, ' ', ''))
+              >= {blocking.contained_words - 1}""")
+    con.execute("""
         CREATE TEMP TABLE authored AS
-        SELECT min(rid) AS rid, new, work_id, key, t FROM (
-            SELECT rid, new, work_id, first_author || '|' || year AS key,
-                   ' ' || title_key || ' ' AS t
-            FROM recs
-            WHERE first_author IS NOT NULL AND year IS NOT NULL
-              AND length(title_key) - length(replace(title_key, ' ', ''))
-                  >= {blocking.contained_words - 1})
+        SELECT min(rid) AS rid, new, work_id, key, t FROM titled
+        WHERE key IN (SELECT key FROM titled WHERE new)
         GROUP BY key, t, new, work_id, CASE WHEN new THEN rid END""")
+    con.execute("DROP TABLE titled")
     return f"""
         SELECT n.rid AS x, o.rid AS y, NULL AS relation, false AS keyed
         FROM authored n JOIN authored o USING (key)
