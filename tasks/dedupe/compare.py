@@ -110,8 +110,15 @@ def score_pairs(
         ),
         venues_alike=venues_alike(records["container"].gather(a), records["container"].gather(b)),
     )
-    decided = scored.with_columns(**_decide(scored, thresholds)).select(
-        "a", "b", "decision", "label", "forward", "score", "vote", "venues_alike", "forms_alike"
+    # Lazily, so that polars evaluates each rule once (common subexpressions): the decision,
+    # label, link direction, score and vote all read the same rules; eagerly each read them anew.
+    decided = (
+        scored.lazy()
+        .with_columns(**_decide(scored, thresholds))
+        .collect()
+        .select(
+            "a", "b", "decision", "label", "forward", "score", "vote", "venues_alike", "forms_alike"
+        )
     )
     return pl.concat([decided, apart], how="vertical_relaxed")
 
