@@ -132,8 +132,9 @@ def _jedai_cora_row(row: dict[str, str]) -> dict[str, str]:
     and "m.".
     Only the initials get their capital back, since a lone letter is one whatever its case.
     Capitals that would take judgement stay lost, and the helpers that need them do not fire
-    here: a surname spilled into the title ("mansour (1996). applying ..."), a container cut
-    off the title (". in proceedings ..."), a title head left in the authors ("boostexter:").
+    here: a container cut off the title (". in proceedings ..."), a title head left in the
+    authors ("boostexter:"). A surname spilled into a lower-cased title ("mansour (1996).
+    applying ...") is put back all the same (bench/citation_fields.py `split_title`).
 
     The report number or thesis kind sits in `venue` ("technical report ucsc-crl-94-33,", "phd
     thesis,"), where coraLarge has a `type`. Without a year field, a reader takes the year

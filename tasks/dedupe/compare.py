@@ -79,9 +79,9 @@ def score_pairs(
         department_topic=department_with_topic(records, pairs["a"], pairs["b"]),
     )
     # Pairs met by title words alone with titles below every title threshold (and neither a
-    # dropped subtitle nor a shared first page to excuse it) can only be "distinct": at scale
-    # they are most candidates, so they skip the rules. The ones that are still alike count as
-    # votes against merging their clusters; the rest are dropped.
+    # dropped subtitle or head, a shared first page nor a department's topic to excuse it) can
+    # only be "distinct": at scale they are most candidates, so they skip the rules. The ones
+    # that are still alike count as votes against merging their clusters; the rest are dropped.
     by_title = ~pl.col("keyed") & pl.col("title_sim").is_not_null()
     lowest = min(thresholds.title, thresholds.short_title, thresholds.corroborated_title)
     excused = (

@@ -1,6 +1,7 @@
 """How alike two records' fields are, for many pairs at once: titles (whole, or one as part of
 the other), surnames and author lists, venues, first pages. Vectorised with rapidfuzz's `cpdist`
-(pairwise, all cores) and polars; each function takes the record column(s) and the pairs' rows.
+(pairwise, all cores) and polars: each answers for every pair at once, from a record column and
+the pairs' rows, or from the two sides' values already gathered.
 """
 
 from collections.abc import Callable, Sequence
