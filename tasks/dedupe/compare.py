@@ -115,10 +115,10 @@ def score_pairs(
     decided = (
         scored.lazy()
         .with_columns(**_decide(scored, thresholds))
-        .collect()
         .select(
             "a", "b", "decision", "label", "forward", "score", "vote", "venues_alike", "forms_alike"
         )
+        .collect()
     )
     return pl.concat([decided, apart], how="vertical_relaxed")
 
