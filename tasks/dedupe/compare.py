@@ -293,7 +293,7 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         & _same("year")
         & col("venues_alike")
     ).fill_null(False)
-    # A column's piece cited by its topic too, by the same editors in the same year and venue.
+    # A department's piece cited by its topic too, by the same editors in the same year and venue.
     topic = (
         col("department_topic") & _same("year") & same_list & col("venues_alike").fill_null(False)
     )
