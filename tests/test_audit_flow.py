@@ -160,3 +160,9 @@ def test_a_conference_paper_and_its_journal_version_are_reported_as_related(regi
     report = (tmp_path / "out" / "job-1" / "report.md").read_text()
     assert "## Related works cited together (1)" in report
     assert f"- `{bib}: conf` is another version of `{bib}: journal`" in report
+    # Re-running the job changes nothing: the same works, the one link.
+    run(tmp_path, bib)
+    again = dict(zip(citations(tmp_path)["entry_key"], citations(tmp_path)["work_id"], strict=True))
+    assert again == works
+    with duckdb.connect(registry_env_db(tmp_path), read_only=True) as con:
+        assert con.sql("SELECT work_id_a, work_id_b, kind FROM work_links").fetchall() == links
