@@ -45,6 +45,18 @@ def work(result: DedupeResult, citation_id: str) -> str:
     return str(row["work_id"][0])
 
 
+def two_works(
+    result: DedupeResult, one: tuple[str, str], other: tuple[str, str]
+) -> tuple[str, str]:
+    """The work ids of two pairs of citations, asserting each pair is one work and the two
+    works differ."""
+    first, second = ({work(result, c) for c in pair} for pair in (one, other))
+    assert len(first) == 1
+    assert len(second) == 1
+    assert first != second
+    return first.pop(), second.pop()
+
+
 def test_dropped_subtitle_is_the_same_work(dblp_acm: DedupeResult) -> None:
     # "Observations on the ODMG-93 Proposal" for "... Proposal for an object-oriented database
     # language": same author, year and journal.
@@ -52,14 +64,15 @@ def test_dropped_subtitle_is_the_same_work(dblp_acm: DedupeResult) -> None:
 
 
 def test_conference_and_journal_versions_stay_apart(dblp_acm: DedupeResult) -> None:
-    conference = {work(dblp_acm, "DBLP2:conf/vldb/ChakrabartiGRS00"), work(dblp_acm, "ACM:671851")}
-    journal = {work(dblp_acm, "DBLP2:journals/vldb/ChakrabartiGRS01"), work(dblp_acm, "ACM:767147")}
-    assert len(conference) == 1  # "VLDB" and "Very Large Data Bases", 2000
-    assert len(journal) == 1  # "VLDB J." and "The VLDB Journal", 2001
-    assert conference != journal
+    # "VLDB" and "Very Large Data Bases", 2000; "VLDB J." and "The VLDB Journal", 2001.
+    conference, journal = two_works(
+        dblp_acm,
+        ("DBLP2:conf/vldb/ChakrabartiGRS00", "ACM:671851"),
+        ("DBLP2:journals/vldb/ChakrabartiGRS01", "ACM:767147"),
+    )
     # ... and linked: each is a version of the other.
     versions = dblp_acm.links.filter(pl.col("kind") == "version-of")
-    assert tuple(sorted(conference | journal)) in set(
+    assert tuple(sorted((conference, journal))) in set(
         zip(versions["work_id_a"], versions["work_id_b"], strict=True)
     )
 
@@ -123,14 +136,11 @@ def test_a_retitled_paper_with_the_same_author_list_and_year_is_the_same_work(
     assert work(dblp_acm, "DBLP2:conf/sigmod/LiuFP03") == work(dblp_acm, "ACM:872846")
     # One shared author is not enough: Garofalakis's "Approximate Query Processing: Taming the
     # TeraBytes" (VLDB 2001) is not his "Approximate query processing using wavelets" (2001).
-    taming = {work(dblp_acm, "DBLP2:conf/vldb/GarofalakisG01"), work(dblp_acm, "ACM:672356")}
-    wavelets = {
-        work(dblp_acm, "DBLP2:journals/vldb/ChakrabartiGRS01"),
-        work(dblp_acm, "ACM:767147"),
-    }
-    assert len(taming) == 1
-    assert len(wavelets) == 1
-    assert taming != wavelets
+    two_works(
+        dblp_acm,
+        ("DBLP2:conf/vldb/GarofalakisG01", "ACM:672356"),
+        ("DBLP2:journals/vldb/ChakrabartiGRS01", "ACM:767147"),
+    )
 
 
 def test_a_long_title_in_one_venue_and_year_needs_no_agreeing_authors(
@@ -146,21 +156,21 @@ def test_a_long_title_in_one_venue_and_year_needs_no_agreeing_authors(
 def test_paper_printed_in_two_venues_pairs_up_by_venue(dblp_acm: DedupeResult) -> None:
     # Bhashyam's "TPC-D: The Challenges, Issues and Results", VLDB and SIGMOD Record 1996, listed
     # in both by each source.
-    vldb = {work(dblp_acm, "DBLP2:conf/vldb/Bhashyam96"), work(dblp_acm, "ACM:673470")}
-    record = {work(dblp_acm, "DBLP2:journals/sigmod/Bhashyam96"), work(dblp_acm, "ACM:245908")}
-    assert len(vldb) == 1
-    assert len(record) == 1
-    assert vldb != record
+    two_works(
+        dblp_acm,
+        ("DBLP2:conf/vldb/Bhashyam96", "ACM:673470"),
+        ("DBLP2:journals/sigmod/Bhashyam96", "ACM:245908"),
+    )
 
 
 def test_a_demo_and_the_paper_of_one_system_pair_up_by_form(dblp_acm: DedupeResult) -> None:
     # DEVise, SIGMOD 1997, by the same eight authors in both lists: the paper and its demo
     # abstract. Each list holds both, and the demo pairs with the demo.
-    paper = {work(dblp_acm, "ACM:253335"), work(dblp_acm, "DBLP2:conf/sigmod/LivnyRBCDLMW97")}
-    demo = {work(dblp_acm, "ACM:253379"), work(dblp_acm, "DBLP2:conf/sigmod/LivnyRBCDLMW97a")}
-    assert len(paper) == 1
-    assert len(demo) == 1
-    assert paper != demo
+    two_works(
+        dblp_acm,
+        ("ACM:253335", "DBLP2:conf/sigmod/LivnyRBCDLMW97"),
+        ("ACM:253379", "DBLP2:conf/sigmod/LivnyRBCDLMW97a"),
+    )
     # Where only one list marks the demo, the mark alone does not part them (STREAM, 2003).
     assert work(dblp_acm, "ACM:872854") == work(dblp_acm, "DBLP2:conf/sigmod/ArasuBBDIRW03")
 
@@ -216,14 +226,11 @@ def test_two_author_teams_are_two_works(dblp_acm: DedupeResult) -> None:
     # "Prospector: a content-based multimedia server ..." (Choo, O'Connell, ..., Chen,
     # Ganapathi) and "A content-based multimedia server ..." (O'Connell, Choo, ..., Watson,
     # Ieong, Wang), SIGMOD 1996: one group, two teams, two papers. ACM misspells "Linerman".
-    prospector = {work(dblp_acm, "ACM:280357"), work(dblp_acm, "DBLP2:conf/sigmod/ChooOLCGBPS96")}
-    server = {
-        work(dblp_acm, "ACM:233321"),
-        work(dblp_acm, "DBLP2:conf/sigmod/OConnellISWABCCLPWW96"),
-    }
-    assert len(prospector) == 1
-    assert len(server) == 1
-    assert prospector != server
+    two_works(
+        dblp_acm,
+        ("ACM:280357", "DBLP2:conf/sigmod/ChooOLCGBPS96"),
+        ("ACM:233321", "DBLP2:conf/sigmod/OConnellISWABCCLPWW96"),
+    )
 
 
 @pytest.mark.parametrize(
