@@ -16,7 +16,8 @@ _DOI_IN_TEXT = re.compile(r"\b(10\.\d{4,9}/[^\s\"']+)", re.IGNORECASE)
 _DOI_PREFIX = re.compile(
     r"^(?:doi\s*:?\s*|https?://(?:dx\.)?doi\.org/|(?:dx\.)?doi\.org/|info:doi/)", re.IGNORECASE
 )
-_TRAILING = ".,;:"
+_RESOLVER = re.compile(r"doi\.org/", re.IGNORECASE)
+_TRAILING = ".,;:/"
 _PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}
 
 _PMID_IN_TEXT = re.compile(r"\bPMID\s*:?\s*(\d{1,9})\b", re.IGNORECASE)
@@ -27,6 +28,7 @@ _PUBMED_URL = re.compile(
 _ARXIV_NEW = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(v\d+)?(?![\d])")
 _ARXIV_OLD = re.compile(r"\b([a-z\-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?\b")
 _ARXIV_MARK = re.compile(r"arxiv", re.IGNORECASE)
+_ISBN_MARK = re.compile(r"isbn", re.IGNORECASE)
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$")
 _URL_IN_TEXT = re.compile(r"https?://[^\s<>\"')\]]+[^\s<>\"')\].,;:]", re.IGNORECASE)
 _SAFE_LINK = re.compile(r"^(https?://|doi:|file://)", re.IGNORECASE)
@@ -34,10 +36,15 @@ _TRACKING = re.compile(r"^(utm_\w+|fbclid|gclid|mc_cid|mc_eid|ref|ref_src|source
 
 
 def normalize_doi(value: str | None) -> str | None:
-    """`doi:10.1000/X.`, `https://doi.org/10.1000/x`, `DOI 10.1000/x` -> `10.1000/x`."""
+    """`doi:10.1000/X.`, `https://doi.org/10.1000/x?utm_source=y`, `DOI 10.1000/x` -> `10.1000/x`."""
     if not value:
         return None
-    text = unquote(value.strip())
+    text = value.strip()
+    if resolver := _RESOLVER.search(text):
+        # A resolver URL's query and fragment are the URL's: a DOI's own "?" or "#" is
+        # percent-encoded there.
+        text = re.split(r"[?#\s]", text[resolver.end() :], maxsplit=1)[0]
+    text = unquote(text)
     text = _DOI_PREFIX.sub("", text).strip()
     match = _DOI_IN_TEXT.search(text)
     if not match:
@@ -45,7 +52,7 @@ def normalize_doi(value: str | None) -> str | None:
     doi = match.group(1)
     while doi and (doi[-1] in _TRAILING or _unbalanced_closer(doi)):
         doi = doi[:-1]
-    return doi.lower() or None
+    return doi.lower() if "/" in doi else None
 
 
 def _unbalanced_closer(doi: str) -> bool:
@@ -166,7 +173,9 @@ def find_identifiers(text: str) -> Identifiers:
         if "doi.org/" not in found.lower():
             url = normalize_url(found)
             break
-    isbn = normalize_isbn(text.split("ISBN", 1)[1]) if "ISBN" in text.upper() else None
+    isbn = (
+        normalize_isbn(_ISBN_MARK.split(text, maxsplit=1)[1]) if _ISBN_MARK.search(text) else None
+    )
     return Identifiers(doi=doi, pmid=pmid, pmcid=pmcid, arxiv=arxiv, isbn=isbn, url=url)
 
 

@@ -30,6 +30,10 @@ from tasks.identifiers import (
         "https://doi.org/10.1371%2Fjournal.pone.0033693",
         "(https://doi.org/10.1371/journal.pone.0033693)",
         "<https://doi.org/10.1371/journal.pone.0033693>",
+        "https://doi.org/10.1371/journal.pone.0033693/",
+        "https://doi.org/10.1371/journal.pone.0033693#sec002",
+        "https://doi.org/10.1371/journal.pone.0033693?utm_source=twitter&utm_medium=social",
+        "See https://dx.doi.org/10.1371/journal.pone.0033693?via=x for the data.",
     ],
 )
 def test_doi_written_forms(written):
@@ -68,6 +72,11 @@ def test_find_identifiers_in_free_text():
     )
     assert ids.doi == "10.1038/s41586-020-2649-2"
     assert ids.pmid == "32939066"
+    # "isbn" in lower case, as reference managers and BibTeX exports write it
+    book = find_identifiers(
+        "Hastie T. The elements of statistical learning. 2009. isbn: 0-306-40615-2"
+    )
+    assert book.isbn == "9780306406157"
 
 
 def test_identifiers_of_item_prefers_fields_and_reads_doi_urls():
@@ -83,7 +92,7 @@ doi_suffix = st.text(
     alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._/",
     min_size=1,
     max_size=30,
-).filter(lambda s: s[-1] not in ".")
+).filter(lambda s: s[-1] not in "./")  # a DOI's trailing "." or "/" is the sentence's or URL's
 
 
 @given(prefix=st.integers(1000, 99999), suffix=doi_suffix)
