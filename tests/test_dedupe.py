@@ -159,6 +159,37 @@ def test_two_chapters_of_one_book_linked_not_merged() -> None:
     assert result.links.rows() == [(*sorted((a, b)), "chapter-of-same-book")]
 
 
+def test_one_book_by_isbn_with_and_without_its_subtitle() -> None:
+    book = {
+        "type": "book",
+        "author": [{"family": "Hastie", "given": "Trevor"}],
+        "issued": {"date-parts": [[2009]]},
+    }
+    refs = [
+        reference("short", {**book, "title": "The Elements of Statistical Learning",
+                            "ISBN": "0-387-84857-6"}),
+        reference("long", {**book, "ISBN": "9780387848570", "title": "The Elements of "
+                           "Statistical Learning: Data Mining, Inference, and Prediction"}),
+    ]  # fmt: skip
+    result = assign_works(records_frame(refs))
+    assert result.assignments["work_id"].n_unique() == 1
+    assert result.assignments["dup_reason"].drop_nulls().to_list() == ["isbn"]
+    assert result.links.is_empty()
+
+
+def test_a_shared_landing_page_does_not_merge_other_years_reports() -> None:
+    page = {"type": "report", "URL": "https://www.who.int/publications/tobacco"}
+    refs = [
+        reference("r2019", {**page, "title": "WHO report on the global tobacco epidemic 2019"}),
+        reference("r2021", {**page, "title": "WHO report on the global tobacco epidemic 2021"}),
+        reference("again", {**page, "title": "WHO Report on the Global Tobacco Epidemic, 2019"}),
+    ]
+    result = assign_works(records_frame(refs))
+    first, second, again = result.assignments["work_id"].to_list()
+    assert first == again != second
+    assert result.assignments["dup_reason"].drop_nulls().to_list() == ["url"]
+
+
 def test_preprint_and_published_version_linked_not_merged() -> None:
     # The registry says so: the verified ChemRxiv preprint names its journal version.
     preprint_doi = "10.26434/chemrxiv.5406907.v5"

@@ -343,8 +343,13 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     # holds two publications; across lists the mark may be a citer's, so there the pair only
     # waits behind pairs of one form.
     forms_apart = ~col("form_a").eq_missing(col("form_b"))
-    url_ok = _same("url") & (~_both("title_key") | (col("title_sim") >= th.url_title)).fill_null(
-        False
+    # A shared URL names one work unless the titles say otherwise: a landing page holds every
+    # year's report ("... tobacco epidemic 2019", "... 2021"). Years are not compared: a web
+    # page is cited with the year it was read.
+    url_ok = (
+        _same("url")
+        & (~_both("title_key") | (col("title_sim") >= th.url_title)).fill_null(False)
+        & ~numerals_apart.fill_null(False)
     )
 
     # (condition, decision, label, forward) in priority order; the first that holds decides.
@@ -361,7 +366,12 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
             col("preprint_a"),
         ),
         (stages_apart, DISTINCT, pl.lit(None), pl.lit(None)),
-        (_same("isbn") & (title_ok | ~_both("title_key")), MERGE, pl.lit("isbn"), pl.lit(None)),
+        (
+            _same("isbn") & (title_ok | dropped_part | ~_both("title_key")),
+            MERGE,
+            pl.lit("isbn"),
+            pl.lit(None),
+        ),
         (_same("isbn") | chapters, LINK, pl.lit("chapter-of-same-book"), pl.lit(None)),
         (conflict & fuzzy, LINK, pl.lit("co-publication"), pl.lit(None)),
         (conflict & printed_twice, LINK, pl.lit("version-of"), pl.lit(None)),
