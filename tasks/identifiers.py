@@ -36,7 +36,7 @@ _TRACKING = re.compile(r"^(utm_\w+|fbclid|gclid|mc_cid|mc_eid|ref|ref_src|source
 
 
 def normalize_doi(value: str | None) -> str | None:
-    """`doi:10.1000/X.`, `https://doi.org/10.1000/x?utm_source=y`, `DOI 10.1000/x` -> `10.1000/x`."""
+    """`doi:10.1000/X.`, `https://doi.org/10.1000/x?utm_source=y`, `DOI 10.1000/x`: `10.1000/x`."""
     if not value:
         return None
     text = value.strip()

@@ -81,3 +81,37 @@ def test_running_again_changes_nothing(specs: list[tuple[int, bool, int, int]]) 
     again = assign_works(frame, first.library_rows(frame))
     assert again.new_works == 0
     assert again.assignments["work_id"].equals(first.assignments["work_id"])
+
+
+def chain_ends(assignments: pl.DataFrame) -> set[str]:
+    """Where following `duplicate_of` from each citation ends (a citation outside the batch, or
+    one that duplicates nothing); fails on a loop."""
+    partner = dict(zip(assignments["citation_id"], assignments["duplicate_of"], strict=True))
+    ends = set()
+    for start in partner:
+        seen, at = {start}, start
+        while partner.get(at) is not None:
+            at = partner[at]
+            assert at not in seen, f"duplicate_of loops through {at}"
+            seen.add(at)
+        ends.add(at)
+    return ends
+
+
+@SETTINGS
+@given(specs=st.lists(citation, min_size=1, max_size=40))
+def test_duplicate_of_leads_to_a_founder_or_an_earlier_job(
+    specs: list[tuple[int, bool, int, int]],
+) -> None:
+    earlier = records_frame(references(specs))
+    stored = assign_works(earlier)
+    assert chain_ends(stored.assignments) <= set(
+        stored.assignments.filter(pl.col("duplicate_of").is_null())["citation_id"]
+    )
+    # The same list cited by a later job: its citations join the earlier job's works.
+    later = earlier.with_columns(
+        (pl.lit("later/") + pl.col(name)).alias(name) for name in ("citation_id", "source")
+    )
+    result = assign_works(later, stored.library_rows(earlier))
+    assert result.new_works == 0
+    assert chain_ends(result.assignments) <= set(earlier["citation_id"])

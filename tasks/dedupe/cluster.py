@@ -283,16 +283,21 @@ def _assignments(
     edges: list[Edge],
 ) -> pl.DataFrame:
     """A founding record is a duplicate of nothing; every other new record is a duplicate of
-    its strongest merge partner inside its work."""
+    its strongest merge partner inside its work that leads back to the founder or to a library
+    record, so following `duplicate_of` always ends at one of those (never in a loop)."""
     citation_ids = records["citation_id"]
     unassigned = set(new_rows) - set(founders.values())
+    inside = [edge for edge in edges if roots[edge.row_x] == roots[edge.row_y]]
     matched: dict[int, tuple[str, str, float]] = {}
-    for edge in edges:
-        if roots[edge.row_x] != roots[edge.row_y]:
-            continue
-        for row, partner in ((edge.row_x, edge.row_y), (edge.row_y, edge.row_x)):
-            if row in unassigned and row not in matched:
-                matched[row] = (citation_ids[partner], edge.reason, edge.score)
+    reached = True
+    while reached:  # one pass per step away from the founders and library records
+        reached = False
+        for edge in inside:
+            for row, partner in ((edge.row_x, edge.row_y), (edge.row_y, edge.row_x)):
+                anchored = partner not in unassigned or partner in matched
+                if row in unassigned and row not in matched and anchored:
+                    matched[row] = (citation_ids[partner], edge.reason, edge.score)
+                    reached = True
     return pl.DataFrame(
         {
             "citation_id": citation_ids.gather(new_rows),
