@@ -75,7 +75,9 @@ def finish_job(
     """dedupe -> score -> render -> persist: how every job ends, once its citations are
     validated (no bibliographies when `styles` is empty)."""
     works = dedupe_step(job_id, quote(refs), quote(results), db)
-    duplicates = int(works.columns["duplicate_of"].is_not_null().sum())
+    # Citations repeating a work cited earlier in this job: a work other jobs cited too is no
+    # duplicate within this list.
+    duplicates = works.columns.height - works.columns["work_id"].n_unique()
     assessment = assess_step(quote(refs), quote(results), quote(claims), duplicates=duplicates)
     work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
     items = bibliography_items(refs, {r.citation_id: r for r in results}, work_ids)

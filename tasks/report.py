@@ -294,9 +294,12 @@ def related_citations(citations: pl.DataFrame, links: pl.DataFrame) -> list[dict
 
 
 def _duplicates(citations: pl.DataFrame) -> pl.DataFrame:
-    if not _column(citations, "duplicate_of"):
+    """Citations of a work the job cited before them (works other jobs cite are not repeats)."""
+    if not _column(citations, "work_id"):
         return citations.head(0)
-    return citations.filter(pl.col("duplicate_of").is_not_null())
+    return citations.filter(
+        pl.col("work_id").is_not_null() & (pl.col("work_id").cum_count().over("work_id") > 1)
+    )
 
 
 def render_html(data: ReportData) -> str:

@@ -166,3 +166,33 @@ def test_a_conference_paper_and_its_journal_version_are_reported_as_related(regi
     assert again == works
     with duckdb.connect(registry_env_db(tmp_path), read_only=True) as con:
         assert con.sql("SELECT work_id_a, work_id_b, kind FROM work_links").fetchall() == links
+
+
+ATTENTION = (
+    "@article{{{key}, title = {{Attention is all you need}}, author = {{Vaswani, Ashish and"
+    " Shazeer, Noam}}, journal = {{Advances in Neural Information Processing Systems}},"
+    " year = {{2017}}}}\n"
+)
+RESNET = (
+    "@inproceedings{{{key}, title = {{Deep residual learning for image recognition}},"
+    " author = {{He, Kaiming and Zhang, Xiangyu}}, booktitle = {{CVPR}}, year = {{2016}}}}\n"
+)
+
+
+def test_duplicates_are_counted_within_the_job_not_across_the_library(registry_env, tmp_path):
+    listed_twice = tmp_path / "twice.bib"
+    listed_twice.write_text(
+        ATTENTION.format(key="vaswani") + ATTENTION.format(key="again") + RESNET.format(key="he")
+    )
+    once = tmp_path / "once.bib"
+    once.write_text(ATTENTION.format(key="transformer") + RESNET.format(key="resnet"))
+    first = run(tmp_path, listed_twice, job="first", offline=True)
+    later = run(tmp_path, once, job="later", offline=True)
+    assert first["metrics"]["duplicate_rate"] == round(1 / 3, 4)
+    assert "## Duplicates found (1)" in (tmp_path / "out" / "first" / "report.md").read_text()
+    # The later job cites works the first one holds: shared works, no duplicates in its list.
+    assert set(citations(tmp_path, "later")["work_id"]) == set(
+        citations(tmp_path, "first")["work_id"]
+    )
+    assert later["metrics"]["duplicate_rate"] == 0.0
+    assert "Duplicates found" not in (tmp_path / "out" / "later" / "report.md").read_text()
