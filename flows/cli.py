@@ -301,10 +301,9 @@ def dedupe(
     from tasks.dedupe.rebuild import rededupe, refreshed_records
 
     with Library(db_path_from_env(db)) as library:
-        records = library.table("dedupe_records")
+        records = refreshed_records(library.table("dedupe_records"), library.table("citations"))
         if not records.height:
             usage_error("the library holds no citations to dedupe")
-        records = refreshed_records(records, library.table("citations"))
         before = library.table("works").height
         rebuilt = rededupe(records)
         library.replace_dedupe(rebuilt.records, rebuilt.assignments, rebuilt.works, rebuilt.links)

@@ -73,7 +73,9 @@ def dedupe_step(
 ) -> JobDedupe:
     with Library(db_path_from_env(db)) as library:
         others = library.dedupe_library(exclude_job=job_id)
-    return dedupe_job(job_id, refs, results, others)
+        earlier = library.table("dedupe_records", job_id)
+    previous = set(earlier["work_id"].drop_nulls()) if earlier.height else set()
+    return dedupe_job(job_id, refs, results, others, previous_works=previous)
 
 
 @task(name="assess")
@@ -170,8 +172,10 @@ def persist_step(job: JobRecord, out_dir: str, db: str | None) -> dict[str, Any]
     for name, frame in frames.items():
         folder.write_parquet(f"{name}.parquet", frame)
     shared: dict[str, tuple[pl.DataFrame, Sequence[str]]] = {}
+    retired: list[str] = []
     if job.dedupe is not None:
-        folder.write_parquet("works.parquet", job.dedupe.works)
+        folder.write_parquet("works.parquet", job.dedupe.cited_works)
+        retired = job.dedupe.retired
         frames["dedupe_records"] = job.dedupe.records
         shared = {
             "works": (job.dedupe.works, ["work_id"]),
@@ -181,7 +185,7 @@ def persist_step(job: JobRecord, out_dir: str, db: str | None) -> dict[str, Any]
         folder.write_text(name, text)
     folder.write_json("metrics.json", job.assessment.metrics)
     with Library(db_path_from_env(db)) as library:
-        library.save_job(job.job_id, job.inputs, frames, shared)
+        library.save_job(job.job_id, job.inputs, frames, shared, retired)
     publish_artifacts(job.job_id, frames)
     return {
         "job_id": job.job_id,

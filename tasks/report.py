@@ -9,6 +9,8 @@ from typing import Any
 
 import polars as pl
 
+from tasks.dedupe.cluster import UNDIRECTED_LINKS
+
 FLAGGED = ("mismatch", "not_found", "unmatched")
 STATUS_ORDER = ("verified", "mismatch", "not_found", "unmatched", "unverified")
 STATUS_COLOURS = {
@@ -262,7 +264,6 @@ RELATIONS = {
     "part-of": "is part of",
 }
 # Relations that read the same both ways: their first citation is the one cited first.
-SYMMETRIC = frozenset({"version-of", "co-publication", "chapter-of-same-book"})
 
 
 def related_citations(citations: pl.DataFrame, links: pl.DataFrame) -> list[dict[str, str]]:
@@ -278,7 +279,7 @@ def related_citations(citations: pl.DataFrame, links: pl.DataFrame) -> list[dict
     for a, b, kind in links.select("work_id_a", "work_id_b", "kind").iter_rows():
         if a in cited and b in cited and kind in RELATIONS:
             x, y = cited[a], cited[b]
-            if kind in SYMMETRIC and y["position"] < x["position"]:
+            if kind in UNDIRECTED_LINKS and y["position"] < x["position"]:
                 x, y = y, x
             rows.append(
                 (

@@ -189,9 +189,11 @@ class Library:
         inputs: list[str],
         frames: dict[str, pl.DataFrame],
         shared: dict[str, tuple[pl.DataFrame, Sequence[str]]] | None = None,
+        retired_works: Sequence[str] = (),
     ) -> None:
-        """Store a job's frames, replacing any earlier run of the same job, and upsert the rows
-        it adds to library-wide tables (`shared`: table -> (frame, key columns)), atomically."""
+        """Store a job's frames, replacing any earlier run of the same job, upsert the rows it
+        adds to library-wide tables (`shared`: table -> (frame, key columns)) and drop the
+        works no citation holds any more (`retired_works`, with their links), atomically."""
         citations = frames["citations"]
         counts = (
             dict(citations.group_by("status").len().sort("status").iter_rows())
@@ -204,6 +206,15 @@ class Library:
                 self.replace_job_rows(table, job_id, frame)
             for table, (frame, keys) in (shared or {}).items():
                 self.upsert_rows(table, frame, keys)
+            if retired_works and self._table_columns("works"):
+                retired = list(retired_works)
+                con.execute("DELETE FROM works WHERE list_contains(?, work_id)", [retired])
+                if self._table_columns("work_links"):
+                    con.execute(
+                        """DELETE FROM work_links
+                           WHERE list_contains(?, work_id_a) OR list_contains(?, work_id_b)""",
+                        [retired, retired],
+                    )
             con.execute(
                 """INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT (job_id) DO UPDATE SET updated_at = excluded.updated_at,

@@ -196,3 +196,25 @@ def test_duplicates_are_counted_within_the_job_not_across_the_library(registry_e
     )
     assert later["metrics"]["duplicate_rate"] == 0.0
     assert "Duplicates found" not in (tmp_path / "out" / "later" / "report.md").read_text()
+
+
+def test_a_rerun_with_other_input_leaves_no_stale_works(registry_env, tmp_path):
+    attention, resnet = tmp_path / "attention.bib", tmp_path / "resnet.bib"
+    attention.write_text(ATTENTION.format(key="vaswani"))
+    resnet.write_text(RESNET.format(key="he"))
+    run(tmp_path, attention, job="other", offline=True)
+    run(tmp_path, attention, job="changing", offline=True)
+    shared = citations(tmp_path, "changing")["work_id"][0]
+
+    def cited() -> dict[str, int]:
+        with duckdb.connect(registry_env_db(tmp_path), read_only=True) as con:
+            return dict(con.execute("SELECT work_id, citations FROM works").fetchall())
+
+    assert cited() == {shared: 2}
+    run(tmp_path, resnet, job="changing", offline=True)  # the job now cites another paper
+    resnet_work = citations(tmp_path, "changing")["work_id"][0]
+    assert cited() == {shared: 1, resnet_work: 1}
+    run(tmp_path, resnet, job="other", offline=True)  # nobody cites the attention paper now
+    assert cited() == {resnet_work: 2}
+    works_file = pl.read_parquet(tmp_path / "out" / "other" / "works.parquet")
+    assert works_file["work_id"].to_list() == [resnet_work]

@@ -94,3 +94,53 @@ def test_cli_dedupe_computes_match_keys_an_older_library_lacks(tmp_path):
         assert rebuilt["relations"].to_list() == keys["relations"].to_list()
         after = library.table("citations").sort("job_id", "citation_id")["work_id"]
         assert after.to_list() == works.to_list()
+
+
+SILVER = (
+    "@article{{silver, title = {{Mastering the game of Go with deep neural networks and tree"
+    " search}}, author = {{Silver, David and Huang, Aja}}, journal = {{Nature}}, year = {{2016}}"
+    "{doi}}}\n"
+)
+
+
+def rebuild(db: Path) -> None:
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    result = CliRunner().invoke(app, ["dedupe", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+
+
+def test_cli_dedupe_keeps_the_work_ids_it_finds(tmp_path):
+    # Cited first without a DOI, then with one: the work is named after the first citation, and
+    # re-deduping (which would found it on the DOI) keeps that name.
+    (tmp_path / "bare.bib").write_text(SILVER.format(doi=""))
+    (tmp_path / "doi.bib").write_text(SILVER.format(doi=", doi = {10.1038/nature16961}"))
+    db = tmp_path / "lib.duckdb"
+    with Library(db) as library:
+        bare = save(library, "bare", tmp_path / "bare.bib")
+        with_doi = save(library, "doi", tmp_path / "doi.bib")
+    assert bare["work_id"].to_list() == with_doi["work_id"].to_list()
+    rebuild(db)
+    with Library(db) as library:
+        assert set(library.table("citations")["work_id"]) == set(bare["work_id"])
+        assert library.table("works")["work_id"].to_list() == bare["work_id"].to_list()
+
+
+def test_cli_dedupe_gives_works_to_citations_stored_before_dedupe(tmp_path):
+    db = tmp_path / "lib.duckdb"
+    with Library(db) as library:
+        save(library, "bib", REFLISTS / "manubot_bibliography.bib")
+        save(library, "ris", REFLISTS / "manubot_bibliography.ris")
+        works = library.table("works").height
+        # A library from before dedupe: citations only, no dedupe records, works or work ids.
+        for table in ("dedupe_records", "works", "work_links"):
+            library.con.execute(f"DROP TABLE {table}")
+        library.con.execute("UPDATE citations SET work_id = NULL")
+    rebuild(db)
+    with Library(db) as library:
+        citations = library.table("citations")
+        assert citations["work_id"].null_count() == 0
+        assert library.table("dedupe_records").height == citations.height
+        assert library.table("works").height == works

@@ -29,6 +29,8 @@ ASSIGNMENT_SCHEMA = {
     "dup_score": pl.Float64,
 }
 LINK_SCHEMA = {"work_id_a": pl.Utf8, "work_id_b": pl.Utf8, "kind": pl.Utf8}
+# Links that point neither way; stored with the smaller work id first.
+UNDIRECTED_LINKS = frozenset({"version-of", "co-publication", "chapter-of-same-book"})
 
 
 @dataclass(frozen=True)
@@ -307,6 +309,22 @@ def _assignments(
             "dup_score": [matched[r][2] if r in matched else None for r in new_rows],
         },
         schema=ASSIGNMENT_SCHEMA,
+    )
+
+
+def ordered_links(links: pl.DataFrame) -> pl.DataFrame:
+    """`links` with each undirected link's smaller work id first, sorted."""
+    swap = pl.col("kind").is_in(list(UNDIRECTED_LINKS)) & (
+        pl.col("work_id_b") < pl.col("work_id_a")
+    )
+    return (
+        links.select(
+            pl.when(swap).then("work_id_b").otherwise("work_id_a").alias("work_id_a"),
+            pl.when(swap).then("work_id_a").otherwise("work_id_b").alias("work_id_b"),
+            "kind",
+        )
+        .unique()
+        .sort(list(LINK_SCHEMA))
     )
 
 

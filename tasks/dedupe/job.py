@@ -5,7 +5,7 @@ Citation ids are unique within a job only, so in the library a record is named
 `JOB/CITATION_ID`; `duplicate_of` names a match in another job that way, and a match within the
 job by its citation id alone."""
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -23,8 +23,15 @@ DEDUPE_COLUMNS = ("citation_id", "work_id", "duplicate_of", "dup_reason", "dup_s
 class JobDedupe:
     columns: pl.DataFrame  # per citation of the job: DEDUPE_COLUMNS
     records: pl.DataFrame  # the job's library records (job_id + LIBRARY_SCHEMA)
-    works: pl.DataFrame  # canonical records of the works the job cites
+    # canonical records of the works the job cites, and of those an earlier run of it cited
+    # that other jobs still cite (their citation counts and best records change)
+    works: pl.DataFrame
     links: pl.DataFrame  # related works (work_id_a, work_id_b, kind)
+    retired: list[str]  # works only an earlier run of the job cited: no citation holds them now
+
+    @property
+    def cited_works(self) -> pl.DataFrame:
+        return self.works.filter(pl.col("work_id").is_in(self.columns["work_id"].implode()))
 
 
 def library_key(job_id: str, citation_id: str) -> str:
@@ -48,10 +55,12 @@ def dedupe_job(
     results: Sequence[ValidationResult],
     library: pl.DataFrame,
     thresholds: DedupeThresholds | None = None,
+    previous_works: Collection[str] = (),
 ) -> JobDedupe:
     """`library`: the records of every other job (LIBRARY_SCHEMA, citation ids already
     `JOB/CITATION_ID`). The job's own earlier rows are left out, so a re-run assigns afresh and,
-    work ids being derived from the founding record, gets the same ids."""
+    work ids being derived from the founding record, gets the same ids. `previous_works`: the
+    works an earlier run of the job cited."""
     new = job_records(job_id, refs, results)
     result = assign_works(new, library if library.height else None, thresholds=thresholds)
     prefix_len = len(job_id) + 1
@@ -65,7 +74,8 @@ def dedupe_job(
         .alias("duplicate_of"),
     ).select(DEDUPE_COLUMNS)
     records = result.library_rows(new).with_columns(pl.lit(job_id).alias("job_id"))
-    touched = set(columns["work_id"].to_list())
+    touched = set(columns["work_id"].to_list()) | set(previous_works)
     related = library.filter(pl.col("work_id").is_in(touched)) if library.height else library
     works = canonical_works(pl.concat([related, records.drop("job_id")], how="diagonal_relaxed"))
-    return JobDedupe(columns, records, works, result.links)
+    retired = sorted(set(previous_works) - set(works["work_id"].to_list()))
+    return JobDedupe(columns, records, works, result.links, retired)

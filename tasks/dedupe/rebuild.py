@@ -8,8 +8,9 @@ import polars as pl
 
 from tasks.dedupe.assign import assign_works
 from tasks.dedupe.canonical import canonical_works
+from tasks.dedupe.cluster import ordered_links
 from tasks.dedupe.job import job_records
-from tasks.dedupe.records import RECORD_SCHEMA
+from tasks.dedupe.records import RECORD_SCHEMA, RELATION
 from tasks.dedupe.thresholds import DedupeThresholds
 from tasks.rows import reference_from_row, result_from_row
 
@@ -23,37 +24,77 @@ class LibraryDedupe:
 
 
 def refreshed_records(stored: pl.DataFrame, citations: pl.DataFrame) -> pl.DataFrame:
-    """The library's dedupe records (`stored`) with their match keys computed again from its
-    citation rows, so that keys a newer citeaudit compares exist for older jobs too. Registry
-    relations, which citation rows do not keep, stay as stored; a record whose citation row is
-    missing stays as it was."""
+    """Dedupe records for every citation row of the library, match keys computed afresh (keys a
+    newer citeaudit compares exist for older jobs too, and citations stored before dedupe get
+    records), each with the work id its citation row holds. Registry relations, which citation
+    rows do not keep, are taken from `stored` (the library's dedupe records); a stored record
+    whose citation row is missing stays as it was."""
+    if not citations.height:
+        return stored
     frames = []
     for (job_id,), rows in citations.group_by("job_id", maintain_order=True):
         named = list(rows.iter_rows(named=True))
         refs = [reference_from_row(row) for row in named]
         results = [result_from_row(row) for row in named]
-        frames.append(job_records(str(job_id), refs, results).with_columns(job_id=pl.lit(job_id)))
-    if not frames:
-        return stored
+        frames.append(
+            job_records(str(job_id), refs, results).with_columns(
+                job_id=pl.lit(job_id),
+                work_id=rows["work_id"] if "work_id" in rows.columns else pl.lit(None, pl.Utf8),
+            )
+        )
     fresh = pl.concat(frames, how="diagonal_relaxed").drop("relations")
-    fresh = fresh.join(
-        stored.select("citation_id", "relations"), on="citation_id", how="left"
-    ).filter(pl.col("citation_id").is_in(stored["citation_id"].implode()))
+    if not stored.columns:  # a library stored before dedupe existed
+        stored = pl.DataFrame(schema={"citation_id": pl.Utf8, "relations": pl.List(RELATION)})
+    fresh = fresh.join(stored.select("citation_id", "relations"), on="citation_id", how="left")
     kept = stored.filter(~pl.col("citation_id").is_in(fresh["citation_id"].implode()))
     return pl.concat([fresh, kept], how="diagonal_relaxed").sort("citation_id")
 
 
+def kept_work_ids(stored: pl.Series, rebuilt: pl.Series) -> dict[str, str]:
+    """Rebuilt work id -> the id the work goes by: the stored id most of its citations held,
+    so re-deduping leaves the ids of unchanged works as they were. A stored id goes to one work
+    only (where a work was split, to the part holding most of its citations); a work left
+    without one keeps its rebuilt id."""
+    held = (
+        pl.DataFrame({"rebuilt": rebuilt, "stored": stored})
+        .drop_nulls()
+        .group_by("rebuilt", "stored")
+        .len()
+        .sort(["len", "stored", "rebuilt"], descending=[True, False, False])
+    )
+    ids: dict[str, str] = {}
+    taken: set[str] = set()
+    for new_id, old_id, _ in held.iter_rows():
+        if new_id not in ids and old_id not in taken:
+            ids[new_id] = old_id
+            taken.add(old_id)
+    for new_id in sorted(set(rebuilt) - set(ids)):
+        candidate, suffix = new_id, 1
+        while candidate in taken:
+            suffix += 1
+            candidate = f"{new_id}-{suffix}"
+        ids[new_id] = candidate
+        taken.add(candidate)
+    return ids
+
+
 def rededupe(records: pl.DataFrame, thresholds: DedupeThresholds | None = None) -> LibraryDedupe:
-    """`records`: the library's dedupe records (job_id, citation_id as `JOB/CITATION_ID`, ...)."""
+    """`records`: the library's dedupe records (job_id, citation_id as `JOB/CITATION_ID`, the
+    stored `work_id`, ...)."""
     new = records.select([c for c in RECORD_SCHEMA if c in records.columns])
     result = assign_works(new, None, thresholds=thresholds)
-    relabelled = records.drop("work_id", strict=False).with_columns(
-        work_id=result.assignments["work_id"]
-    )
+    stored = records.get_column("work_id", default=pl.Series([None] * records.height))
+    ids = kept_work_ids(stored.cast(pl.Utf8), result.assignments["work_id"])
+    work_id = result.assignments["work_id"].replace_strict(ids)
+    relabelled = records.drop("work_id", strict=False).with_columns(work_id=work_id)
     split = pl.col("citation_id").str.split_exact("/", 1)
     assignments = result.assignments.with_columns(
+        work_id=work_id,
         job_id=pl.Series(records["job_id"]),
         citation_id=split.struct.field("field_1"),
     )
+    links = ordered_links(
+        result.links.with_columns(pl.col("work_id_a", "work_id_b").replace_strict(ids))
+    )
     works = canonical_works(relabelled.drop("job_id"))
-    return LibraryDedupe(relabelled, assignments, works, result.links)
+    return LibraryDedupe(relabelled, assignments, works, links)
