@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -132,14 +133,48 @@ def run_flow(flow: Any, workers: int, **parameters: Any) -> dict[str, Any]:
     return summary
 
 
-def check_inputs(job: str, inputs: list[Path]) -> None:
+def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir: Path) -> None:
+    """Arguments and settings, checked before a flow starts: a bad one is a one-line usage
+    error (exit 2), never a traceback from inside a task or an exit 1 a --fail-on gate reads."""
+    from flows.runners import task_runner
+    from tasks.read import READERS
+    from tasks.registries import RegistrySettings
+    from tasks.trust import load_trusted_domains
+
     try:
         check_job_id(job)
     except UnsafeJobId as exc:
         usage_error(str(exc))
     for path in inputs:
+        if path.is_dir():
+            usage_error(f"{path} is a folder: give the reference files in it")
         if not path.is_file():
             usage_error(f"no such input file: {path}")
+    formats = [reader.FORMAT for reader in READERS]
+    if input_format is not None and input_format not in formats:
+        usage_error(f"--format: unknown format {input_format!r} (known: {', '.join(formats)})")
+    if out_dir.exists() and not out_dir.is_dir():
+        usage_error(f"--out: {out_dir} is a file, not a folder")
+    try:
+        RegistrySettings()
+    except ValidationError as exc:
+        usage_error(
+            "; ".join(f"CITEAUDIT_{str(e['loc'][0]).upper()}: {e['msg']}" for e in exc.errors())
+        )
+    try:
+        task_runner()
+        load_trusted_domains()
+    except (ValueError, OSError) as exc:
+        usage_error(f"configuration: {exc}")
+
+
+def open_library(db: str | None) -> Library:
+    """The library for commands that only read it: a mistyped path is an error, not a new
+    empty library."""
+    path = db_path_from_env(db)
+    if not path.is_file():
+        usage_error(f"no library at {path} (set --db or CITEAUDIT_DB)")
+    return Library(path)
 
 
 @app.command()
@@ -162,7 +197,7 @@ def audit(
     ] = ",".join(STYLES),
 ) -> None:
     """Validate every citation of INPUTS, write OUT/JOB/ and the library."""
-    check_inputs(job, inputs)
+    check_inputs(job, inputs, input_format, out_dir)
     if chunk_size < 1 or workers < 1:
         usage_error("--chunk-size and --workers must be at least 1")
     gate = parse_statuses(fail_on)
@@ -219,7 +254,7 @@ def import_(
     workers: Annotated[int, typer.Option(help="Parallel validation tasks.")] = 4,
 ) -> None:
     """Import a large list into the library in batches; re-run the same command to resume."""
-    check_inputs(job, inputs)
+    check_inputs(job, inputs, input_format, out_dir)
     if batch_size < 1 or chunk_size < 1 or workers < 1:
         usage_error("--batch-size, --chunk-size and --workers must be at least 1")
     from flows.bulk import bulk_import
@@ -250,7 +285,7 @@ def report(
     db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
 ) -> None:
     """Reprint a job's summary from the library, and where its report is."""
-    with Library(db_path_from_env(db)) as library:
+    with open_library(db) as library:
         row = library.job(job)
         if row is None:
             usage_error(f"no job {job!r} in the library")
@@ -274,7 +309,7 @@ def jobs(
     db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
 ) -> None:
     """List the jobs in the library with their counts."""
-    with Library(db_path_from_env(db)) as library:
+    with open_library(db) as library:
         rows = library.jobs().to_dicts()
     table = Table(title=f"{len(rows)} jobs")
     table.add_column("job", no_wrap=True)
@@ -300,7 +335,7 @@ def dedupe(
     """Dedupe the whole library again (e.g. after a threshold change or an upgrade)."""
     from tasks.dedupe.rebuild import rededupe, refreshed_records
 
-    with Library(db_path_from_env(db)) as library:
+    with open_library(db) as library:
         records = refreshed_records(library.table("dedupe_records"), library.table("citations"))
         if not records.height:
             usage_error("the library holds no citations to dedupe")

@@ -44,13 +44,28 @@ def test_fail_on_gates_a_bibliography(registry_env, tmp_path):
         ["audit", "no-such-file.bib", "--job", "x"],
         ["audit", str(REPORT), "--job", "x", "--fail-on", "fabricated"],
         ["audit", str(REPORT), "--job", "x", "--styles", "comic-sans"],
+        ["audit", str(REPORT), "--job", "x", "--format", "endnote-xml"],
+        ["import", str(REPORT), "--job", "x", "--format", "endnote-xml"],
+        ["audit", str(FIXTURES), "--job", "x"],  # a folder
+        ["audit", str(REPORT), "--job", "x", "--out", str(REPORT)],  # a file as --out
+        ["audit", str(REPORT), "--job", "x", "--env", "CITEAUDIT_TASK_RUNNER=bogus"],
+        ["audit", str(REPORT), "--job", "x", "--env", "CITEAUDIT_WORKERS=abc"],
+        ["audit", str(REPORT), "--job", "x", "--env", "CITEAUDIT_TRUSTED_DOMAINS=/no/such/file"],
+        ["audit", str(REPORT), "--job", "x", "--env", "CITEAUDIT_MAX_ATTEMPTS=many"],
+        ["jobs", "--db", "no-such-library.duckdb"],
+        ["report", "x", "--db", "no-such-library.duckdb"],
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    while "--env" in args:  # a setting from the environment, not an argument
+        at = args.index("--env")
+        monkeypatch.setenv(*args[at + 1].split("=", 1))
+        args = args[:at] + args[at + 2 :]
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert result.output.strip().startswith("citeaudit: error:")
     assert len(result.output.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
     assert not (tmp_path.parent / "escape").exists()
+    assert not (tmp_path / "no-such-library.duckdb").exists()

@@ -76,6 +76,21 @@ def test_forced_format_and_unknown_format() -> None:
         read_inputs([report], format="docx")
 
 
+def test_an_input_that_gives_nothing_is_an_error(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.bib"
+    empty.write_text("\n")
+    bib = FIXTURES / "manubot_bibliography.bib"
+    result = read_inputs([empty, bib])
+    assert [(e.source_file, e.reason) for e in result.errors] == [
+        (str(empty), "no references found (read as bibtex)")
+    ]
+    wrong = read_inputs([bib], format="ris")
+    assert [e.reason for e in wrong.errors] == ["no references found (read as ris)"]
+    # BibTeX files holding only @string definitions for the others are no error.
+    iridia = read_inputs(sorted((FIXTURES / "iridia").glob("*.bib")))
+    assert not [e for e in iridia.errors if "no references" in e.reason]
+
+
 def test_every_reader_follows_the_protocol() -> None:
     formats = [reader.FORMAT for reader in READERS]
     assert len(formats) == len(set(formats))

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-from models.audit import ReadResult
+from models.audit import InputError, ReadResult
 from tasks.read import (
     bibtex,
     clinical,
@@ -77,5 +77,26 @@ def read_inputs(paths: Sequence[Path], format: str | None = None) -> ReadResult:
             continue
         groups.setdefault(reader.FORMAT, (reader, []))[1].append(path)
     for reader, group in groups.values():
-        result.extend(reader.read(group))
+        read = reader.read(group)
+        result.extend(read)
+        result.errors.extend(nothing_read(group, read, reader.FORMAT))
     return result
+
+
+def nothing_read(paths: Sequence[Path], read: ReadResult, format: str) -> list[InputError]:
+    """An error per input that gave nothing, which a job must say rather than pass with 0
+    citations: an empty file, or files read together none of which gave a reference, claim or
+    error (not in the format they were read as). One of several BibTeX files read together may
+    rightly hold only @string definitions the others use."""
+    named = (
+        {ref.provenance.source_file for ref in read.references}
+        | {claim.source_file for claim in read.claims}
+        | {error.source_file for error in read.errors}
+    )
+    silent = [path for path in paths if str(path) not in named]
+    if len(silent) < len(paths):
+        silent = [path for path in silent if not read_head(path).strip()]
+    return [
+        InputError(source_file=str(path), reason=f"no references found (read as {format})")
+        for path in silent
+    ]
