@@ -31,7 +31,7 @@ class ReportData:
     metrics: dict[str, Any] = field(default_factory=dict)
     style: str = ""
     bibliography_html: list[str] = field(default_factory=list)  # already escaped by render
-    bibliography_text: list[str] = field(default_factory=list)
+    bibliography_markdown: list[str] = field(default_factory=list)  # escaped by pandoc
     changes: pl.DataFrame | None = None  # scheduled audits: what changed since the last one
     links: pl.DataFrame = field(default_factory=pl.DataFrame)  # work_id_a, work_id_b, kind
 
@@ -417,7 +417,7 @@ def render_markdown(data: ReportData) -> str:
         for row in data.input_errors.iter_rows(named=True):
             where = row["entry_key"] or row["line"] or ""
             lines.append(f"- {_md(row['source_file'])} {_md(where)}: {_md(row['reason'])}")
-    if data.bibliography_text:
+    if data.bibliography_markdown:
         lines += ["", f"## Bibliography ({_md(data.style)})", ""]
-        lines.extend(f"- {_md(entry)}" for entry in data.bibliography_text)
+        lines.extend(f"- {' '.join(entry.split())}" for entry in data.bibliography_markdown)
     return "\n".join(lines) + "\n"

@@ -78,6 +78,11 @@ def test_outputs_are_written_and_consistent(registry_env, tmp_path):
     )
     apa = (folder / "bibliography.apa.txt").read_text().splitlines()
     assert len(apa) == table.filter(pl.col("status") == "verified").height
+    # The report's bibliography is the Markdown rendering (italics, "&"), not escaped text.
+    markdown = (folder / "bibliography.apa.md").read_text().split("\n\n")
+    report = (folder / "report.md").read_text()
+    assert all(f"- {' '.join(entry.split())}" in report for entry in markdown if entry.strip())
+    assert "*" in report.split("## Bibliography")[1]
 
 
 def test_rerun_is_idempotent(registry_env, tmp_path):
