@@ -203,7 +203,16 @@ def validate_unidentified(ref: Reference, candidates: list[RegistryRecord]) -> V
     year agree too (a title alone may be generic: "Introduction", "Deep learning"). The best
     accepted candidate by match score wins; none -> unmatched (we had no identifier to not find)."""
     if not _has_claims(ref):
-        reason = "the reference gives no identifier, title, authors or year to match"
+        # Identifiers no registry here is asked about (a PMCID, URL or ISBN) are named, so the
+        # reason does not claim the reference gave none.
+        given = {"PMCID": ref.ids.pmcid, "URL": ref.ids.url, "ISBN": ref.ids.isbn}
+        unchecked = ", ".join(f"{kind} {value}" for kind, value in given.items() if value)
+        reason = (
+            f"the reference gives only {unchecked}, which citeaudit does not look up, and no "
+            "title, authors or year to match"
+            if unchecked
+            else "the reference gives no identifier, title, authors or year to match"
+        )
         return _result(ref, Status.UNMATCHED, reason)
     judged = []
     for candidate in candidates:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from models.audit import Lookup, Provenance, Reference, RegistryRecord, Status
+from models.audit import Identifiers, Lookup, Provenance, Reference, RegistryRecord, Status
 from models.csl import CSLDate, CSLItem, CSLName
 from tasks.registries.crossref_map import crossref_work_to_csl
 from tasks.validate import compare, decide, validate_identified, validate_unidentified
@@ -317,6 +317,14 @@ def test_search_with_no_candidate_is_unmatched_not_not_found() -> None:
     result = validate_unidentified(plos_as_cited(DOI=None), [])
     assert result.status == Status.UNMATCHED
     assert result.reason == "no registry candidate found by search"
+
+
+def test_a_reference_giving_only_an_identifier_we_do_not_look_up_says_so() -> None:
+    pmcid_only = ref().model_copy(update={"ids": Identifiers(pmcid="PMC1234567")})
+    result = validate_unidentified(pmcid_only, [])
+    assert result.status == Status.UNMATCHED
+    assert result.reason.startswith("the reference gives only PMCID PMC1234567, which")
+    assert validate_unidentified(ref(), []).reason.startswith("the reference gives no identifier")
 
 
 def test_title_alone_is_not_enough_to_accept_a_candidate() -> None:
