@@ -6,6 +6,11 @@ report with "Changes since the last audit")
 
 Only citations with a DOI, PMID or arXiv id are re-checked: their registry answer can change
 (retractions, corrections, a DOI that now resolves). Citations found by search are left alone.
+One that was never decided (`unverified`: imported offline, or asked during an outage) is due at
+once, whatever its age: its `checked_at` records no answer.
+
+A citation id is unique only within its job (one file audited as two jobs repeats the ids), so
+rows are keyed by (job_id, citation_id) throughout; each identifier is still asked once.
 """
 
 from collections.abc import Sequence
@@ -45,33 +50,48 @@ def stale_step(db: str | None, before: datetime, job_ids: list[str] | None) -> p
 @task(name="recheck")
 def recheck_step(refs: Sequence[Reference], chunk_size: int) -> list[ValidationResult]:
     """Ask the registries again, bypassing the HTTP cache: a cached answer is exactly the stale
-    knowledge this audit exists to replace. One client set, so the rate limits hold."""
+    knowledge this audit exists to replace. One client set, so the rate limits hold. One
+    result per reference, in `refs` order (chunks group them by identifier)."""
     settings = RegistrySettings(cache_enabled=False)
-    results: list[ValidationResult] = []
+    results: dict[int, ValidationResult] = {}
     progress.report("recheck", 0, len(refs))
     with Registries.from_settings(settings) as registries:
         for chunk in chunks_by_identifier(refs, chunk_size):
-            results.extend(check_references(chunk, registries))
+            checked = check_references([refs[index] for index in chunk], registries)
+            results.update(zip(chunk, checked, strict=True))
             progress.report("recheck", len(results), len(refs))
-    return results
+    return [results[index] for index in range(len(refs))]
+
+
+def _job_rows(job_id: str, pairs: list[tuple[Reference, ValidationResult]]) -> pl.DataFrame:
+    """One job's re-checked citation rows with their scores (citation ids unique within it)."""
+    refs, results = [ref for ref, _ in pairs], [result for _, result in pairs]
+    rows = pl.DataFrame(
+        [tables.citation_row(job_id, ref, result) for ref, result in pairs],
+        schema=tables.CITATION_SCHEMA,
+    )
+    scores = assess(refs, results, [], duplicates=0).citation_scores
+    return rows.join(scores, on="citation_id", how="left")
 
 
 def rechecked_rows(
     before: pl.DataFrame, refs: Sequence[Reference], results: Sequence[ValidationResult]
 ) -> pl.DataFrame:
     """The stored rows with their validation and score columns replaced by the new check
-    (columns other stages added, e.g. dedupe's work_id, are kept)."""
-    job_of = dict(zip(before["citation_id"], before["job_id"], strict=True))
-    by_id = {r.citation_id: r for r in results}
-    fresh = pl.DataFrame(
-        [tables.citation_row(job_of[ref.citation_id], ref, by_id[ref.citation_id]) for ref in refs],
-        schema=tables.CITATION_SCHEMA,
-    )
-    scores = assess(refs, results, [], duplicates=0).citation_scores
-    fresh = fresh.join(scores, on="citation_id", how="left")
-    replaced = [c for c in fresh.columns if c not in ("job_id", "citation_id")]
+    (columns other stages added, e.g. dedupe's work_id, are kept). `refs` and `results` are
+    `before`'s rows in order. A citation id names a citation only within its job (it hashes
+    provenance, so one file audited as two jobs repeats it): rows are matched by position and
+    keyed by (job_id, citation_id), and scores are computed job by job."""
+    rows: dict[str, list[tuple[Reference, ValidationResult]]] = {}
+    for job_id, ref, result in zip(before["job_id"], refs, results, strict=True):
+        if result.citation_id != ref.citation_id:
+            raise ValueError(f"result for {result.citation_id} given for {ref.citation_id}")
+        rows.setdefault(job_id, []).append((ref, result))
+    fresh = pl.concat([_job_rows(job_id, pairs) for job_id, pairs in rows.items()])
+    keys = ["job_id", "citation_id"]
+    replaced = [c for c in fresh.columns if c not in keys]
     kept = before.drop([c for c in replaced if c in before.columns])
-    return kept.join(fresh, on=["job_id", "citation_id"], how="inner").select(
+    return kept.join(fresh, on=keys, how="inner").select(
         before.columns + [c for c in fresh.columns if c not in before.columns]
     )
 
@@ -127,6 +147,6 @@ def scheduled_audit(
         "out": str(folder.path),
         "rechecked": len(refs),
         "updated": updates.height,
-        "changed_citations": changes["citation_id"].n_unique() if changes.height else 0,
+        "changed_citations": changes.select("job_id", "citation_id").n_unique(),
         "changes_by_field": by_field,
     }

@@ -54,16 +54,16 @@ def identifier_key(ref: Reference) -> str:
     raise ValueError(f"citation {ref.citation_id} has no DOI, PMID or arXiv id")
 
 
-def chunks_by_identifier(refs: Sequence[Reference], size: int) -> list[list[Reference]]:
-    """Chunks of about `size` references in which all citations of one identifier travel
-    together, so each DOI/PMID is asked once however many jobs cite it."""
+def chunks_by_identifier(refs: Sequence[Reference], size: int) -> list[list[int]]:
+    """Chunks of about `size` positions in `refs` in which all citations of one identifier
+    travel together, so each DOI/PMID is asked once however many jobs cite it."""
     if size < 1:
         raise ValueError("chunk size must be at least 1")
-    groups: dict[str, list[Reference]] = {}
-    for ref in refs:
-        groups.setdefault(identifier_key(ref), []).append(ref)
-    chunks: list[list[Reference]] = []
-    current: list[Reference] = []
+    groups: dict[str, list[int]] = {}
+    for index, ref in enumerate(refs):
+        groups.setdefault(identifier_key(ref), []).append(index)
+    chunks: list[list[int]] = []
+    current: list[int] = []
     for key in sorted(groups):
         if current and len(current) + len(groups[key]) > size:
             chunks.append(current)

@@ -95,6 +95,12 @@ def flagged_list(citations: pl.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
+def several_jobs(citations: pl.DataFrame) -> bool:
+    """A scheduled audit's report covers several jobs: one file audited as two jobs gives two
+    identical rows, which only the job tells apart."""
+    return _column(citations, "job_id") and citations["job_id"].n_unique() > 1
+
+
 def cited_as(row: dict[str, Any]) -> str:
     title = row.get("claimed_title") or row.get("raw") or row.get("doi") or row.get("pmid") or ""
     who = row.get("claimed_authors") or ""
@@ -186,12 +192,14 @@ def _html_flagged(flagged: pl.DataFrame) -> str:
     if not flagged.height:
         return "<p>No citation needs attention.</p>"
     cards = []
+    jobs = several_jobs(flagged)
     for row in flagged.iter_rows(named=True):
         colour = "#cf222e" if row.get("retracted") else STATUS_COLOURS.get(row["status"], "#6e7781")
         cards.append(
             f'<div class="card" style="border-left-color:{colour}">'
             f"<strong>{_e(flag_label(row))}</strong> "
-            f'<span class="key">{_e(row["source_file"])} · {_e(row["entry_key"])}</span>'
+            f'<span class="key">{_e(row["job_id"]) + " · " if jobs else ""}'
+            f"{_e(row['source_file'])} · {_e(row['entry_key'])}</span>"
             f"<div>{_e(cited_as(row))}</div>"
             f'<div class="reason">{_e(row.get("reason") or row.get("error") or "")}</div></div>'
         )
@@ -373,9 +381,12 @@ def render_markdown(data: ReportData) -> str:
     lines.extend(f"| {s} | {n} |" for s, n in counts.items())
     flagged = flagged_citations(cites)
     lines += ["", f"## Needs attention ({flagged.height})", ""]
+    jobs = several_jobs(flagged)
     for row in flagged.iter_rows(named=True):
+        job = f"job `{_md(row['job_id'])}` " if jobs else ""
         lines.append(
-            f"- **{_md(flag_label(row))}** `{_md(row['entry_key'])}` ({_md(row['source_file'])}):"
+            f"- **{_md(flag_label(row))}** {job}`{_md(row['entry_key'])}`"
+            f" ({_md(row['source_file'])}):"
             f" {_md(cited_as(row))} — {_md(row.get('reason') or row.get('error'))}"
         )
     if data.claims.height and _column(data.claims, "strength"):

@@ -317,11 +317,12 @@ class Library:
     # -- scheduled audits
 
     def stale_citations(self, before: datetime, job_ids: list[str] | None = None) -> pl.DataFrame:
-        """Citations with a DOI, PMID or arXiv id last checked before `before` (of `job_ids`,
-        or of every job)."""
+        """Citations with a DOI, PMID or arXiv id last checked before `before`, or never decided
+        (`unverified`: an offline import or an outage stamps `checked_at` without an answer),
+        of `job_ids` or of every job."""
         if not self._table_columns("citations"):
             return pl.DataFrame()
-        sql = """SELECT * FROM citations WHERE checked_at < ?
+        sql = """SELECT * FROM citations WHERE (checked_at < ? OR status = 'unverified')
                  AND (doi IS NOT NULL OR pmid IS NOT NULL OR arxiv IS NOT NULL)"""
         params: list[Any] = [before]
         if job_ids is not None:
@@ -330,8 +331,14 @@ class Library:
         return self.con.sql(sql + " ORDER BY job_id, citation_id", params=params).pl()
 
     def apply_recheck(self, citations: pl.DataFrame, changes: pl.DataFrame) -> None:
-        """Write re-checked citation rows, append what changed to `citation_changes`, and
-        refresh the touched jobs' status counts: all in one transaction."""
+        """Write re-checked citation rows (one per (job_id, citation_id)), append what changed
+        to `citation_changes`, and refresh the touched jobs' status counts: all in one
+        transaction."""
+        keys = ["job_id", "citation_id"]
+        if citations.height and citations.select(keys).is_duplicated().any():
+            # a citation id is unique only within its job: two rows for one key would be
+            # written as two rows of one citation
+            raise ValueError("re-checked rows repeat a (job_id, citation_id)")
         now = datetime.now(UTC)
         with self.transaction() as con:
             if citations.height:

@@ -207,3 +207,75 @@ def test_a_registry_outage_changes_nothing_and_is_retried_next_time(
     assert pl.read_parquet(tmp_path / "out" / "audit-1" / "changes.parquet").height == 0
     after = library.rows("SELECT * FROM citations ORDER BY job_id, citation_id")
     assert after.equals(before)  # verdicts and checked_at kept: still due next time
+
+
+def test_one_file_audited_as_several_jobs_is_rechecked_job_by_job(
+    registry_env, tmp_path: Path
+) -> None:
+    """A citation id hashes provenance, so one file audited as three jobs repeats every id:
+    each job keeps one row per citation, all three are re-checked (the offline one at once,
+    though just imported), each DOI is asked once and every change names its job."""
+    registry_env.rate_limits = False
+    lib = Library(registry_env, tmp_path)
+    for job, offline in (("job-a", False), ("job-b", False), ("job-c", True)):
+        audit_job(
+            inputs=[str(tmp_path / "list.json")],
+            job_id=job,
+            out_dir=str(tmp_path / "out"),
+            styles=["apa"],
+            offline=offline,
+        )
+    per_job = "SELECT job_id, count(*) AS n FROM citations GROUP BY job_id ORDER BY job_id"
+    counts_before = lib.rows(per_job)
+    assert counts_before["n"].to_list() == [5, 5, 5]
+    assert lib.rows("SELECT count(DISTINCT citation_id) AS n FROM citations")["n"][0] == 5
+    publish_changes(registry_env, lib)
+    with duckdb.connect(lib.db()) as con:  # the two online jobs are due; job-c was just imported
+        con.execute(
+            "UPDATE citations SET checked_at = checked_at - to_days(10) "
+            "WHERE job_id <> 'job-c' AND entry_key <> 'checked-recently'"
+        )
+    registry_env.reset()
+
+    summary = audit(tmp_path, max_age_days=7)
+
+    assert lib.rows(per_job).equals(counts_before)
+    after = lib.rows("SELECT * FROM citations ORDER BY job_id, entry_key")
+    assert not after.select("job_id", "citation_id").is_duplicated().any()
+    assert summary["rechecked"] == 4 + 4 + 5
+    by_key = {(r["job_id"], r["entry_key"]): r for r in after.iter_rows(named=True)}
+    now = datetime.now(UTC)
+    for job in ("job-a", "job-b", "job-c"):
+        assert by_key[(job, "to-be-retracted")]["retracted"] is True
+        assert by_key[(job, "registered-later")]["status"] == "verified"
+        assert by_key[(job, "unchanged")]["status"] == "verified"
+        assert now - by_key[(job, "unchanged")]["checked_at"] < timedelta(minutes=5)
+    asked = " ".join(unquote(r.path).lower() for r in registry_env.log if r.service == "crossref")
+    assert asked.count(lib.retracted["DOI"].lower()) == 1
+
+    changes = pl.read_parquet(tmp_path / "out" / "audit-1" / "changes.parquet")
+    found = {
+        (r["job_id"], r["entry_key"], r["field"]): (r["before"], r["after"])
+        for r in changes.iter_rows(named=True)
+    }
+    for job in ("job-a", "job-b"):
+        assert found[(job, "to-be-retracted", "retracted")] == ("false", "true")
+        assert found[(job, "registered-later", "status")] == ("not_found", "verified")
+        assert found[(job, "record-corrected", "matched_container")][1] == (
+            "Journal of Corrected Records"
+        )
+    assert found[("job-c", "unchanged", "status")] == ("unverified", "verified")
+    assert not changes.select("job_id", "citation_id", "field").is_duplicated().any()
+    assert summary["changed_citations"] == changes.select("job_id", "citation_id").n_unique()
+    stored = lib.rows("SELECT job_id, count(*) AS n FROM citation_changes GROUP BY job_id")
+    assert dict(stored.iter_rows()) == dict(changes.group_by("job_id").len().iter_rows())
+    statuses = lib.rows("SELECT job_id, status_counts FROM jobs ORDER BY job_id")
+    assert [json.loads(s) for s in statuses["status_counts"]] == [{"verified": 5}] * 3
+
+    report = (tmp_path / "out" / "audit-1" / "report.md").read_text()
+    listed = report.split("## Changes since the last audit")[1].split("\n## ")[0]
+    lines = [line for line in listed.splitlines() if line.startswith("- ")]
+    assert len(lines) == changes.height
+    assert all(line.startswith("- job_id: job-") for line in lines)
+    for job in ("job-a", "job-b", "job-c"):  # flagged rows name their job too
+        assert f"** job `{job}` `to-be-retracted`" in report
