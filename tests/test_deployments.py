@@ -1,12 +1,14 @@
 """deployments/prefect.yaml and `citeaudit serve`: every entrypoint is a flow, every parameter is
-the flow's, the weekly cron parses and is scheduled by a real Prefect server, and `serve` builds
-(and really serves) the same deployments the YAML declares."""
+the flow's, the weekly cron parses and is scheduled by a real Prefect server, `prefect deploy --all`
+registers the YAML on a work pool as deployments/README.md says, and `serve` builds (and really
+serves) the same deployments the YAML declares."""
 
 import inspect
 import os
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import get_type_hints
@@ -16,6 +18,7 @@ import pytest
 from cronsim import CronSim
 from prefect.cli.deploy._models import DeploymentConfig
 from prefect.client.orchestration import get_client
+from prefect.client.schemas.actions import WorkPoolCreate
 from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
 from prefect.client.schemas.objects import FlowRun
 from prefect.client.schemas.schedules import CronSchedule
@@ -121,6 +124,37 @@ def test_a_real_server_schedules_the_weekly_audit_for_next_monday(prefect_server
     starts = sorted(r.expected_start_time for r in runs if r.expected_start_time)
     assert starts and starts[0] == expected
     assert all(s.weekday() == 0 and (s.hour, s.minute) == (3, 0) for s in starts)
+
+
+def prefect_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The `prefect` command of this environment, run from the repository root as the README
+    does; wide enough that no table cell is cut."""
+    command = [sys.executable, "-m", "prefect", "--no-prompt", *args]
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run(
+        command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_prefect_deploy_all_registers_every_deployment_on_the_work_pool(prefect_server):
+    """deployments/README.md's commands against a real server. Both send `limit: null`, which a
+    FastAPI newer than Prefect supports rejects with a 422 (see pyproject.toml)."""
+    (pool,) = {c.work_pool.name for c in deployments() if c.work_pool}
+    names = {f"{entrypoint_flow(c).name}/{c.name}" for c in deployments()}
+    with get_client(sync_client=True) as client:
+        client.create_work_pool(WorkPoolCreate(name=pool, type="process"), overwrite=True)
+        try:
+            deploy = prefect_cli("deploy", "--prefect-file", "deployments/prefect.yaml", "--all")
+            assert deploy.returncode == 0, deploy.stdout + deploy.stderr
+            pools = {client.read_deployment_by_name(name).work_pool_name for name in names}
+            assert pools == {pool}
+            listed = prefect_cli("deployment", "ls")
+            assert listed.returncode == 0, listed.stdout + listed.stderr
+            assert all(name in listed.stdout for name in names)
+        finally:  # `citeaudit serve` registers the same names: it must not find these
+            for name in names:
+                with suppress(ObjectNotFound):
+                    client.delete_deployment(client.read_deployment_by_name(name).id)
 
 
 def wait_for_deployment(name: str, server: subprocess.Popen[bytes]) -> None:
