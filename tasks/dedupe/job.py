@@ -38,6 +38,17 @@ def library_key(job_id: str, citation_id: str) -> str:
     return f"{job_id}/{citation_id}"
 
 
+def named_in_job(duplicate_of: pl.Expr, job_id: pl.Expr) -> pl.Expr:
+    """`duplicate_of` as a job's rows name it: a citation of the same job by its citation id
+    alone, one of another job as `JOB/CITATION_ID`."""
+    own = pl.concat_str(job_id, pl.lit("/"))
+    return (
+        pl.when(duplicate_of.str.starts_with(own))
+        .then(duplicate_of.str.slice(own.str.len_chars()))
+        .otherwise(duplicate_of)
+    )
+
+
 def job_records(
     job_id: str, refs: Sequence[Reference], results: Sequence[ValidationResult]
 ) -> pl.DataFrame:
@@ -63,15 +74,9 @@ def dedupe_job(
     works an earlier run of the job cited."""
     new = job_records(job_id, refs, results)
     result = assign_works(new, library if library.height else None, thresholds=thresholds)
-    prefix_len = len(job_id) + 1
-    own = pl.col("duplicate_of").str.starts_with(f"{job_id}/")
     columns = result.assignments.with_columns(
-        pl.col("citation_id").str.slice(prefix_len),
-        # a duplicate within the job is named by its citation id, one in another job as JOB/ID
-        pl.when(own)
-        .then(pl.col("duplicate_of").str.slice(prefix_len))
-        .otherwise(pl.col("duplicate_of"))
-        .alias("duplicate_of"),
+        pl.col("citation_id").str.slice(len(job_id) + 1),
+        named_in_job(pl.col("duplicate_of"), pl.lit(job_id)),
     ).select(DEDUPE_COLUMNS)
     records = result.library_rows(new).with_columns(pl.lit(job_id).alias("job_id"))
     touched = set(columns["work_id"].to_list()) | set(previous_works)

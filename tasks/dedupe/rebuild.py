@@ -9,7 +9,7 @@ import polars as pl
 from tasks.dedupe.assign import assign_works
 from tasks.dedupe.canonical import canonical_works
 from tasks.dedupe.cluster import ordered_links
-from tasks.dedupe.job import job_records
+from tasks.dedupe.job import job_records, named_in_job
 from tasks.dedupe.records import RECORD_SCHEMA, RELATION
 from tasks.dedupe.thresholds import DedupeThresholds
 from tasks.rows import reference_from_row, result_from_row
@@ -92,7 +92,7 @@ def rededupe(records: pl.DataFrame, thresholds: DedupeThresholds | None = None) 
         work_id=work_id,
         job_id=pl.Series(records["job_id"]),
         citation_id=split.struct.field("field_1"),
-    )
+    ).with_columns(duplicate_of=named_in_job(pl.col("duplicate_of"), pl.col("job_id")))
     links = ordered_links(
         result.links.with_columns(pl.col("work_id_a", "work_id_b").replace_strict(ids))
     )
