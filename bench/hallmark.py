@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from models.audit import Reference, Status, ValidationResult
-from models.csl import CSLItem
+from models.csl import CSLItem, named
 from tasks.check import check_references
 from tasks.identifiers import identifiers_of
 from tasks.read.bibtex import read_bibtex
@@ -68,7 +68,7 @@ def crossref_work(item: CSLItem, doi: str, bibtex_type: str) -> dict[str, Any]:
         "title": [item.title] if item.title else [],
         "author": [
             {"given": n.given, "family": n.family} if n.family else {"name": n.literal}
-            for n in item.author or []
+            for n in named(item.author)
         ],
     }
     if item.container_title:

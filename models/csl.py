@@ -10,6 +10,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d|21\d\d)\b")
+# How inputs write the marker of a shortened author list: BibTeX's `and others`, "et al.".
+_ET_AL_TEXTS = frozenset({"others", "and others", "et al", "et al.", "et. al", "et. al.", "etal"})
+# The one form readers store it in, as {"literal": ET_AL}: pandoc's citeproc, like BibTeX, prints
+# that as "et al.".
+ET_AL = "others"
 
 
 class _CSLBase(BaseModel):
@@ -33,6 +38,19 @@ class CSLName(_CSLBase):
             return self.literal
         parts = [self.given, self.dropping_particle, self.non_dropping_particle, self.family]
         return " ".join(p for p in parts if p)
+
+    def is_et_al(self) -> bool:
+        """The "and others" / "et al." marker: the list names only its first authors."""
+        return not self.given and is_et_al_text(self.literal or self.family or "")
+
+
+def is_et_al_text(text: str) -> bool:
+    return text.strip().lower() in _ET_AL_TEXTS
+
+
+def named(names: list[CSLName] | None) -> list[CSLName]:
+    """The people of a name list, without its et-al marker."""
+    return [name for name in names or [] if not name.is_et_al()]
 
 
 class CSLDate(_CSLBase):
@@ -112,7 +130,7 @@ class CSLItem(_CSLBase):
         return self.issued.year() if self.issued else None
 
     def first_author_family(self) -> str | None:
-        for name in self.author or self.editor or []:
+        for name in named(self.author or self.editor):
             if name.family:
                 return name.family
             if name.literal:

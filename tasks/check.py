@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from models.audit import Identifiers, Lookup, Reference, RegistryRecord, Status, ValidationResult
+from models.csl import named
 from tasks.identifiers import identifiers_of
 from tasks.match.venues import venue_of
 from tasks.registries import Registries, RegistryUnavailable
@@ -137,7 +138,7 @@ def _search_text(ref: Reference) -> str:
     year = item.year()
     parts = [
         item.title,
-        " ".join(n.family or n.literal or "" for n in (item.author or [])[:3]),
+        " ".join(n.family or n.literal or "" for n in named(item.author)[:3]),
         str(year) if year else None,
         item.container_title,
     ]

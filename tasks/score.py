@@ -50,7 +50,7 @@ from typing import Any
 
 from models.audit import Reference, Status, ValidationResult
 from models.citation import Citation, CitationMap
-from models.csl import CSLItem
+from models.csl import CSLItem, named
 from tasks.identifiers import find_identifiers, identifiers_of
 from tasks.trust import (
     host_is_trusted,
@@ -318,10 +318,12 @@ def validate_citation(citation: Citation) -> tuple[bool, list[str]]:
 
 
 def _author_label(item: CSLItem) -> str | None:
-    names = [name.family or name.literal for name in item.author or item.editor or []]
-    names = [name for name in names if name]
+    people = item.author or item.editor or []
+    names = [name for person in named(people) if (name := person.family or person.literal)]
     if not names:
         return None
+    if any(person.is_et_al() for person in people):  # the list itself says it is shortened
+        return f"{names[0]} et al."
     if len(names) == 1:
         return names[0]
     return f"{names[0]} & {names[1]}" if len(names) == 2 else f"{names[0]} et al."

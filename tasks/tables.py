@@ -68,7 +68,9 @@ def authors_text(names: Sequence[CSLName] | None) -> str | None:
         return None
     parts = []
     for name in names:
-        if name.literal:
+        if name.is_et_al():
+            parts.append("et al.")
+        elif name.literal:
             parts.append(name.literal)
         elif name.family:
             family = " ".join(p for p in (name.non_dropping_particle, name.family) if p)

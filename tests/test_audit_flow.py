@@ -223,3 +223,33 @@ def test_a_rerun_with_other_input_leaves_no_stale_works(registry_env, tmp_path):
     assert cited() == {resnet_work: 2}
     works_file = pl.read_parquet(tmp_path / "out" / "other" / "works.parquet")
     assert works_file["work_id"].to_list() == [resnet_work]
+
+
+RALSER_BIB = """@article{{ralser,
+  author = {{{authors}}},
+  title = {{Triose phosphate isomerase deficiency is caused by altered dimerization--not
+    catalytic inactivity--of the mutant enzymes}},
+  journal = {{PLoS ONE}}, year = {{2006}}, doi = {{10.1371/journal.pone.0000030}}}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("authors", "status"),
+    [
+        ("Ralser, Markus and Heeren, Gino and others", "verified"),
+        # The same two of the record's five authors, presented as the whole list.
+        ("Ralser, Markus and Heeren, Gino", "mismatch"),
+    ],
+)
+def test_and_others_declares_a_shortened_author_list(registry_env, tmp_path, authors, status):
+    bib = tmp_path / "authors.bib"
+    bib.write_text(RALSER_BIB.format(authors=authors), encoding="utf-8")
+    run(tmp_path, bib, job="authors")
+    row = citations(tmp_path, "authors").row(0, named=True)
+    assert row["status"] == status, row["reason"]
+    if status == "verified":
+        assert row["agreement_authors"] == 1.0
+        assert row["claimed_authors"] == "Ralser, Markus; Heeren, Gino; et al."
+    else:
+        assert row["agreement_authors"] == pytest.approx(0.4)
+        assert "disagrees on authors" in row["reason"]

@@ -17,7 +17,7 @@ from tasks.dedupe import (
     empty_library,
     records_frame,
 )
-from tasks.dedupe.records import split_notice
+from tasks.dedupe.records import record_row, split_notice
 from tasks.identifiers import identifiers_of
 from tasks.read.ris import read
 
@@ -298,3 +298,16 @@ def test_empty_batch_and_empty_library() -> None:
     result = assign_works(records_frame([]), empty_library())
     assert result.assignments.height == 0
     assert result.links.height == 0
+
+
+def test_the_et_al_marker_is_no_author_to_match_on() -> None:
+    marked = reference(
+        "c1",
+        {
+            "title": "Triose phosphate isomerase deficiency",
+            "author": [{"family": "Ralser", "given": "Markus"}, {"literal": "others"}],
+        },
+    )
+    row = record_row(marked)
+    assert row["surnames"] == ["ralser"]
+    assert row["authors"] == "Markus Ralser"

@@ -16,6 +16,7 @@ from models.audit import ReadResult, Reference
 from tasks.identifiers import normalize_doi, normalize_url
 from tasks.pages import group_pages
 from tasks.read import clinical, detect_reader, ice, ivcap, modelchorus, rag_context, read_inputs
+from tasks.read.agent_json import csl_names
 from tasks.read.text import read_head
 
 FIXTURES = Path(__file__).parent / "fixtures" / "agents"
@@ -462,3 +463,21 @@ def test_clinical_malformed_entries_are_reported_and_the_rest_read() -> None:
         "ghost_citation"
         in {e.entry_key: e.reason for e in result.errors}["highlights[0].citations[1]"]
     )
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "Ralser M; Heeren G; et al.",
+        "Ralser M and Heeren G et al",
+        "Ralser, Markus and Heeren, Gino and others",
+        ["Ralser M", "Heeren G", "et al."],
+        [{"family": "Ralser"}, {"family": "Heeren"}, {"literal": "et al."}],
+    ],
+)
+def test_agent_authors_keep_et_al_as_the_lists_last_name(written: Any) -> None:
+    names = csl_names(written) or []
+    assert [n.family for n in names[:-1]] == ["Ralser", "Heeren"]
+    assert names[-1].literal == "others" and names[-1].is_et_al()
+    assert csl_names("et al.") is None
+    assert not any(n.is_et_al() for n in csl_names("Ralser M; Heeren G") or [])

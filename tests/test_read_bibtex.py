@@ -110,7 +110,10 @@ def test_broken_brace_is_reported_and_the_rest_of_the_file_is_read() -> None:
     broken = next(e for e in result.errors if e.entry_key == "Broken2019")
     assert broken.line == 12
     still = by_key(result)["StillRead2020"].item
-    assert [(n.given, n.family) for n in still.author or []] == [("Jörg", "Müller")]
+    assert [(n.given, n.family, n.literal) for n in still.author or []] == [
+        ("Jörg", "Müller", None),
+        (None, None, "others"),  # `and others` kept as the et-al marker
+    ]
     assert still.issued and still.issued.date_parts == [[2020, 3]]
     assert still.container_title == "Proceedings of Something"
 
@@ -128,3 +131,33 @@ def test_utf16_file_and_binary_file() -> None:
     assert result.references[0].ids.doi == "10.1000/utf16.test"
     assert [(e.source_file, e.entry_key) for e in result.errors] == [(str(binary), None)]
     assert "unreadable" in result.errors[0].reason
+
+
+RALSER = """@article{two_others,
+  author = {Ralser, Markus and Heeren, Gino and others},
+  title = {Triose phosphate isomerase deficiency is caused by altered dimerization--not
+    catalytic inactivity--of the mutant enzymes},
+  journal = {PLoS ONE}, year = {2006}, doi = {10.1371/journal.pone.0000030}}
+@article{spelt_et_al, author = {Ralser, M. and et al.}, title = {T}, year = {2006}}
+@article{complete, author = {Ralser, Markus and Heeren, Gino}, title = {T}, year = {2006}}
+@article{only_others, author = {others}, title = {T}, year = {2006}}
+"""
+
+
+def test_and_others_is_kept_as_the_lists_et_al_marker(tmp_path: Path) -> None:
+    path = tmp_path / "authors.bib"
+    path.write_text(RALSER, encoding="utf-8")
+
+    refs = by_key(read_bibtex([path]))
+
+    two = refs["two_others"].item.author or []
+    assert [(n.family, n.literal) for n in two] == [
+        ("Ralser", None),
+        ("Heeren", None),
+        (None, "others"),
+    ]
+    assert two[-1].is_et_al() and not any(n.is_et_al() for n in two[:-1])
+    spelt = refs["spelt_et_al"].item.author or []
+    assert [(n.family, n.literal) for n in spelt] == [("Ralser", None), (None, "others")]
+    assert not any(n.is_et_al() for n in refs["complete"].item.author or [])
+    assert refs["only_others"].item.author is None  # a marker alone names nobody

@@ -113,3 +113,18 @@ def test_latin1_export_is_decoded() -> None:
     item = read([MALFORMED / "latin1.ris"]).references[0].item
     assert item.title == "Étude légère des cafés"
     assert item.author and item.author[0].given == "Jürgen"
+
+
+def test_an_et_al_author_line_is_kept_as_the_lists_marker(tmp_path: Path) -> None:
+    path = tmp_path / "etal.ris"
+    path.write_text(
+        "TY  - JOUR\nAU  - Ralser, Markus\nAU  - et al.\nAU  - Heeren, Gino\n"
+        "TI  - Triose phosphate isomerase deficiency\nPY  - 2006\nER  - \n",
+        encoding="utf-8",
+    )
+    names = read([path]).references[0].item.author or []
+    assert [(n.family, n.literal) for n in names] == [
+        ("Ralser", None),
+        ("Heeren", None),
+        (None, "others"),
+    ]

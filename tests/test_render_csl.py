@@ -339,3 +339,30 @@ def test_prepositions_stay_lowercase_inside_titles_where_the_style_says_so() -> 
         assert "Through Walls: Through Data, Seen through Friends and Between" in entry.text
         assert "nocase" not in entry.markdown
     assert csl_styles.pandoc_item(item, "k")["title"] == title  # other styles: as written
+
+
+@pytest.mark.parametrize(
+    "marker", [{"literal": "others"}, {"family": "others"}, {"literal": "et al."}]
+)
+def test_an_et_al_marker_prints_as_et_al_never_as_a_person(marker: dict[str, str]) -> None:
+    item = CSLItem.from_csl(
+        {
+            "id": "x",
+            "type": "article-journal",
+            "title": "Triose phosphate isomerase deficiency",
+            "author": [{"family": "Ralser", "given": "Markus"}, {"family": "Heeren"}, marker],
+            "issued": {"date-parts": [[2006]]},
+        }
+    )
+    expected = {
+        "apa": "Ralser, M., Heeren, et al. (2006)",
+        "ieee": "M. Ralser, Heeren, et al.,",
+        "vancouver": "Ralser M, Heeren, et al.",
+        "mla": "Ralser, Markus, et al.",
+    }
+    for style, start in expected.items():
+        entry = render_bibliography([item], style).entries[0]
+        assert start in entry.text, (style, entry.text)
+        assert "others" not in entry.text and "& et al" not in entry.text
+    alone = CSLItem.from_csl({"id": "y", "author": [marker]})
+    assert "author" not in csl_styles.pandoc_item(alone, "k")  # a marker alone names nobody

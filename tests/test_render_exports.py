@@ -131,3 +131,17 @@ def test_empty_exports() -> None:
     assert to_bibtex([]).strip() == ""
     assert rispy.loads(to_ris([])) == []
     assert json.loads(to_csl_json([])) == []
+
+
+def test_et_al_marker_is_bibtex_and_others_and_no_ris_author() -> None:
+    item = CSLItem.from_csl(
+        {
+            "id": "x",
+            "type": "article-journal",
+            "title": "Triose phosphate isomerase deficiency",
+            "author": [{"family": "Ralser", "given": "Markus"}, {"literal": "others"}],
+        }
+    )
+    entry = bibtexparser.parse_string(to_bibtex([item])).entries[0]
+    assert entry["author"] == "Ralser, Markus and others"  # not {others}, a braced person
+    assert rispy.loads(to_ris([item]))[0]["authors"] == ["Ralser, Markus"]

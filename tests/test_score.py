@@ -116,6 +116,22 @@ def test_a_reference_without_identifier_or_url_is_cited_by_its_title() -> None:
     assert calculate_citation_confidence(citation)["factors"]["source_type"] == "unknown"
 
 
+def test_a_list_marked_et_al_is_labelled_by_its_first_author_et_al() -> None:
+    def label(*authors: dict[str, str]) -> str:
+        ref = Reference.model_validate(
+            {
+                "item": {"id": "r", "author": list(authors)},
+                "provenance": {"source_file": "a.bib", "entry_key": "r"},
+            }
+        )
+        return str(citation_from_reference(ref).metadata["author"])
+
+    ralser, heeren = {"family": "Ralser"}, {"family": "Heeren"}
+    assert label(ralser, {"literal": "others"}) == "Ralser et al."  # not "Ralser & others"
+    assert label(ralser, heeren, {"family": "others"}) == "Ralser et al."
+    assert label(ralser, heeren) == "Ralser & Heeren"
+
+
 def test_stated_confidence_location_and_snippet_are_carried_over() -> None:
     ref = REFERENCES[0].model_copy(
         update={"stated_confidence": 0.95, "location": "Page 4, Figure 2", "snippet": "AUC 0.99"}

@@ -106,6 +106,20 @@ def test_author_agreement_honours_et_al_and_leading_runs_but_not_gaps() -> None:
     assert author_agreement([], record) is None
 
 
+def test_a_short_list_agrees_only_when_marked_as_shortened() -> None:
+    # Ralser et al. 2006 (PLoS ONE): five authors, cited by its first two.
+    record = names("Markus Ralser", "Gino Heeren", "Michael Breitenbach", "Hans Lehrach", "S K")
+    first_two = names("Markus Ralser", "Gino Heeren")
+    for marker in ("others", "et al."):
+        assert author_agreement([*first_two, CSLName(literal=marker)], record) == 1.0
+    assert author_agreement([*first_two, CSLName(family="others")], record) == 1.0
+    # Without the marker two names (fewer than TRUNCATED_LIST_MIN) read as the whole list: a
+    # partial list presented as complete.
+    assert author_agreement(first_two, record) == pytest.approx(2 / 5)
+    # A person whose given name is written is never the marker.
+    assert author_agreement([*first_two, CSLName(given="A", family="Others")], record) < 0.75
+
+
 def test_swapped_given_and_family_names_match() -> None:
     assert author_agreement(names("Wei Zhang"), [CSLName(given="Zhang", family="Wei")]) == 1.0
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from models.audit import Identifiers, Reference, Status, ValidationResult
-from models.csl import CSLItem
+from models.csl import CSLItem, named
 from tasks.identifiers import identifiers_of, normalize_doi, normalize_pmid
 from tasks.textnorm import fold, normalise_title, surname_key, words
 
@@ -131,7 +131,7 @@ def preprint_stage(doi: str | None, arxiv: str | None, venue: str, csl_type: str
 
 
 def _initials(item: CSLItem) -> str | None:
-    for name in item.author or item.editor or []:
+    for name in named(item.author or item.editor):
         given = name.given or (" ".join(name.literal.split()[:-1]) if name.literal else "")
         letters = "".join(part[0] for part in re.split(r"[\s.\-]+", fold(given)) if part)
         return letters or None
@@ -141,14 +141,14 @@ def _initials(item: CSLItem) -> str | None:
 def _first_author_words(item: CSLItem) -> str | None:
     """The first author's whole name as folded words, hyphens splitting ("Daniel Barbará-Millá"
     -> "daniel barbara milla"): where a compound surname hides the part another source keeps."""
-    for name in item.author or item.editor or []:
+    for name in named(item.author or item.editor):
         return " ".join(words(name.display())) or None
     return None
 
 
 def _surnames(item: CSLItem) -> list[str]:
     """All authors' surname keys, in order."""
-    names = item.author or item.editor or []
+    names = named(item.author or item.editor)
     families = [n.family or " ".join((n.literal or "").split()[-1:]) for n in names]
     return [key for key in map(surname_key, families) if key]
 
@@ -187,7 +187,7 @@ def record_row(ref: Reference, result: ValidationResult | None = None) -> dict[s
         "source": ref.provenance.source_file,
         **ids.model_dump(),
         "title": item.title,
-        "authors": "; ".join(name.display() for name in item.author or item.editor or []) or None,
+        "authors": "; ".join(name.display() for name in named(item.author or item.editor)) or None,
         "container_title": item.container_title,
         "title_key": normalise_title(about) or None,
         "notice": notice,

@@ -4,21 +4,14 @@ accents, compound surnames, order, given/family swapped; and "et al." honoured."
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
-from models.csl import CSLName
+from models.csl import CSLName, named
 from tasks.textnorm import fold, surname_key, words
 
-_ET_AL = frozenset({"others", "et al", "et al.", "etal", "and others"})
 # A surname pair this similar is one name spelt two ways (Schoelkopf/Scholkopf, Tomasev/Tomašev).
 _SURNAME_RATIO = 88
 _ORGANISATION_RATIO = 85
 # The fewest leading names that read as a deliberately shortened list rather than a partial one.
 TRUNCATED_LIST_MIN = 3
-
-
-def is_et_al(name: CSLName) -> bool:
-    """The "and others" / "et al." placeholder some formats keep as a name."""
-    text = (name.literal or name.family or "").strip().lower()
-    return text in _ET_AL and not name.given
 
 
 def author_agreement(claimed: list[CSLName], record: list[CSLName]) -> float | None:
@@ -27,11 +20,11 @@ def author_agreement(claimed: list[CSLName], record: list[CSLName]) -> float | N
     Order-insensitive (databases reorder, e.g. DBLP vs ACM). With "et al." in the claimed list, only
     the listed names must be found; without it, missing or extra authors count against agreement
     (a partial list presented as complete is a wrong list)."""
-    mine = [n for n in claimed if not is_et_al(n) and _has_name(n)]
-    theirs = [n for n in record if not is_et_al(n) and _has_name(n)]
+    mine = [n for n in named(claimed) if _has_name(n)]
+    theirs = [n for n in named(record) if _has_name(n)]
     if not mine or not theirs:
         return None
-    truncated = any(is_et_al(n) for n in claimed) or _is_leading_run(mine, theirs)
+    truncated = any(n.is_et_al() for n in claimed) or _is_leading_run(mine, theirs)
     unused = list(range(len(theirs)))
     found = 0.0
     for name in mine:

@@ -18,12 +18,13 @@ from bibtexparser.middlewares.names import parse_single_name_into_parts
 from pydantic import ValidationError
 
 from models.audit import InputError, ReadResult, Reference
-from models.csl import CSLDate, CSLItem, CSLName
-from tasks.read.common import make_reference
+from models.csl import CSLDate, CSLItem, CSLName, is_et_al_text
+from tasks.read.common import make_reference, name_list
 from tasks.read.text import UnreadableFileError, load_json, read_text
 
 _NAME_SEPARATORS = re.compile(r"\s+and\s+|\s*;\s*|\s*&\s*", re.IGNORECASE)
-_ET_AL = re.compile(r"^(et\.? al\.?|others)$", re.IGNORECASE)
+# "Smith J, Doe A, et al.": the marker written after the last name rather than as one.
+_TRAILING_ET_AL = re.compile(r"[\s,]+et\.?\s*al\.?$", re.IGNORECASE)
 _SURNAME_INITIALS = re.compile(r"^([^,]+?)\s+([A-Z]{1,3})$")
 _DATE_FORMATS = ("%b %d %Y", "%b %d, %Y", "%B %d %Y", "%B %d, %Y", "%d %b %Y", "%d %B %Y")
 
@@ -91,18 +92,22 @@ def entry_error(path: Path, entry: str, reason: str) -> InputError:
 
 def csl_names(value: Any) -> list[CSLName] | None:
     """Authors as agents write them: one string ("A and B", "A; B"), a list of strings, or
-    CSL-like dicts."""
+    CSL-like dicts. An "et al." (or "others") stays as the list's last name, the marker that the
+    list names only the first authors."""
     if not value:
         return None
     raw = value if isinstance(value, list) else [value]
     names: list[CSLName] = []
+    truncated = False
     for entry in raw:
         if isinstance(entry, dict):
             names.append(CSLName.model_validate(entry))
         elif isinstance(entry, str):
-            parts = [text.strip() for text in _NAME_SEPARATORS.split(entry)]
-            names.extend(_name(text) for text in parts if text and not _ET_AL.match(text))
-    return names or None
+            text, marked = _TRAILING_ET_AL.subn("", entry.strip())
+            parts = [part.strip() for part in _NAME_SEPARATORS.split(text)]
+            truncated = truncated or bool(marked) or any(map(is_et_al_text, parts))
+            names.extend(_name(part) for part in parts if part and not is_et_al_text(part))
+    return name_list(names, truncated=truncated)
 
 
 def _name(text: str) -> CSLName:

@@ -43,7 +43,7 @@ from bibtexparser.model import (
 )
 
 from models.audit import InputError, ReadResult, Reference
-from models.csl import CSLItem
+from models.csl import ET_AL, CSLItem, is_et_al_text
 from tasks.identifiers import normalize_arxiv, normalize_pmcid, normalize_pmid
 from tasks.read.common import csl_item, issued_date, make_reference, normalize_pages, raw_date
 from tasks.read.text import UnreadableFileError, read_text
@@ -74,7 +74,6 @@ _VERBATIM = frozenset(
 )  # fmt: skip
 _NAMES = frozenset({"author", "editor"})
 _READ = _TEXT | _VERBATIM | _NAMES
-_ET_AL = frozenset({"others", "et al", "et. al", "et al."})  # "and others" is BibTeX's et al.
 _DECODED_KEPT = 100_000  # distinct decoded strings remembered (~20 MB at most)
 
 _MONTH_MACROS = {
@@ -468,16 +467,21 @@ def _csl_item(entry_type: str, key: str, fields: dict[str, object]) -> CSLItem:
 
 
 def _names(value: object) -> list[dict[str, str]] | None:
-    """CSL-JSON names, as dicts: the item validates them in one go (faster than one by one)."""
+    """CSL-JSON names, as dicts: the item validates them in one go (faster than one by one).
+    `and others` (BibTeX's et al.) stays as the list's last name, the marker that the list names
+    only the first authors."""
     if not isinstance(value, list):
         return None
-    names = []
+    names, truncated = [], False
     for parts in value:
         if not isinstance(parts, NameParts):
             continue
         family = " ".join(parts.last)
-        whole = " ".join(parts.first + parts.von + parts.last).lower().rstrip(".")
-        if not family or whole in _ET_AL:
+        whole = " ".join(parts.first + parts.von + parts.last)
+        if is_et_al_text(whole):  # `others`, also `et al.` split as given + family
+            truncated = True
+            continue
+        if not family:
             continue
         name = {"family": family}
         for key, words in (
@@ -488,4 +492,6 @@ def _names(value: object) -> list[dict[str, str]] | None:
             if words:
                 name[key] = " ".join(words)
         names.append(name)
+    if names and truncated:
+        names.append({"literal": ET_AL})
     return names or None

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from models.audit import Identifiers, ReadResult, Reference
-from models.csl import CSLDate, CSLItem, CSLName
+from models.csl import ET_AL, CSLDate, CSLItem, CSLName, named
 from tasks.identifiers import identifiers_of
 
 _PAGE_DASHES = re.compile(r"\s*(?:-{1,3}|[\u2010-\u2015\u2212])\s*")
@@ -108,6 +108,16 @@ def name_from_text(text: str) -> CSLName | None:
     elif not comma:
         return CSLName.model_validate({"literal": text})
     return CSLName.model_validate({"family": family.strip(), "given": given.strip() or None})
+
+
+def name_list(names: list[CSLName], *, truncated: bool = False) -> list[CSLName] | None:
+    """The people of a name list, then one {"literal": ET_AL} if the input marked the list as
+    shortened (an "et al." or "others" among its names, or `truncated`): the author matcher then
+    asks only for the names given, and pandoc prints the marker as "et al."."""
+    people = named(names)
+    if people and (truncated or len(people) < len(names)):
+        people.append(CSLName.model_validate({"literal": ET_AL}))
+    return people or None
 
 
 def make_reference(

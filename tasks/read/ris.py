@@ -27,6 +27,7 @@ from tasks.read.common import (
     date_from_text,
     make_reference,
     name_from_text,
+    name_list,
     page_range,
     read_each,
 )
@@ -227,8 +228,7 @@ def _first(record: dict[str, Any], *keys: str) -> str | None:
 def _names(values: object) -> list[CSLName] | None:
     if not isinstance(values, list):
         return None
-    names = [name for value in values if (name := name_from_text(str(value)))]
-    return names or None
+    return name_list([name for value in values if (name := name_from_text(str(value)))])
 
 
 def _ris_item(record: dict[str, Any], key: str) -> CSLItem:

@@ -30,7 +30,7 @@ from typing import Any
 
 import pypandoc
 
-from models.csl import CSLItem
+from models.csl import ET_AL, CSLItem, is_et_al_text, named
 from tasks.identifiers import is_safe_link, normalize_doi
 
 STYLE_DIR = Path(__file__).resolve().parent / "styles"
@@ -226,7 +226,7 @@ def first_author_batches(items: Sequence[CSLItem], size: int) -> list[list[int]]
 def _sort_name(item: CSLItem) -> str:
     # What a style sorts by first: the first author's family name, else (as CSL substitutes)
     # the editor's, else the title; folded the way a reader alphabetises.
-    first = next(iter(item.author or item.editor or []), None)
+    first = next(iter(named(item.author or item.editor)), None)
     name = (first.family or first.literal if first else None) or item.title or ""
     folded = unicodedata.normalize("NFKD", name)
     return "".join(c for c in folded if not unicodedata.combining(c)).casefold().strip()
@@ -352,6 +352,8 @@ def pandoc_item(
         data["URL"] = f"https://doi.org/{doi}" if doi else None
     if not is_safe_link(data.get("URL")):
         data.pop("URL", None)
+    for field in _NAME_VARIABLES.intersection(data):
+        data[field] = _et_al_marked(data[field])
     if initials_period:
         for field in _NAME_VARIABLES.intersection(data):
             data[field] = _with_initial_periods(data[field])
@@ -360,6 +362,23 @@ def pandoc_item(
             if isinstance(data[field], str):
                 data[field] = _INNER_PREPOSITION.sub(_NOCASE, data[field])
     return {field: value for field, value in data.items() if _csl_shaped(field, value)}
+
+
+def _et_al_marked(names: Any) -> Any:
+    """An input's "et al." / "others" name as the one marker pandoc prints as "et al." (any other
+    spelling would print as a person); a list of nothing but the marker names nobody."""
+    if not isinstance(names, list):
+        return names  # not CSL-shaped; _csl_shaped drops it
+    marked = [{"literal": ET_AL} if _is_et_al(name) else name for name in names]
+    return marked if any(name != {"literal": ET_AL} for name in marked) else None
+
+
+def _is_et_al(name: Any) -> bool:
+    # Any input's names reach here, CSL-valid or not (extra name variables are not validated).
+    if not isinstance(name, dict) or name.get("given"):
+        return False
+    text = name.get("literal") or name.get("family")
+    return isinstance(text, str) and is_et_al_text(text)
 
 
 def _with_initial_periods(names: Any) -> Any:

@@ -15,7 +15,7 @@ import rispy
 from bibtexparser import model
 from pylatexenc.latexencode import UnicodeToLatexEncoder
 
-from models.csl import CSLDate, CSLItem, CSLName
+from models.csl import CSLDate, CSLItem, CSLName, named
 
 CSL_TO_BIBTEX: dict[str, str] = {
     "article-journal": "article",
@@ -148,10 +148,15 @@ def _latex_text(value: str | None) -> str | None:
 
 
 def _bibtex_names(names: list[CSLName] | None) -> str | None:
-    """`Family, Given and ...`; organisations braced so BibTeX does not split them."""
+    """`Family, Given and ...`; organisations braced so BibTeX does not split them; the et-al
+    marker as BibTeX's own `and others`."""
+    if not named(names):
+        return None
     parts = []
     for name in names or []:
-        if name.family:
+        if name.is_et_al():
+            parts.append("others")
+        elif name.family:
             family = " ".join(p for p in (name.non_dropping_particle, name.family) if p)
             given = " ".join(p for p in (name.given, name.dropping_particle) if p)
             text = _LATEX.unicode_to_latex(family)
@@ -187,8 +192,9 @@ def _ris_record(item: CSLItem) -> dict[str, Any]:
     record: dict[str, Any] = {
         "type_of_reference": CSL_TO_RIS.get(item.type, RIS_FALLBACK),
         "id": item.id,
-        "authors": [_ris_name(n) for n in item.author or []],
-        "secondary_authors": [_ris_name(n) for n in item.editor or []],
+        # RIS has no et-al marker: an "et al." AU line would import as a person.
+        "authors": [_ris_name(n) for n in named(item.author)],
+        "secondary_authors": [_ris_name(n) for n in named(item.editor)],
         "title": item.title,
         "secondary_title": item.container_title,
         "journal_name": item.container_title_short,
