@@ -23,7 +23,7 @@ from flows.steps import (
     unverified_chunk,
 )
 from models.audit import Claim, InputError, Reference, ValidationResult
-from tasks.identify import assign_citation_ids, link_claims, plan_chunks
+from tasks.identify import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
 from tasks.render.csl_styles import STYLES
 from tasks.render.selection import bibliography_items
 from tasks.store import check_job_id
@@ -128,8 +128,8 @@ def audit_job(
     """
     check_job_id(job_id)
     read = read_step(inputs, input_format)
-    refs = assign_citation_ids(read.references)
-    claims = link_claims(read.claims, refs)
+    claims, refs = unique_claim_ids(read.claims, assign_citation_ids(read.references))
+    claims = link_claims(claims, refs)
     shown = progress.ArtifactProgress("validate", job_id, f"audit {job_id}: citations checked")
     results = validate_all(refs, offline, chunk_size, shown)
     return finish_job(

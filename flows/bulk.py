@@ -23,7 +23,7 @@ from flows.steps import (
 )
 from models.audit import Reference, ValidationResult
 from tasks import tables
-from tasks.identify import assign_citation_ids, link_claims
+from tasks.identify import assign_citation_ids, link_claims, unique_claim_ids
 from tasks.render.csl_styles import STYLES
 from tasks.rows import result_from_row
 from tasks.store import Library, check_job_id, db_path_from_env
@@ -110,8 +110,8 @@ def bulk_import(
     check_job_id(job_id)
     fingerprint = input_fingerprint(inputs, input_format, batch_size)
     read = read_step(inputs, input_format)
-    refs = assign_citation_ids(read.references)
-    claims = link_claims(read.claims, refs)
+    claims, refs = unique_claim_ids(read.claims, assign_citation_ids(read.references))
+    claims = link_claims(claims, refs)
     planned = batches(refs, batch_size)
     done = batches_done_step(job_id, fingerprint, db)
     shown = progress.ArtifactProgress("import", job_id, f"bulk import {job_id}: batches stored")

@@ -28,6 +28,41 @@ def assign_citation_ids(refs: Sequence[Reference]) -> list[Reference]:
     return out
 
 
+def unique_claim_ids(
+    claims: Sequence[Claim], refs: Sequence[Reference]
+) -> tuple[list[Claim], list[Reference]]:
+    """Claim ids unique within the job: a claim id an earlier input file used gets `-2`, `-3`,
+    ... (its file's references follow), so two files' claims never take each other's results
+    (every ICE answer is `answer`, every crew report starts at `p1-s1`)."""
+    taken: set[str] = set()
+    renamed: dict[tuple[str, str], str] = {}
+    for claim in claims:
+        key = (claim.source_file, claim.claim_id)
+        if key in renamed:
+            continue
+        new_id, suffix = claim.claim_id, 1
+        while new_id in taken:
+            suffix += 1
+            new_id = f"{claim.claim_id}-{suffix}"
+        renamed[key] = new_id
+        taken.add(new_id)
+    return (
+        [c.model_copy(update={"claim_id": renamed[(c.source_file, c.claim_id)]}) for c in claims],
+        [
+            r.model_copy(
+                update={
+                    "claim_ids": [
+                        renamed.get((r.provenance.source_file, c), c) for c in r.claim_ids
+                    ]
+                }
+            )
+            if r.claim_ids
+            else r
+            for r in refs
+        ],
+    )
+
+
 def link_claims(claims: Sequence[Claim], refs: Sequence[Reference]) -> list[Claim]:
     """Fill each claim's citation ids from the references that name it."""
     by_claim: dict[tuple[str, str], list[str]] = {}

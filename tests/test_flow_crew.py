@@ -2,6 +2,7 @@
 registry, Parquet, DuckDB and the report read back."""
 
 import html
+import json
 from pathlib import Path
 
 import duckdb
@@ -105,3 +106,34 @@ def test_cli_audit_reads_agent_output_forced_or_detected_alike(registry_env, tmp
     forced, detected = (t.drop("job_id", "checked_at") for t in tables.values())
     assert forced.height == len(read_inputs([path]).references)
     assert forced.equals(detected)
+
+
+def test_claims_of_two_reports_keep_their_own_citations(registry_env, tmp_path):
+    # Both reports number their claims from p1-s1: each claim must be judged on its own source.
+    supported, fabricated = tmp_path / "a.md", tmp_path / "b.md"
+    supported.write_text(
+        "Fat mass tracks body weight [1].\n\n## References\n\n1. doi:10.7717/peerj.10734\n"
+    )
+    fabricated.write_text("Zinc cures colds [1].\n\n## References\n\n1. PMID: 99999999\n")
+    summary = crew_report(
+        inputs=[str(supported), str(fabricated)],
+        job_id="two-reports",
+        out_dir=str(tmp_path / "out"),
+        styles=["apa"],
+    )
+    claims = pl.read_parquet(Path(summary["out"]) / "claims.parquet")
+    verdict = dict(zip(claims["claim_text"], claims["unsupported"], strict=True))
+    assert verdict == {"Fat mass tracks body weight [1].": False, "Zinc cures colds [1].": True}
+    assert claims["claim_id"].n_unique() == 2
+
+
+def test_a_repeated_claim_id_in_one_file_is_read_as_two_claims(tmp_path):
+    repeated = tmp_path / "claims.json"
+    citation = {"source": "https://doi.org/10.7554/eLife.01567", "location": "p. 1",
+                "confidence": 0.9, "snippet": "vascular morphodynamics"}  # fmt: skip
+    claim = {"claim_text": "Claim", "strength": 0.5, "citations": [citation]}
+    repeated.write_text(json.dumps([{**claim, "claim_id": "c1"}, {**claim, "claim_id": "c1"}]))
+    read = read_inputs([repeated])
+    assert [c.claim_id for c in read.claims] == ["c1", "c1-2"]
+    assert [r.claim_ids for r in read.references] == [["c1"], ["c1-2"]]
+    assert [e.entry_key for e in read.errors] == ["claims[1]"]

@@ -89,9 +89,13 @@ def _read_claim(path: Path, key: str, raw_claim: Any, result: ReadResult) -> Non
     if not isinstance(raw_citations, list):
         result.errors.append(entry_error(path, key, "citations is not a list"))
         raw_citations = []
+    claim_id = _unused_claim_id(claim.claim_id, result)
+    if claim_id != claim.claim_id:
+        reason = f"claim_id {claim.claim_id!r} repeats an earlier claim's; read as {claim_id!r}"
+        result.errors.append(entry_error(path, key, reason))
     result.claims.append(
         Claim(
-            claim_id=claim.claim_id,
+            claim_id=claim_id,
             claim_text=claim.claim_text,
             stated_strength=claim.strength,
             source_file=str(path),
@@ -110,7 +114,7 @@ def _read_claim(path: Path, key: str, raw_claim: Any, result: ReadResult) -> Non
                 path,
                 entry,
                 raw=citation.source,
-                claim_ids=[claim.claim_id],
+                claim_ids=[claim_id],
                 location=citation.location,
                 snippet=citation.snippet,
                 stated_confidence=citation.confidence,
@@ -160,3 +164,14 @@ def _guess_type(fields: dict[str, Any]) -> str:
     if fields.get("URL") and not fields.get("title"):
         return "webpage"
     return "article"
+
+
+def _unused_claim_id(claim_id: str, result: ReadResult) -> str:
+    """`claim_id`, or `claim_id-2`, `-3`, ... where the file already has it: two claims under one
+    id would pool their citations."""
+    used = {claim.claim_id for claim in result.claims}
+    new_id, suffix = claim_id, 1
+    while new_id in used:
+        suffix += 1
+        new_id = f"{claim_id}-{suffix}"
+    return new_id
