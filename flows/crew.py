@@ -53,7 +53,8 @@ def crew_report(
         job_id: names the job in the library and its output folder (letters, digits, . _ -).
         out_dir: where job folders are written; the report is `out_dir/job_id/report.html`.
         db: the DuckDB library file (default `$CITEAUDIT_DB` or ./citeaudit.duckdb).
-        offline: skip the registries (every citation `unverified`, so every claim unsupported).
+        offline: skip the registries (every citation `unverified`: claims stay undecided,
+            never unsupported for want of an answer).
         input_format: force one input format instead of detecting it from content.
         chunk_size: citations validated per Prefect task.
         styles: bibliography styles to write (default: all seven).

@@ -73,6 +73,16 @@ def test_ibs_permeability_scopus_exports(tmp_path: Path, name: str, records: int
     assert pmids and all(p.isdigit() for p in pmids)
 
 
+def test_exports_concatenated_with_their_byte_order_marks(tmp_path: Path) -> None:
+    raw = gzip.decompress((FIXTURES / "00_IBS_permeability_scopus.ris.gz").read_bytes())
+    assert raw.startswith(b"\xef\xbb\xbf")
+    joined = tmp_path / "joined.ris"
+    joined.write_bytes(raw + raw)  # `cat a.ris b.ris`: the second BOM lands mid-file
+    result = read([joined])
+    assert result.errors == []
+    assert len(result.references) == 2 * 411
+
+
 def test_endnote_pubmed_export_keeps_pmid_doi_and_record_id() -> None:
     result = read([FIXTURES / "asreview_pubmed_endnote.txt"])
     first = result.references[0]

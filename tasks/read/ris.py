@@ -133,7 +133,8 @@ def detect(path: Path, head: str) -> bool:
 def read_tagged_file(path: Path) -> ReadResult:
     result = ReadResult()
     try:
-        text = read_text(path)
+        # Exports concatenated with `cat` carry each file's byte-order mark into the middle.
+        text = read_text(path).replace("\ufeff", "")
     except UnreadableFileError as exc:
         result.errors.append(exc.as_input_error(path))
         return result
