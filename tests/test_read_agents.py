@@ -473,6 +473,7 @@ def test_clinical_malformed_entries_are_reported_and_the_rest_read() -> None:
         "Ralser, Markus and Heeren, Gino and others",
         ["Ralser M", "Heeren G", "et al."],
         [{"family": "Ralser"}, {"family": "Heeren"}, {"literal": "et al."}],
+        "Ralser M, Heeren G, et al.",  # PubMed style: commas between names
     ],
 )
 def test_agent_authors_keep_et_al_as_the_lists_last_name(written: Any) -> None:
@@ -481,3 +482,13 @@ def test_agent_authors_keep_et_al_as_the_lists_last_name(written: Any) -> None:
     assert names[-1].literal == "others" and names[-1].is_et_al()
     assert csl_names("et al.") is None
     assert not any(n.is_et_al() for n in csl_names("Ralser M; Heeren G") or [])
+
+
+def test_pubmed_style_author_strings_are_split_into_names() -> None:
+    names = csl_names("Alkutbe RB, Alruban A, Alturki H") or []
+    assert [(n.family, n.given) for n in names] == [
+        ("Alkutbe", "RB"), ("Alruban", "A"), ("Alturki", "H"),
+    ]  # fmt: skip
+    assert [(n.family, n.given) for n in csl_names("Alkutbe, Rabab B.") or []] == [
+        ("Alkutbe", "Rabab B.")
+    ]

@@ -104,10 +104,19 @@ def csl_names(value: Any) -> list[CSLName] | None:
             names.append(CSLName.model_validate(entry))
         elif isinstance(entry, str):
             text, marked = _TRAILING_ET_AL.subn("", entry.strip())
-            parts = [part.strip() for part in _NAME_SEPARATORS.split(text)]
+            parts = [name for part in _NAME_SEPARATORS.split(text) for name in _vancouver(part)]
             truncated = truncated or bool(marked) or any(map(is_et_al_text, parts))
             names.extend(_name(part) for part in parts if part and not is_et_al_text(part))
     return name_list(names, truncated=truncated)
+
+
+def _vancouver(text: str) -> list[str]:
+    """The names of "Alkutbe RB, Alruban A" (PubMed style: surname and initials, commas between
+    names); any other text ("Alkutbe, Rabab B.") is one name."""
+    pieces = [piece.strip() for piece in text.split(",")]
+    if len(pieces) > 1 and all(_SURNAME_INITIALS.match(piece) for piece in pieces):
+        return pieces
+    return [text.strip()]
 
 
 def _name(text: str) -> CSLName:
