@@ -74,6 +74,9 @@ class Claim(BaseModel):
     stated_strength: float | None = Field(None, ge=0.0, le=1.0)
     citation_ids: list[str] = Field(default_factory=list)
     source_file: str = ""
+    # Citations the input writes but does not hold (`[12]` past the end of the reference list):
+    # nothing to validate, so scoring counts each as a failed citation.
+    missing_citations: list[str] = Field(default_factory=list)
 
 
 class InputError(BaseModel):

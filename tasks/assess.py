@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 
 from models.audit import Claim, Reference, Status, ValidationResult
-from models.citation import CitationMap
+from models.citation import Citation, CitationMap
 from tasks.score import (
     DEFAULT_CONFIDENCE,
     calculate_citation_map_confidence,
@@ -31,6 +31,9 @@ SCORE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "is_trusted": pl.Boolean,
     "completeness": pl.Float64,
 }
+
+# Why a citation naming no reference of the input (Claim.missing_citations) counts as failed.
+MISSING_REASON = "the input holds no reference this citation names"
 
 CLAIM_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "claim_id": pl.Utf8,
@@ -95,13 +98,18 @@ def score_claims(
     rows = []
     for claim in claims:
         cited = [refs[cid] for cid in claim.citation_ids if cid in refs]
+        missing, missing_results = _missing_citations(claim)
         cmap = CitationMap(
             claim_id=claim.claim_id,
             claim_text=claim.claim_text,
-            citations=[citation_from_reference(ref, results.get(ref.citation_id)) for ref in cited],
+            citations=[citation_from_reference(ref, results.get(ref.citation_id)) for ref in cited]
+            + missing,
             strength=DEFAULT_CONFIDENCE if claim.stated_strength is None else claim.stated_strength,
         )
-        score = calculate_citation_map_confidence(cmap, results)
+        own = {
+            ref.citation_id: results[ref.citation_id] for ref in cited if ref.citation_id in results
+        }
+        score = calculate_citation_map_confidence(cmap, own | missing_results)
         verified = sum(1 for ref in cited if results[ref.citation_id].status is Status.VERIFIED)
         rows.append(
             {
@@ -115,6 +123,27 @@ def score_claims(
             }
         )
     return pl.DataFrame(rows, schema=CLAIM_SCHEMA)
+
+
+def _missing_citations(claim: Claim) -> tuple[list[Citation], dict[str, ValidationResult]]:
+    """A claim's citations that name no reference (Claim.missing_citations), as citations whose
+    source could not be found: each counts as failed, as a made-up identifier does."""
+    citations, found = [], {}
+    for n, written in enumerate(claim.missing_citations, start=1):
+        citation_id = f"{claim.claim_id}:missing:{n}"
+        citations.append(
+            Citation(
+                source=written,
+                confidence=DEFAULT_CONFIDENCE,
+                metadata={"citation_id": citation_id},
+            )
+        )
+        found[citation_id] = ValidationResult(
+            citation_id=citation_id,
+            status=Status.NOT_FOUND,
+            reason=MISSING_REASON,
+        )
+    return citations, found
 
 
 def job_metrics(

@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from tasks.assess import MISSING_REASON
 from tasks.dedupe.cluster import UNDIRECTED_LINKS
 
 FLAGGED = ("mismatch", "not_found", "unmatched")
@@ -119,8 +120,15 @@ def claim_citations(
     by_id = {row["citation_id"]: row for row in citations.iter_rows(named=True)}
     return {
         claim["claim_id"]: [by_id[cid] for cid in claim["citation_ids"] or [] if cid in by_id]
+        + [_missing_citation(written) for written in claim.get("missing_citations") or []]
         for claim in claims.iter_rows(named=True)
     }
+
+
+def _missing_citation(written: str) -> dict[str, Any]:
+    """A citation the input names but does not hold (`[12]` past the end of its list): scored as
+    not found (tasks/assess.py), and shown so, for the reader to see why the claim fails."""
+    return {"entry_key": written, "status": "not_found", "reason": MISSING_REASON}
 
 
 def unsupported_claims(claims: pl.DataFrame, citations: pl.DataFrame) -> list[dict[str, Any]]:

@@ -154,6 +154,7 @@ def claims_frame(job_id: str, claims: Sequence[Claim]) -> pl.DataFrame:
             "source_file": c.source_file,
             "stated_strength": c.stated_strength,
             "citation_ids": c.citation_ids,
+            "missing_citations": c.missing_citations,
         }
         for c in claims
     ]
@@ -164,5 +165,6 @@ def claims_frame(job_id: str, claims: Sequence[Claim]) -> pl.DataFrame:
         "source_file": pl.Utf8,
         "stated_strength": pl.Float64,
         "citation_ids": pl.List(pl.Utf8),
+        "missing_citations": pl.List(pl.Utf8),
     }
     return pl.DataFrame(rows, schema=schema).sort("claim_id")

@@ -12,10 +12,12 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.crew import crew_report
+from tasks.assess import MISSING_REASON
 from tasks.read import read_inputs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CREW_MD = FIXTURES / "reflists" / "crew_report.md"
+CREW_NUMBERED = FIXTURES / "reflists" / "crew_numbered_sections.md"
 AGENTS = FIXTURES / "agents"
 AGENT_FILES = {
     "modelchorus": "modelchorus_claims.json",
@@ -61,6 +63,26 @@ def test_unsupported_claims_come_with_their_citations_reasons(registry_env, tmp_
     assert html.escape(reasons["p4-s3:pmid"]) in claims_part
     markdown = (folder / "report.md").read_text()
     assert f"`p4-s3:pmid` not_found: {reasons['p4-s3:pmid']}" in markdown
+
+
+def test_a_claim_citing_a_source_the_list_lacks_comes_out_unsupported(registry_env, tmp_path):
+    summary = run(tmp_path, CREW_NUMBERED, job="crew-missing")
+    folder = Path(summary["out"])
+    claims = {row["claim_id"]: row for row in pl.read_parquet(folder / "claims.parquet").to_dicts()}
+    only_missing, half_missing = claims["p8-s1"], claims["p8-s2"]
+    assert only_missing["claim_text"].endswith("[12].") and only_missing["unsupported"]
+    assert only_missing["missing_citations"] == ["[12]"] and only_missing["citation_ids"] == []
+    assert (only_missing["citation_count"], only_missing["failed_count"]) == (1, 1)
+    assert half_missing["missing_citations"] == ["[13]"] and len(half_missing["citation_ids"]) == 1
+    assert half_missing["citation_count"] == 2 and half_missing["failed_count"] >= 1
+    unsupported = {c["claim_id"]: c for c in summary["unsupported_claims"]}
+    assert unsupported["p8-s1"]["citations"] == [
+        {"entry_key": "[12]", "status": "not_found", "reason": MISSING_REASON}
+    ]
+    markdown = (folder / "report.md").read_text()
+    assert f"  - `[13]` not_found: {MISSING_REASON}" in markdown
+    errors = pl.read_parquet(folder / "input_errors.parquet")
+    assert "cites [12], which the reference list does not have" in errors["reason"].to_list()
 
 
 @pytest.mark.parametrize("fmt", sorted(AGENT_FILES))

@@ -1,5 +1,6 @@
 """Citation confidence and claim strength, on real Deep Review references and generated inputs."""
 
+from pathlib import Path
 from statistics import mean
 
 import pytest
@@ -8,6 +9,9 @@ from hypothesis import strategies as st
 
 from models.audit import Reference, Status, ValidationResult
 from models.citation import Citation, CitationMap
+from tasks.assess import score_claims
+from tasks.identify import assign_citation_ids, link_claims
+from tasks.read.markdown import read as read_markdown
 from tasks.score import (
     CONCERN_CAP,
     DEFAULT_CONFIDENCE,
@@ -20,6 +24,8 @@ from tasks.score import (
     validate_citation,
 )
 from tests.score_data import deep_review_references
+
+NUMBERED_REPORT = Path(__file__).parent / "fixtures" / "reflists" / "crew_numbered_sections.md"
 
 REFERENCES = deep_review_references()
 
@@ -260,6 +266,28 @@ def test_a_claim_without_citations_is_unsupported_and_scores_zero() -> None:
     scores = calculate_citation_map_confidence(_claim([]))
     assert scores["unsupported"] and scores["overall_confidence"] == 0.0
     assert scores["citation_count"] == 0
+
+
+def test_a_citation_naming_no_reference_counts_as_failed() -> None:
+    """A crew report's `[12]` past the end of its list: nothing to validate, but not nothing."""
+    read = read_markdown([NUMBERED_REPORT])
+    refs = assign_citation_ids(read.references)
+    claims = link_claims(read.claims, refs)
+    verified = {r.citation_id: _validation(r.citation_id, Status.VERIFIED) for r in refs}
+    scores = {
+        row["claim_id"]: row
+        for row in score_claims(claims, {r.citation_id: r for r in refs}, verified).iter_rows(
+            named=True
+        )
+    }
+    only_missing, half_missing, sound = scores["p8-s1"], scores["p8-s2"], scores["p1-s1"]
+    assert only_missing["unsupported"] and only_missing["strength"] == 0.0
+    assert (only_missing["citation_count"], only_missing["failed_count"]) == (1, 1)
+    assert not half_missing["unsupported"]
+    assert (half_missing["citation_count"], half_missing["verified_count"]) == (2, 1)
+    assert half_missing["failed_count"] == 1
+    assert half_missing["strength"] < sound["strength"] == 1.0
+    assert half_missing["confidence"] < sound["confidence"]
 
 
 def test_count_factor_plateaus_at_five_citations() -> None:

@@ -1,15 +1,24 @@
 """Markdown research reports: the reference list, identifiers written in the body, and the claims.
 
 - The reference list is the list under a heading such as "References", "Bibliography", "Sources"
-  or "Works cited" (to the next heading). Items may be written `1. ...`, `[1] ...`, `- [1] ...`
-  (unnumbered bullets are numbered by position); each is a free-text Reference (raw = the item as
-  written, identifiers found in it), entry_key `[n]`.
-- Body text is every other paragraph (code blocks skipped), cut into sentences. A sentence that
-  cites `[n]` markers (also `[1, 3]`, `[2-4]`) or writes a DOI/PMID/URL inline is a Claim with id
-  `p<paragraph>-s<sentence>` (stable for an unchanged report); the references it cites get that
-  claim id in `claim_ids`. Claim.citation_ids stay empty: the flow assigns citation ids later.
+  or "Works cited" (to the next heading; a section number such as `2.` or `IV.` before it is
+  ignored). Items may be written `1. ...`, `[1] ...`, `[1]: ...`, `- [1] ...` (unnumbered bullets
+  are numbered by position); each is a free-text Reference (raw = the item as written,
+  identifiers found in it), entry_key `[n]`. Footnote definitions `[^x]: ...`, wherever they
+  stand, are references too (entry_key `[^x]`). A line of the list that is none of these, nor
+  the wrapped continuation of an item, is an InputError.
+- Body text is every other paragraph (code blocks skipped); each list item and each table row is
+  a paragraph of its own. Paragraphs are cut into sentences (a marker glued to the full stop,
+  `therapy.[1]`, stays with its sentence; `Fig.`, `e.g.`, `et al.` ... end none). A sentence
+  that cites `[n]` markers (also `[1, 3]`, `[2-4]`, `[3]–[5]`, `[^x]`), an `(Author, Year)` /
+  `(Author et al., Year)` matching one list item by first author and year, or writes a
+  DOI/PMID/URL inline is a Claim with id `p<paragraph>-s<sentence>` (stable for an unchanged
+  report); the references it cites get that claim id in `claim_ids`. Claim.citation_ids stay
+  empty: the flow assigns citation ids later.
 - An identifier written in the body that no list item carries is a Reference of its own
-  (entry_key `p3-s2:doi`); a marker with no list item of its number is an InputError.
+  (entry_key `p3-s2:doi`). A citation naming no list item (`[12]` past the end of the list, an
+  author-year with no or several matching items) is an InputError, and the claim keeps it in
+  `missing_citations`, where scoring counts it as a failed citation.
 """
 
 import re
@@ -19,34 +28,57 @@ from pathlib import Path
 
 from models.audit import Claim, Identifiers, InputError, ReadResult, Reference
 from tasks.identifiers import find_identifiers, normalize_doi, normalize_pmid, normalize_url
-from tasks.read.common import free_text_item, make_reference, read_each
+from tasks.read.common import free_text_item, make_reference, month_number, read_each
 from tasks.read.text import UnreadableFileError, read_text
+from tasks.textnorm import words
 
 FORMAT = "markdown"
 
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _BOLD_HEADING = re.compile(r"^\s*(?:\*\*|__)([^*_]+?)(?:\*\*|__):?\s*$")
+_SECTION_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*[.)]?|[IVXLC]+[.)]|[ivxlc]+[.)])\s+")
 _REFERENCE_HEADINGS = re.compile(
     r"^(references?|bibliography|sources|works cited|citations|literature( cited)?|"
     r"reference list|cited works)\b",
     re.IGNORECASE,
 )
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[(\d+)\]|(\d+)[.)])\s+(.*)$")
+# `1. text`, `[1] text`, `[1]: text` (a link definition), each maybe behind a bullet
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[(\d+)\]:?|(\d+)[.)])\s+(.*)$")
+_FOOTNOTE = re.compile(r"^\s{0,3}\[\^([^\]\s]+)\]:\s*(.*)$")
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
+_BODY_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
+_TABLE_ROW = re.compile(r"^\s*\|")
+_RULE = re.compile(r"^[\s|:\-]+$")  # a table's header rule, or a thematic break `---`
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_MARKER = re.compile(r"\[(\d+(?:\s*[-\u2013,;]\s*\d+)*)\](?!\()")
-_SENTENCE_END = re.compile(
-    r"(?<=[.!?])(?<!\bet al\.)(?<!\be\.g\.)(?<!\bi\.e\.)\s+(?=[A-Z0-9\[(\"'])"
+# `[1]`, `[1, 3]`, `[2-4]`, the IEEE range `[3]–[5]`, and footnote markers `[^x]`; not a link
+_MARKER = re.compile(
+    r"\[(?:(?P<numbers>\d+(?:\s*[-\u2013,;]\s*\d+)*)\](?:\s*[-\u2013]\s*\[(?P<to>\d+)\])?"
+    r"|\^(?P<footnote>[^\]\s]+)\])(?!\()"
 )
+# A full stop (maybe closed by a quote or bracket, maybe followed by glued markers) before the
+# next sentence's first character.
+_SENTENCE_END = re.compile(
+    r"[.!?][\"')]*(?:\[\^?[\w\s,;\-\u2013]+\](?:[-\u2013]\[\d+\])?)*\s+(?=[A-Z0-9\[(\"'])"
+)
+# Words whose full stop does not end a sentence (compared lower-cased, without the last dot).
+_ABBREVIATIONS = frozenset(
+    {"fig", "figs", "eq", "eqs", "ref", "refs", "cf", "vs", "approx", "e.g", "i.e", "al", "ca"}
+    | {"dr", "prof", "sect", "tab", "vol", "no", "pp"}
+)
+_PARENTHESES = re.compile(r"\(([^()]*\d{4}[a-z]?)\)")
+_AUTHOR_YEAR = re.compile(r"^(?P<who>[A-Z][^\d,;()]*?),?\s+(?P<year>1[5-9]\d\d|20\d\d)[a-z]?$")
+_ET_AL_OR_COAUTHOR = re.compile(r"\s+(?:and|&|et al\.?)(?:\s|$)")
+_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 _BODY_DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>]+")
 _BODY_PMID = re.compile(r"\bPMID\s*:?\s*\d{1,9}\b", re.IGNORECASE)
 _BODY_URL = re.compile(r"https?://[^\s<>\"')\]]+", re.IGNORECASE)
 _MAX_RANGE = 50  # `[2-4]` expands; a typo like `[2-4000]` must not
+_QUOTED = 100  # how much of a sentence an error message quotes
 
 
 @dataclass
 class _ListItem:
-    number: int
+    key: str  # `[n]` or `[^x]`
     line: int
     text: str
 
@@ -55,6 +87,15 @@ class _ListItem:
 class _Report:
     items: list[_ListItem] = field(default_factory=list)
     paragraphs: list[tuple[int, str]] = field(default_factory=list)  # (first line, text)
+    unreadable: list[tuple[int, str]] = field(default_factory=list)  # reference-list lines
+
+
+@dataclass
+class _Cited:
+    """What one sentence cites: references found, and citations that name no list item."""
+
+    references: list[Reference] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
 
 
 def read(paths: Sequence[Path]) -> ReadResult:
@@ -74,49 +115,86 @@ def read_markdown_file(path: Path) -> ReadResult:
     except UnreadableFileError as exc:
         result.errors.append(exc.as_input_error(path))
         return result
-    by_number: dict[int, Reference] = {}
-    for item in report.items:
-        key = f"[{item.number}]"
-        if item.number in by_number:
-            reason = f"reference {key} is listed twice; the first is kept"
-            result.errors.append(_error(path, key, item.line, reason))
-            continue
-        ids = find_identifiers(item.text)
-        reference = make_reference(
-            free_text_item(key, item.text, ids), path, key, item.line, raw=item.text, ids=ids
-        )
-        by_number[item.number] = reference
-        result.references.append(reference)
+    for line, text in report.unreadable:
+        reason = f"cannot read this line of the reference list: {_quote(text)}"
+        result.errors.append(_error(path, None, line, reason))
+    listed = _list_references(path, report.items, result)
 
     for claim_id, line, sentence in _sentences(report.paragraphs):
-        cited = _cited_references(path, claim_id, line, sentence, by_number, result)
-        if not cited:
+        cited = _cited(path, claim_id, line, sentence, listed, result)
+        if not cited.references and not cited.missing:
             continue
-        result.claims.append(Claim(claim_id=claim_id, claim_text=sentence, source_file=str(path)))
-        for reference in cited:
+        result.claims.append(
+            Claim(
+                claim_id=claim_id,
+                claim_text=sentence,
+                source_file=str(path),
+                missing_citations=cited.missing,
+            )
+        )
+        for reference in cited.references:
             if claim_id not in reference.claim_ids:
                 reference.claim_ids.append(claim_id)
     return result
 
 
-def _cited_references(
+def _list_references(
+    path: Path, items: list[_ListItem], result: ReadResult
+) -> dict[str, Reference]:
+    """The reference-list items as References, by key (`[3]`, `[^1]`)."""
+    by_key: dict[str, Reference] = {}
+    for item in items:
+        if item.key in by_key:
+            reason = f"reference {item.key} is listed twice; the first is kept"
+            result.errors.append(_error(path, item.key, item.line, reason))
+            continue
+        ids = find_identifiers(item.text)
+        reference = make_reference(
+            free_text_item(item.key, item.text, ids),
+            path,
+            item.key,
+            item.line,
+            raw=item.text,
+            ids=ids,
+        )
+        by_key[item.key] = reference
+        result.references.append(reference)
+    return by_key
+
+
+def _cited(
     path: Path,
     claim_id: str,
     line: int,
     sentence: str,
-    by_number: dict[int, Reference],
+    listed: dict[str, Reference],
     result: ReadResult,
-) -> list[Reference]:
-    """The list items a sentence's markers name, and its inline identifiers (matched to a list
-    item when one carries the same identifier, else read as references of their own)."""
-    cited = []
-    for marker in _MARKER.finditer(sentence):
-        for number in _marker_numbers(marker.group(1)):
-            if number in by_number:
-                cited.append(by_number[number])
-            else:
-                reason = f"cites [{number}], which the reference list does not have"
-                result.errors.append(_error(path, claim_id, line, reason))
+) -> _Cited:
+    """The list items a sentence's markers and author-years name, and its inline identifiers
+    (matched to a list item when one carries the same identifier, else read as references of
+    their own)."""
+    cited = _Cited()
+    for key in _marker_keys(sentence):
+        if key in listed:
+            cited.references.append(listed[key])
+        else:
+            cited.missing.append(key)
+            reason = f"cites {key}, which the reference list does not have"
+            result.errors.append(_error(path, claim_id, line, reason))
+    for written, who, year in _author_years(sentence):
+        matches = [r for r in listed.values() if _first_author_and_year_match(r, who, year)]
+        if len(matches) == 1:
+            cited.references.append(matches[0])
+            continue
+        cited.missing.append(written)
+        found = ", ".join(r.provenance.entry_key for r in matches)
+        which = (
+            f"{len(matches)} reference-list items match ({found})"
+            if matches
+            else ("no reference-list item matches")
+        )
+        reason = f"cites {written}, but {which} by first author and year: {_quote(sentence)}"
+        result.errors.append(_error(path, claim_id, line, reason))
     for kind, ids in _inline_identifiers(sentence):
         known = _find_by_identifier(result.references, ids)
         if known is None:
@@ -124,7 +202,7 @@ def _cited_references(
             text = ids.doi or ids.pmid or ids.url or ""
             known = make_reference(free_text_item(key, text, ids), path, key, line, ids=ids)
             result.references.append(known)
-        cited.append(known)
+        cited.references.append(known)
     return cited
 
 
@@ -134,7 +212,7 @@ def _split_report(text: str) -> _Report:
     in_code = False
     paragraph: list[str] = []
     paragraph_line = 0
-    current: _ListItem | None = None
+    current: _ListItem | None = None  # the item a wrapped line continues
 
     def end_paragraph() -> None:
         if paragraph:
@@ -153,23 +231,30 @@ def _split_report(text: str) -> _Report:
             end_paragraph()
             current = None
             title = heading.group(heading.lastindex or 1).strip()
-            in_references = _REFERENCE_HEADINGS.match(title) is not None
+            in_references = _REFERENCE_HEADINGS.match(_SECTION_NUMBER.sub("", title)) is not None
+            continue
+        if footnote := _FOOTNOTE.match(line):
+            end_paragraph()
+            current = _ListItem(f"[^{footnote.group(1)}]", number, footnote.group(2))
+            report.items.append(current)
             continue
         if in_references:
-            if not line.strip():
-                current = None
-            elif item := _LIST_ITEM.match(line):
-                current = _ListItem(int(item.group(1) or item.group(2)), number, item.group(3))
-                report.items.append(current)
-            elif bullet := _BULLET.match(line):
-                current = _ListItem(len(report.items) + 1, number, bullet.group(1))
-                report.items.append(current)
-            elif current is not None:  # a wrapped item goes on on the next line
-                current.text += " " + line.strip()
+            current = _reference_line(report, current, number, line)
             continue
-        if not line.strip():
+        if current is not None and line.startswith(("  ", "\t")) and line.strip():
+            current.text += " " + line.strip()  # an indented line goes on with a footnote
+            continue
+        current = None
+        if not line.strip() or _RULE.match(line):
             end_paragraph()
             continue
+        if _TABLE_ROW.match(line):  # each table row is a claim of its own
+            end_paragraph()
+            report.paragraphs.append((number, _row_text(line)))
+            continue
+        if item := _BODY_ITEM.match(line):  # and so is each list item
+            end_paragraph()
+            line = item.group(1)
         if not paragraph:
             paragraph_line = number
         paragraph.append(line.strip())
@@ -177,11 +262,68 @@ def _split_report(text: str) -> _Report:
     return report
 
 
+def _reference_line(
+    report: _Report, current: _ListItem | None, number: int, line: str
+) -> _ListItem | None:
+    """Read one line of the reference list; returns the item a next line may continue."""
+    if not line.strip() or _RULE.match(line):
+        return None
+    if item := _LIST_ITEM.match(line):
+        listed = _ListItem(f"[{item.group(1) or item.group(2)}]", number, item.group(3))
+    elif bullet := _BULLET.match(line):
+        position = sum(1 for i in report.items if not i.key.startswith("[^")) + 1
+        listed = _ListItem(f"[{position}]", number, bullet.group(1))
+    elif current is not None:  # a wrapped item goes on on the next line
+        current.text += " " + line.strip()
+        return current
+    else:
+        report.unreadable.append((number, line.strip()))
+        return None
+    report.items.append(listed)
+    return listed
+
+
+def _row_text(line: str) -> str:
+    """A table row's cells, joined as one sentence."""
+    return " ".join(cell.strip() for cell in line.strip().strip("|").split("|") if cell.strip())
+
+
 def _sentences(paragraphs: list[tuple[int, str]]) -> Iterator[tuple[str, int, str]]:
     for p, (line, text) in enumerate(paragraphs, start=1):
-        for s, sentence in enumerate(_SENTENCE_END.split(text), start=1):
-            if sentence.strip():
-                yield f"p{p}-s{s}", line, sentence.strip()
+        for s, sentence in enumerate(_split_sentences(text), start=1):
+            yield f"p{p}-s{s}", line, sentence
+
+
+def _split_sentences(text: str) -> list[str]:
+    sentences = []
+    start = 0
+    for end in _SENTENCE_END.finditer(text):
+        if text[end.start()] == "." and _is_abbreviation(text[start : end.start()]):
+            continue
+        sentences.append(text[start : end.end()].strip())
+        start = end.end()
+    sentences.append(text[start:].strip())
+    return [s for s in sentences if s]
+
+
+def _is_abbreviation(before_stop: str) -> bool:
+    """Whether the word before a full stop is one whose stop ends no sentence (`Fig.`)."""
+    last = before_stop.split()[-1] if before_stop.split() else ""
+    return last.lstrip("([\"'").lower() in _ABBREVIATIONS
+
+
+def _marker_keys(sentence: str) -> list[str]:
+    """The list keys a sentence's markers name, in order: `[1, 3]` -> `[1]`, `[3]`."""
+    keys = []
+    for marker in _MARKER.finditer(sentence):
+        if marker.group("footnote"):
+            keys.append(f"[^{marker.group('footnote')}]")
+            continue
+        numbers = marker.group("numbers")
+        if marker.group("to"):  # `[3]–[5]` is the range 3-5
+            numbers += f"-{marker.group('to')}"
+        keys.extend(f"[{n}]" for n in _marker_numbers(numbers))
+    return keys
 
 
 def _marker_numbers(marker: str) -> list[int]:
@@ -195,6 +337,28 @@ def _marker_numbers(marker: str) -> list[int]:
         else:
             numbers.extend(dict.fromkeys((low, high)))
     return numbers
+
+
+def _author_years(sentence: str) -> Iterator[tuple[str, str, str]]:
+    """`(Park, 2020; Tosatto et al., 2015)` -> ("(Park, 2020)", "Park", "2020"), ...: each
+    citation as written, its first author and its year. `(Section 3)`, `(March 2020)` are none."""
+    for group in _PARENTHESES.finditer(sentence):
+        for part in group.group(1).split(";"):
+            found = _AUTHOR_YEAR.match(part.strip())
+            if found is None:
+                continue
+            first = _ET_AL_OR_COAUTHOR.split(found.group("who"))[0]
+            if month_number(first) is None:
+                yield f"({part.strip()})", first, found.group("year")
+
+
+def _first_author_and_year_match(reference: Reference, author: str, year: str) -> bool:
+    """A free-text item starts with its first author's family name (`Park YS, ...`,
+    `Park, Y. S. ...`) and writes its year somewhere; the reader parses neither, so compare the
+    raw text."""
+    raw = reference.raw or ""
+    name = words(author)
+    return bool(name) and words(raw)[: len(name)] == name and year in _YEAR.findall(raw)
 
 
 def _inline_identifiers(sentence: str) -> Iterator[tuple[str, Identifiers]]:
@@ -222,5 +386,10 @@ def _find_by_identifier(references: list[Reference], ids: Identifiers) -> Refere
     return None
 
 
-def _error(path: Path, key: str, line: int, reason: str) -> InputError:
+def _quote(text: str) -> str:
+    shown = text if len(text) <= _QUOTED else text[: _QUOTED - 1] + "\u2026"
+    return f"\u201c{shown}\u201d"
+
+
+def _error(path: Path, key: str | None, line: int, reason: str) -> InputError:
     return InputError(source_file=str(path), entry_key=key, line=line, reason=reason)
