@@ -53,7 +53,7 @@ from models.audit import (
     ValidationResult,
 )
 from models.csl import CSLItem
-from tasks.identifiers import find_identifiers
+from tasks.identifiers import find_identifiers, without_identifiers
 from tasks.match.authors import author_agreement, surname_in_text
 from tasks.match.pages import pages_agreement, pages_in_text
 from tasks.match.titles import title_in_text, title_similarity
@@ -300,6 +300,9 @@ def _contradict_line(field: str) -> float:
 
 
 def _compare_with_text(raw: str, record: CSLItem) -> FieldAgreement:
+    # The record's fields are looked for in the citer's words, not in its identifiers: a DOI
+    # like 10.1016/j.matpur.2014.02.004 would otherwise supply the record's year.
+    raw = without_identifiers(raw)
     first_author = next(iter(record.author or record.editor or []), None)
     record_year = record.year()
     years = [int(y) for y in _YEAR_IN_TEXT.findall(raw)]

@@ -21,6 +21,12 @@ PLOS_RAW = (
     "7(3):e33693."
 )
 
+BALLARD = "10.1016/j.matpur.2014.02.004"
+BALLARD_RAW = (
+    "Ballard M, Favero D, Katzarkov L. A category of kernels for equivariant factorizations, II: "
+    "further implications. J Math Pures Appl. {year};102(4):702-57. doi:" + BALLARD
+)
+
 
 @pytest.fixture
 def registries(fake_registry: FakeRegistry) -> Iterator[Registries]:
@@ -87,6 +93,18 @@ def test_doi_decides_when_a_pmid_is_also_given(
     [result] = check_references([both], registries)
     assert result.status == Status.VERIFIED and result.matched_id == PLOS
     assert fake_registry.count("efetch") == 0
+
+
+def test_free_text_year_is_read_from_its_words_not_from_its_doi(registries: Registries) -> None:
+    # The record is 2014 and so is the DOI's "matpur.2014": a citer's 2011 is still wrong.
+    refs = [
+        ref(key, raw=BALLARD_RAW.format(year=year), ids=Identifiers(doi=BALLARD))
+        for key, year in (("wrong-year", 2011), ("right-year", 2014))
+    ]
+    results = check_references(refs, registries)
+    assert [r.status for r in results] == [Status.MISMATCH, Status.VERIFIED], results[0].reason
+    assert "disagrees on year" in results[0].reason
+    assert results[0].agreement.year == 0.0 and results[1].agreement.year == 1.0
 
 
 def test_pmid_reference_is_checked_at_pubmed(registries: Registries) -> None:
