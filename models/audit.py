@@ -141,8 +141,8 @@ class RegistryRecord(BaseModel):
     notices: list[str] = Field(default_factory=list, description="DOIs/PMIDs of update notices")
     metadata_missing: bool = Field(
         default=False,
-        description="the registry confirmed the identifier exists, but its metadata could not "
-        "be fetched: `item` holds the identifier only (not evidence of fabrication)",
+        description="the registry confirmed the identifier exists and answered that it has no "
+        "metadata to give: `item` holds the identifier only (not evidence of fabrication)",
     )
 
 

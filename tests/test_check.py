@@ -133,6 +133,23 @@ def test_arxiv_id_is_looked_up_as_its_datacite_doi(registries: Registries) -> No
     assert result.registry == "datacite" and result.matched_id == "10.48550/arxiv.1902.02534"
 
 
+def test_datacite_doi_whose_metadata_could_not_be_fetched_is_unverified(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    fake_registry.inject_fault("server_error", service="doi", rate=1.0)
+    cited = ref(
+        "arxiv",
+        ids=Identifiers(doi="10.48550/arxiv.1902.02534"),
+        title="Deep residual learning for image recognition",
+        author=people("K. He", "X. Zhang"),
+        issued=CSLDate.from_year(2016),
+    )
+    [result] = check_references([cited], registries)
+    assert result.status == Status.UNVERIFIED, result.reason
+    assert result.reason.startswith("could not check DOI 10.48550/arxiv.1902.02534")
+    assert result.error and "HTTP 500" in result.error
+
+
 def test_free_text_is_matched_by_search_and_fabrication_is_unmatched(
     fake_registry: FakeRegistry, registries: Registries
 ) -> None:
