@@ -305,7 +305,7 @@ def _compare_with_text(raw: str, record: CSLItem) -> FieldAgreement:
     raw = without_identifiers(raw)
     first_author = next(iter(record.author or record.editor or []), None)
     record_year = record.year()
-    years = [int(y) for y in _YEAR_IN_TEXT.findall(raw)]
+    years = _years_in_text(raw)
     year = None
     if record_year is not None and years:
         year = max(
@@ -320,6 +320,11 @@ def _compare_with_text(raw: str, record: CSLItem) -> FieldAgreement:
         container=container,
         pages=1.0 if record.page and pages_in_text(record.page, raw) else None,
     )
+
+
+def _years_in_text(raw: str) -> list[int]:
+    """Year-like numbers of a free-text reference, its identifiers left out."""
+    return list(dict.fromkeys(int(y) for y in _YEAR_IN_TEXT.findall(without_identifiers(raw))))
 
 
 def _venue_in_text(venue: str, raw: str) -> bool:
@@ -396,7 +401,7 @@ def _mismatch_reason(
             f"{kind} resolves to a different paper: '{found.item.title}' "
             f"(title similarity {agreement.title:.2f})"
         )
-    details = [_field_detail(f, ref.item, found.item, agreement) for f in decision.contradicted]
+    details = [_field_detail(f, ref, found.item, agreement) for f in decision.contradicted]
     return f"{kind} {found.identifier} exists, but the reference disagrees on " + "; ".join(details)
 
 
@@ -412,7 +417,8 @@ def _unmatched_reason(decision: Decision, candidate: RegistryRecord) -> str:
     )
 
 
-def _field_detail(field: str, claimed: CSLItem, record: CSLItem, agreement: FieldAgreement) -> str:
+def _field_detail(field: str, ref: Reference, record: CSLItem, agreement: FieldAgreement) -> str:
+    claimed = ref.item
     if field == "title":
         return f"title (record: '{record.title}', similarity {agreement.title:.2f})"
     if field == "authors":
@@ -420,7 +426,12 @@ def _field_detail(field: str, claimed: CSLItem, record: CSLItem, agreement: Fiel
         more = " et al." if len(record.author or []) > 4 else ""
         return f"authors (record: {names}{more}; agreement {agreement.authors:.2f})"
     if field == "year":
-        return f"year (claimed {claimed.year()}, record {record.year()})"
+        # Free text has no year field: name the years it gives, as compared.
+        year = claimed.year()
+        given = (
+            str(year) if year is not None else " or ".join(map(str, _years_in_text(ref.raw or "")))
+        )
+        return f"year (claimed {given}, record {record.year()})"
     shown = record.container_title or record.container_title_short or record.event_title
     return f"venue (claimed '{claimed.container_title}', record '{shown}')"
 
