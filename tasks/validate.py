@@ -163,7 +163,7 @@ def validate_identified(ref: Reference, lookup: Lookup) -> ValidationResult:
         )
     found = lookup.record
     if found is None:
-        reason = f"no registry holds {kind} {lookup.identifier}"
+        reason = _not_found_reason(kind, lookup.identifier)
         return _result(ref, Status.NOT_FOUND, reason, attempts=lookup.attempts)
     if not _has_claims(ref):
         reason = (
@@ -387,6 +387,20 @@ def _identifier_kind(identifier: str) -> str:
     if identifier.startswith("10."):
         return "DOI"
     return "PMID" if identifier.isdigit() else "identifier"
+
+
+def _not_found_reason(kind: str, identifier: str) -> str:
+    """Says who was asked, not that no registry anywhere holds it: a DOI reaches not_found only
+    when Crossref lacks it and its agency lookup names no registration agency (a DOI at
+    DataCite, mEDRA, ... is looked up there instead); a PMID only PubMed was asked about."""
+    if kind == "DOI":
+        return (
+            f"Crossref does not hold DOI {identifier} and its registration-agency lookup "
+            "names no agency for it"
+        )
+    if kind == "PMID":
+        return f"PubMed does not hold PMID {identifier}"
+    return f"the registry asked does not hold {identifier}"
 
 
 def _mismatch_reason(

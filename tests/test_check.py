@@ -82,6 +82,7 @@ def test_dois_are_fetched_in_one_batch_and_each_gets_its_status(
     assert [r.citation_id for r in results] == ["real", "wrong-title", "fabricated"]
     assert [r.status for r in results] == [Status.VERIFIED, Status.MISMATCH, Status.NOT_FOUND]
     assert results[1].reason.startswith("DOI resolves to a different paper")
+    assert results[2].reason.startswith("Crossref does not hold DOI 10.5555/citeaudit.no-such-work")
     assert fake_registry.count("works_filter") == 1
 
 
