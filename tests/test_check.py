@@ -21,6 +21,7 @@ PLOS_RAW = (
     "7(3):e33693."
 )
 
+SIGMOD = "10.1145/3448016.3452841"
 BALLARD = "10.1016/j.matpur.2014.02.004"
 BALLARD_RAW = (
     "Ballard M, Favero D, Katzarkov L. A category of kernels for equivariant factorizations, II: "
@@ -106,6 +107,14 @@ def test_free_text_year_is_read_from_its_words_not_from_its_doi(registries: Regi
     assert [r.status for r in results] == [Status.MISMATCH, Status.VERIFIED], results[0].reason
     assert results[0].reason.endswith("disagrees on year (claimed 2011, record 2014)")
     assert results[0].agreement.year == 0.0 and results[1].agreement.year == 1.0
+
+
+def test_free_text_without_the_subtitle_is_verified(registries: Registries) -> None:
+    # Recorded title: "Vector Quotient Filters: Overcoming the Time/Space Trade-Off in ...".
+    raw = "Pandey P, et al. Vector Quotient Filters. SIGMOD 2021. https://doi.org/" + SIGMOD
+    [result] = check_references([ref("vqf", raw=raw, ids=Identifiers(doi=SIGMOD))], registries)
+    assert result.status == Status.VERIFIED, result.reason
+    assert result.agreement.title == 0.95
 
 
 def test_pmid_reference_is_checked_at_pubmed(registries: Registries) -> None:
