@@ -16,7 +16,9 @@ Decision table (thresholds are the module constants below):
                                                              garbled, not half the list missing
     year       >= 0.50              < 0.50                   exact 1.0, ±1 (online first) 0.75,
                                                              ±2..3 when a side is a preprint 0.5;
-                                                             a claimed year in the future is 0
+                                                             a claimed year in the future is 0;
+                                                             against the closer of the record's
+                                                             issued and print years
     container  >= 0.80              < 0.50                   same venue by table, abbreviation or
                                                              acronym 1.0; a known venue vs none of
                                                              its forms 0.0; two unknown names by
@@ -102,7 +104,7 @@ def compare(claimed: CSLItem, raw: str | None, record: CSLItem) -> FieldAgreemen
         if claimed.title and record.title
         else None,
         authors=author_agreement(claimed.author or [], record.author or record.editor or []),
-        year=year_agreement(claimed.year(), record.year(), preprint=_is_preprint(claimed, record)),
+        year=_year_agreement(claimed.year(), record, preprint=_is_preprint(claimed, record)),
         container=_container_agreement(claimed, record),
         pages=pages_agreement(claimed.page, record.page),
     )
@@ -124,6 +126,13 @@ def year_agreement(
     if gap == 1:
         return 0.75
     return 0.5 if preprint and gap <= 3 else 0.0
+
+
+def _year_agreement(claimed: int | None, record: CSLItem, *, preprint: bool) -> float | None:
+    """Scored against the record's closest year: online-first or, years later, in print."""
+    years: list[int | None] = [*record.years()] or [None]  # a future claim is 0 even so
+    scores = [year_agreement(claimed, year, preprint=preprint) for year in years]
+    return max((s for s in scores if s is not None), default=None)
 
 
 def decide(agreement: FieldAgreement) -> Decision:
@@ -304,13 +313,10 @@ def _compare_with_text(raw: str, record: CSLItem) -> FieldAgreement:
     # like 10.1016/j.matpur.2014.02.004 would otherwise supply the record's year.
     raw = without_identifiers(raw)
     first_author = next(iter(record.author or record.editor or []), None)
-    record_year = record.year()
-    years = _years_in_text(raw)
-    year = None
-    if record_year is not None and years:
-        year = max(
-            year_agreement(y, record_year, preprint=_is_preprint(record)) or 0.0 for y in years
-        )
+    preprint = _is_preprint(record)
+    years = _years_in_text(raw) if record.years() else []
+    scores = [_year_agreement(y, record, preprint=preprint) for y in years]
+    year = max((s for s in scores if s is not None), default=None)
     venues = [v for v in _venues(record) if not is_preprint_venue(v)]
     container = 1.0 if any(_venue_in_text(v, raw) for v in venues) else None
     return FieldAgreement(
@@ -445,7 +451,7 @@ def _field_detail(field: str, ref: Reference, record: CSLItem, agreement: FieldA
         given = (
             str(year) if year is not None else " or ".join(map(str, _years_in_text(ref.raw or "")))
         )
-        return f"year (claimed {given}, record {record.year()})"
+        return f"year (claimed {given}, record {' or '.join(map(str, record.years()))})"
     shown = record.container_title or record.container_title_short or record.event_title
     return f"venue (claimed '{claimed.container_title}', record '{shown}')"
 

@@ -22,6 +22,7 @@ PLOS_RAW = (
 )
 
 SIGMOD = "10.1145/3448016.3452841"
+TOPOI = "10.1007/s11245-019-09640-x"
 BALLARD = "10.1016/j.matpur.2014.02.004"
 BALLARD_RAW = (
     "Ballard M, Favero D, Katzarkov L. A category of kernels for equivariant factorizations, II: "
@@ -115,6 +116,29 @@ def test_free_text_without_the_subtitle_is_verified(registries: Registries) -> N
     [result] = check_references([ref("vqf", raw=raw, ids=Identifiers(doi=SIGMOD))], registries)
     assert result.status == Status.VERIFIED, result.reason
     assert result.agreement.title == 0.95
+
+
+def test_print_year_years_after_online_first_is_the_works_year(registries: Registries) -> None:
+    # Recorded: online 2019-04-22, in print Topoi 40(5), 2021-11.
+    raw = (
+        "Hoffmann MHG. Consensus building and its epistemic conditions. Topoi. {year};40(5):"
+        "1173-86. doi:" + TOPOI
+    )
+    structured = {
+        "title": "Consensus building and its epistemic conditions",
+        "author": people("M. H. G. Hoffmann"),
+        "container-title": "Topoi",
+    }
+    refs = [
+        ref("text-print", raw=raw.format(year=2021), ids=Identifiers(doi=TOPOI)),
+        ref("text-online", raw=raw.format(year=2019), ids=Identifiers(doi=TOPOI)),
+        ref("bib-print", ids=Identifiers(doi=TOPOI), issued=CSLDate.from_year(2021), **structured),
+        ref("bib-wrong", ids=Identifiers(doi=TOPOI), issued=CSLDate.from_year(2015), **structured),
+    ]
+    results = check_references(refs, registries)
+    statuses = [r.status for r in results]
+    assert statuses == [Status.VERIFIED] * 3 + [Status.MISMATCH], [r.reason for r in results]
+    assert results[3].reason.endswith("disagrees on year (claimed 2015, record 2019 or 2021)")
 
 
 def test_pmid_reference_is_checked_at_pubmed(registries: Registries) -> None:
