@@ -14,7 +14,8 @@ class Status(StrEnum):
 
     verified    a registry holds the work and the claimed metadata agrees with it
     mismatch    the identifier exists, but the claimed metadata describes another work
-    not_found   the registry answered: no such record (at Crossref nor at its DOI agency)
+    not_found   the registry asked answered: no such record (a DOI: Crossref holds none and
+                knows no registration agency for it; a PMID: PubMed holds none)
     unmatched   no identifier, and no registry candidate matched confidently
     unverified  we could not ask: offline, network error, 5xx, timeout, hostile response
     """
@@ -144,8 +145,8 @@ class RegistryRecord(BaseModel):
     notices: list[str] = Field(default_factory=list, description="DOIs/PMIDs of update notices")
     metadata_missing: bool = Field(
         default=False,
-        description="the registry confirmed the identifier exists, but its metadata could not "
-        "be fetched: `item` holds the identifier only (not evidence of fabrication)",
+        description="the registry confirmed the identifier exists and answered that it has no "
+        "metadata to give: `item` holds the identifier only (not evidence of fabrication)",
     )
 
 

@@ -87,6 +87,9 @@ class CSLItem(_CSLBase):
     collection_title: str | None = Field(None, alias="collection-title")
     event_title: str | None = Field(None, alias="event-title")
     issued: CSLDate | None = None
+    # Crossref's CSL-JSON (content negotiation) carries it: a journal's print issue can come
+    # years after the online-first `issued`, and citers give either year.
+    published_print: CSLDate | None = Field(None, alias="published-print")
     accessed: CSLDate | None = None
     DOI: str | None = None
     PMID: str | None = None
@@ -128,6 +131,11 @@ class CSLItem(_CSLBase):
 
     def year(self) -> int | None:
         return self.issued.year() if self.issued else None
+
+    def years(self) -> list[int]:
+        """The issued year, then the print year when it differs: either is the work's year."""
+        found = [self.year(), self.published_print.year() if self.published_print else None]
+        return list(dict.fromkeys(year for year in found if year is not None))
 
     def first_author_family(self) -> str | None:
         for name in named(self.author or self.editor):

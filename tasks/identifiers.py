@@ -179,6 +179,24 @@ def find_identifiers(text: str) -> Identifiers:
     return Identifiers(doi=doi, pmid=pmid, pmcid=pmcid, arxiv=arxiv, isbn=isbn, url=url)
 
 
+# Identifiers written in free text, with their labels: a DOI's "2014", an arXiv id's "1902" or a
+# PMID's digits are not the reference's year or pages.
+_IDENTIFIER_SPANS = re.compile(
+    r"https?://\S+"
+    r"|(?:\bdoi\s*:?\s*)?\b10\.\d{4,9}/[^\s\"']+"
+    r"|\bPMID\s*:?\s*\d{1,9}\b"
+    r"|\bPMC\s*:?\s*\d{1,9}\b"
+    r"|\barxiv\b(?:\s*(?:preprint|e-?print|abs|arxiv))*\s*[:/]?\s*"
+    r"(?:\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?",
+    re.IGNORECASE,
+)
+
+
+def without_identifiers(text: str) -> str:
+    """Free text with its URLs, DOIs, PMIDs, PMCIDs and arXiv ids blanked out."""
+    return _IDENTIFIER_SPANS.sub(" ", text)
+
+
 def identifiers_of(item: CSLItem, raw: str | None = None) -> Identifiers:
     """Normalised identifiers from a CSL item's fields, falling back to its free text and URL."""
     found = find_identifiers(raw) if raw else Identifiers()

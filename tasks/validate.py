@@ -16,7 +16,9 @@ Decision table (thresholds are the module constants below):
                                                              garbled, not half the list missing
     year       >= 0.50              < 0.50                   exact 1.0, ±1 (online first) 0.75,
                                                              ±2..3 when a side is a preprint 0.5;
-                                                             a claimed year in the future is 0
+                                                             a claimed year in the future is 0;
+                                                             against the closer of the record's
+                                                             issued and print years
     container  >= 0.80              < 0.50                   same venue by table, abbreviation or
                                                              acronym 1.0; a known venue vs none of
                                                              its forms 0.0; two unknown names by
@@ -53,7 +55,7 @@ from models.audit import (
     ValidationResult,
 )
 from models.csl import CSLItem
-from tasks.identifiers import find_identifiers
+from tasks.identifiers import find_identifiers, without_identifiers
 from tasks.match.authors import author_agreement, surname_in_text
 from tasks.match.pages import pages_agreement, pages_in_text
 from tasks.match.titles import title_in_text, title_similarity
@@ -102,7 +104,7 @@ def compare(claimed: CSLItem, raw: str | None, record: CSLItem) -> FieldAgreemen
         if claimed.title and record.title
         else None,
         authors=author_agreement(claimed.author or [], record.author or record.editor or []),
-        year=year_agreement(claimed.year(), record.year(), preprint=_is_preprint(claimed, record)),
+        year=_year_agreement(claimed.year(), record, preprint=_is_preprint(claimed, record)),
         container=_container_agreement(claimed, record),
         pages=pages_agreement(claimed.page, record.page),
     )
@@ -124,6 +126,13 @@ def year_agreement(
     if gap == 1:
         return 0.75
     return 0.5 if preprint and gap <= 3 else 0.0
+
+
+def _year_agreement(claimed: int | None, record: CSLItem, *, preprint: bool) -> float | None:
+    """Scored against the record's closest year: online-first or, years later, in print."""
+    years: list[int | None] = [*record.years()] or [None]  # a future claim is 0 even so
+    scores = [year_agreement(claimed, year, preprint=preprint) for year in years]
+    return max((s for s in scores if s is not None), default=None)
 
 
 def decide(agreement: FieldAgreement) -> Decision:
@@ -163,7 +172,7 @@ def validate_identified(ref: Reference, lookup: Lookup) -> ValidationResult:
         )
     found = lookup.record
     if found is None:
-        reason = f"no registry holds {kind} {lookup.identifier}"
+        reason = _not_found_reason(kind, lookup.identifier)
         return _result(ref, Status.NOT_FOUND, reason, attempts=lookup.attempts)
     if not _has_claims(ref):
         reason = (
@@ -300,14 +309,14 @@ def _contradict_line(field: str) -> float:
 
 
 def _compare_with_text(raw: str, record: CSLItem) -> FieldAgreement:
+    # The record's fields are looked for in the citer's words, not in its identifiers: a DOI
+    # like 10.1016/j.matpur.2014.02.004 would otherwise supply the record's year.
+    raw = without_identifiers(raw)
     first_author = next(iter(record.author or record.editor or []), None)
-    record_year = record.year()
-    years = [int(y) for y in _YEAR_IN_TEXT.findall(raw)]
-    year = None
-    if record_year is not None and years:
-        year = max(
-            year_agreement(y, record_year, preprint=_is_preprint(record)) or 0.0 for y in years
-        )
+    preprint = _is_preprint(record)
+    years = _years_in_text(raw) if record.years() else []
+    scores = [_year_agreement(y, record, preprint=preprint) for y in years]
+    year = max((s for s in scores if s is not None), default=None)
     venues = [v for v in _venues(record) if not is_preprint_venue(v)]
     container = 1.0 if any(_venue_in_text(v, raw) for v in venues) else None
     return FieldAgreement(
@@ -317,6 +326,11 @@ def _compare_with_text(raw: str, record: CSLItem) -> FieldAgreement:
         container=container,
         pages=1.0 if record.page and pages_in_text(record.page, raw) else None,
     )
+
+
+def _years_in_text(raw: str) -> list[int]:
+    """Year-like numbers of a free-text reference, its identifiers left out."""
+    return list(dict.fromkeys(int(y) for y in _YEAR_IN_TEXT.findall(without_identifiers(raw))))
 
 
 def _venue_in_text(venue: str, raw: str) -> bool:
@@ -381,6 +395,20 @@ def _identifier_kind(identifier: str) -> str:
     return "PMID" if identifier.isdigit() else "identifier"
 
 
+def _not_found_reason(kind: str, identifier: str) -> str:
+    """Says who was asked, not that no registry anywhere holds it: a DOI reaches not_found only
+    when Crossref lacks it and its agency lookup names no registration agency (a DOI at
+    DataCite, mEDRA, ... is looked up there instead); a PMID only PubMed was asked about."""
+    if kind == "DOI":
+        return (
+            f"Crossref does not hold DOI {identifier} and its registration-agency lookup "
+            "names no agency for it"
+        )
+    if kind == "PMID":
+        return f"PubMed does not hold PMID {identifier}"
+    return f"the registry asked does not hold {identifier}"
+
+
 def _mismatch_reason(
     kind: str,
     ref: Reference,
@@ -393,7 +421,7 @@ def _mismatch_reason(
             f"{kind} resolves to a different paper: '{found.item.title}' "
             f"(title similarity {agreement.title:.2f})"
         )
-    details = [_field_detail(f, ref.item, found.item, agreement) for f in decision.contradicted]
+    details = [_field_detail(f, ref, found.item, agreement) for f in decision.contradicted]
     return f"{kind} {found.identifier} exists, but the reference disagrees on " + "; ".join(details)
 
 
@@ -409,7 +437,8 @@ def _unmatched_reason(decision: Decision, candidate: RegistryRecord) -> str:
     )
 
 
-def _field_detail(field: str, claimed: CSLItem, record: CSLItem, agreement: FieldAgreement) -> str:
+def _field_detail(field: str, ref: Reference, record: CSLItem, agreement: FieldAgreement) -> str:
+    claimed = ref.item
     if field == "title":
         return f"title (record: '{record.title}', similarity {agreement.title:.2f})"
     if field == "authors":
@@ -417,7 +446,12 @@ def _field_detail(field: str, claimed: CSLItem, record: CSLItem, agreement: Fiel
         more = " et al." if len(record.author or []) > 4 else ""
         return f"authors (record: {names}{more}; agreement {agreement.authors:.2f})"
     if field == "year":
-        return f"year (claimed {claimed.year()}, record {record.year()})"
+        # Free text has no year field: name the years it gives, as compared.
+        year = claimed.year()
+        given = (
+            str(year) if year is not None else " or ".join(map(str, _years_in_text(ref.raw or "")))
+        )
+        return f"year (claimed {given}, record {' or '.join(map(str, record.years()))})"
     shown = record.container_title or record.container_title_short or record.event_title
     return f"venue (claimed '{claimed.container_title}', record '{shown}')"
 

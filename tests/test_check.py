@@ -21,6 +21,14 @@ PLOS_RAW = (
     "7(3):e33693."
 )
 
+SIGMOD = "10.1145/3448016.3452841"
+TOPOI = "10.1007/s11245-019-09640-x"
+BALLARD = "10.1016/j.matpur.2014.02.004"
+BALLARD_RAW = (
+    "Ballard M, Favero D, Katzarkov L. A category of kernels for equivariant factorizations, II: "
+    "further implications. J Math Pures Appl. {year};102(4):702-57. doi:" + BALLARD
+)
+
 
 @pytest.fixture
 def registries(fake_registry: FakeRegistry) -> Iterator[Registries]:
@@ -76,6 +84,7 @@ def test_dois_are_fetched_in_one_batch_and_each_gets_its_status(
     assert [r.citation_id for r in results] == ["real", "wrong-title", "fabricated"]
     assert [r.status for r in results] == [Status.VERIFIED, Status.MISMATCH, Status.NOT_FOUND]
     assert results[1].reason.startswith("DOI resolves to a different paper")
+    assert results[2].reason.startswith("Crossref does not hold DOI 10.5555/citeaudit.no-such-work")
     assert fake_registry.count("works_filter") == 1
 
 
@@ -87,6 +96,49 @@ def test_doi_decides_when_a_pmid_is_also_given(
     [result] = check_references([both], registries)
     assert result.status == Status.VERIFIED and result.matched_id == PLOS
     assert fake_registry.count("efetch") == 0
+
+
+def test_free_text_year_is_read_from_its_words_not_from_its_doi(registries: Registries) -> None:
+    # The record is 2014 and so is the DOI's "matpur.2014": a citer's 2011 is still wrong.
+    refs = [
+        ref(key, raw=BALLARD_RAW.format(year=year), ids=Identifiers(doi=BALLARD))
+        for key, year in (("wrong-year", 2011), ("right-year", 2014))
+    ]
+    results = check_references(refs, registries)
+    assert [r.status for r in results] == [Status.MISMATCH, Status.VERIFIED], results[0].reason
+    assert results[0].reason.endswith("disagrees on year (claimed 2011, record 2014)")
+    assert results[0].agreement.year == 0.0 and results[1].agreement.year == 1.0
+
+
+def test_free_text_without_the_subtitle_is_verified(registries: Registries) -> None:
+    # Recorded title: "Vector Quotient Filters: Overcoming the Time/Space Trade-Off in ...".
+    raw = "Pandey P, et al. Vector Quotient Filters. SIGMOD 2021. https://doi.org/" + SIGMOD
+    [result] = check_references([ref("vqf", raw=raw, ids=Identifiers(doi=SIGMOD))], registries)
+    assert result.status == Status.VERIFIED, result.reason
+    assert result.agreement.title == 0.95
+
+
+def test_print_year_years_after_online_first_is_the_works_year(registries: Registries) -> None:
+    # Recorded: online 2019-04-22, in print Topoi 40(5), 2021-11.
+    raw = (
+        "Hoffmann MHG. Consensus building and its epistemic conditions. Topoi. {year};40(5):"
+        "1173-86. doi:" + TOPOI
+    )
+    structured = {
+        "title": "Consensus building and its epistemic conditions",
+        "author": people("M. H. G. Hoffmann"),
+        "container-title": "Topoi",
+    }
+    refs = [
+        ref("text-print", raw=raw.format(year=2021), ids=Identifiers(doi=TOPOI)),
+        ref("text-online", raw=raw.format(year=2019), ids=Identifiers(doi=TOPOI)),
+        ref("bib-print", ids=Identifiers(doi=TOPOI), issued=CSLDate.from_year(2021), **structured),
+        ref("bib-wrong", ids=Identifiers(doi=TOPOI), issued=CSLDate.from_year(2015), **structured),
+    ]
+    results = check_references(refs, registries)
+    statuses = [r.status for r in results]
+    assert statuses == [Status.VERIFIED] * 3 + [Status.MISMATCH], [r.reason for r in results]
+    assert results[3].reason.endswith("disagrees on year (claimed 2015, record 2019 or 2021)")
 
 
 def test_pmid_reference_is_checked_at_pubmed(registries: Registries) -> None:
@@ -113,6 +165,23 @@ def test_arxiv_id_is_looked_up_as_its_datacite_doi(registries: Registries) -> No
     [result] = check_references([cited], registries)
     assert result.status == Status.VERIFIED, result.reason
     assert result.registry == "datacite" and result.matched_id == "10.48550/arxiv.1902.02534"
+
+
+def test_datacite_doi_whose_metadata_could_not_be_fetched_is_unverified(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    fake_registry.inject_fault("server_error", service="doi", rate=1.0)
+    cited = ref(
+        "arxiv",
+        ids=Identifiers(doi="10.48550/arxiv.1902.02534"),
+        title="Deep residual learning for image recognition",
+        author=people("K. He", "X. Zhang"),
+        issued=CSLDate.from_year(2016),
+    )
+    [result] = check_references([cited], registries)
+    assert result.status == Status.UNVERIFIED, result.reason
+    assert result.reason.startswith("could not check DOI 10.48550/arxiv.1902.02534")
+    assert result.error and "HTTP 500" in result.error
 
 
 def test_free_text_is_matched_by_search_and_fabrication_is_unmatched(

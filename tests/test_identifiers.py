@@ -15,6 +15,7 @@ from tasks.identifiers import (
     normalize_pmcid,
     normalize_pmid,
     normalize_url,
+    without_identifiers,
 )
 
 
@@ -77,6 +78,26 @@ def test_find_identifiers_in_free_text():
         "Hastie T. The elements of statistical learning. 2009. isbn: 0-306-40615-2"
     )
     assert book.isbn == "9780306406157"
+
+
+def test_without_identifiers_leaves_only_the_citers_words():
+    text = (
+        "Ballard M. Kernels II. J Math Pures Appl. 2011;102(4):702-57. "
+        "doi:10.1016/j.matpur.2014.02.004 https://arxiv.org/abs/1902.02534 arXiv preprint "
+        "arXiv:1903.01234v2 arXiv:hep-th/9901001 PMID: 20141999 PMC2015123"
+    )
+    kept = without_identifiers(text).split()
+    assert kept == [
+        "Ballard",
+        "M.",
+        "Kernels",
+        "II.",
+        "J",
+        "Math",
+        "Pures",
+        "Appl.",
+        "2011;102(4):702-57.",
+    ]
 
 
 def test_identifiers_of_item_prefers_fields_and_reads_doi_urls():

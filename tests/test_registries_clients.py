@@ -14,6 +14,7 @@ from tasks.registries import Registries, RegistryRequestError, RegistrySettings
 from tests.fake_registry.server import FakeRegistry
 
 DATACITE_DOI = "10.5061/dryad.8515"
+MEDRA_DOI = "10.1430/8105"  # recorded: Crossref names mEDRA; the fake doi.org has no CSL for it
 MAILTO = "auditor@lab.example"
 API_KEY = "0123456789abcdef0123456789abcdef0123"
 
@@ -114,13 +115,24 @@ def test_datacite_doi_is_found_by_agency_and_content_negotiation(
     assert fake.count("content_negotiation") == 1
 
 
-def test_failed_content_negotiation_still_proves_the_doi_exists(
+def test_failed_content_negotiation_is_a_failed_lookup_not_a_bare_record(
     fake: FakeRegistry, make_registries: MakeRegistries
 ) -> None:
+    # A 5xx says nothing about the DOI's metadata: a bare record would let any claimed title
+    # pass as "registered, no metadata to compare".
     fake.inject_fault("server_error", rate=1.0, service="doi")
     lookup = make_registries().crossref.fetch_dois([DATACITE_DOI])[DATACITE_DOI]
-    assert lookup.record is not None and lookup.record.metadata_missing
-    assert lookup.record.registry == "datacite" and lookup.record.item.DOI == DATACITE_DOI
+    assert lookup.record is None and lookup.error and "HTTP 500" in lookup.error
+    assert lookup.attempts == 2 + 3  # the filter and agency answers, three tries at doi.org
+
+
+def test_agency_without_metadata_at_doi_org_still_proves_the_doi_exists(
+    fake: FakeRegistry, make_registries: MakeRegistries
+) -> None:
+    lookup = make_registries().crossref.fetch_dois([MEDRA_DOI])[MEDRA_DOI]
+    assert lookup.error is None and lookup.record is not None and lookup.record.metadata_missing
+    assert lookup.record.registry == "other-agency" and lookup.record.item.DOI == MEDRA_DOI
+    assert fake.count("content_negotiation", status=404) == 1
 
 
 def test_doi_with_a_comma_is_fetched_on_its_own(

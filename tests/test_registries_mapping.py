@@ -143,6 +143,19 @@ def test_chapter_isbns_and_issued_fallback_to_created() -> None:
     assert thesis.year() == 2020  # issued is [[null]]: published-* absent, so `created`
 
 
+def test_print_date_is_kept_beside_the_online_first_issued_date() -> None:
+    # Recorded work: online 2019-04-22, in print Topoi 40(5), 2021-11.
+    recorded = FIXTURES.parent / "registry" / "crossref_works.jsonl.gz"
+    with gzip.open(recorded, "rt", encoding="utf-8") as lines:
+        works = (json.loads(line) for line in lines)
+        work = next(w for w in works if w["DOI"].lower() == "10.1007/s11245-019-09640-x")
+    item = crossref_work_to_csl(work).item
+    assert item.year() == 2019 and item.years() == [2019, 2021]
+    assert item.to_csl()["published-print"] == {"date-parts": [[2021, 11]]}
+    del work["published-print"]
+    assert crossref_work_to_csl(work).item.years() == [2019]
+
+
 def test_organisation_authors_become_literal_names() -> None:
     work = crossref_work("10.3389_fgene.2017.00147")
     work["author"].append({"name": "The ENCODE Consortium", "sequence": "additional"})

@@ -236,10 +236,16 @@ def test_transport_error_is_unverified_never_not_found() -> None:
     assert "could not check DOI" in result.reason
 
 
-def test_registry_answer_without_record_is_not_found() -> None:
+def test_registry_answer_without_record_is_not_found_and_says_who_was_asked() -> None:
     result = validate_identified(plos_as_cited(), Lookup(identifier="10.9999/fake.1", attempts=1))
     assert result.status == Status.NOT_FOUND
-    assert "10.9999/fake.1" in result.reason
+    assert result.reason == (
+        "Crossref does not hold DOI 10.9999/fake.1 and its registration-agency lookup names no "
+        "agency for it"
+    )
+    pmid = validate_identified(plos_as_cited(), Lookup(identifier="99999999", attempts=1))
+    assert pmid.status == Status.NOT_FOUND
+    assert pmid.reason == "PubMed does not hold PMID 99999999"
 
 
 def test_identifier_only_reference_checks_existence_only() -> None:

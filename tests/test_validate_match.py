@@ -238,3 +238,32 @@ def test_a_shortened_long_title_is_the_same_work():
     assert title_in_text(record, cited) >= 0.9
     # A short head does not name a work: "Human umbilical cord blood" is many papers.
     assert title_similarity("Human umbilical cord blood-derived cells", record) < 0.9
+
+
+def test_free_text_that_drops_the_subtitle_cites_the_same_work():
+    # Real records 10.1145/3448016.3452841 and 10.1016/0550-3213(69)90377-0: a free-text or
+    # Markdown reference gives the main title set off as a title, subtitle dropped, as a
+    # structured title field would (scored the same, SAME_BUT_SUBTITLE).
+    vqf = "Vector Quotient Filters: Overcoming the Time/Space Trade-Off in Filter Design"
+    pade = "Padé approximation and bound states: Exponential potential"
+    for record, cited in [
+        (vqf, "Pandey P, et al. Vector Quotient Filters. SIGMOD 2021."),
+        (vqf, 'P. Pandey et al., "Vector quotient filters," in Proc. SIGMOD, 2021.'),
+        (vqf, "1. Pandey P, et al. *Vector Quotient Filters*. SIGMOD 2021."),
+        (pade, "Basdevant JL, Lee BW. Padé approximation and bound states. Nucl Phys B. 1969."),
+    ]:
+        assert title_in_text(record, cited) == title_similarity(record.split(":")[0], record)
+    # The main title running on into other words, or into a subtitle of the citer's own, is
+    # not the record's main title on its own.
+    for cited in [
+        "Pandey P, et al. Vector Quotient Filters for Databases. SIGMOD 2021.",
+        "Pandey P, et al. Vector Quotient Filters: A New Design. SIGMOD 2021.",
+    ]:
+        assert title_in_text(vqf, cited) < TITLE_AGREES
+
+
+def test_a_short_generic_main_title_in_free_text_is_not_the_work():
+    # Real record 10.1016/s1051-0443(96)70768-6: "Doppler ultrasound" is many papers.
+    record = "Doppler Ultrasound: Principles and Instruments"
+    cited = "Leffler CT, Hallisey MJ. Doppler ultrasound. J Vasc Interv Radiol. 1996;7:240."
+    assert title_in_text(record, cited) < TITLE_AGREES

@@ -45,6 +45,14 @@ SAME_BUT_SUBTITLE = 0.95
 SAME_BUT_TRUNCATED = 0.92
 TRUNCATED_MIN_WORDS = 8
 TRUNCATED_MIN_SHARE = 0.6
+# A free-text reference that drops the subtitle sets the main title off by punctuation, as a
+# structured title field would: "Pandey P. Vector quotient filters. SIGMOD 2021." Scored as a
+# dropped subtitle only when the main title has this many content words: "Introduction." or
+# "Deep learning," inside a reference string names no one work.
+MAIN_TITLE_MIN_CONTENT_WORDS = 3
+_BEFORE_TITLE = r"(?:^|[^\s0-9a-z])\s*"
+# Not ":" or a dash: the citer's text would go on with a subtitle of its own.
+_AFTER_TITLE = r"\s*(?:$|[.,;!?\"'”’)\]}*_])"
 # Each substantive word edit costs this much off the character similarity, so that one swapped
 # content word ("Attention Is All You Want") falls below the acceptance line however long the title.
 WORD_EDIT_PENALTY = 0.1
@@ -90,11 +98,25 @@ def title_in_text(title: str, text: str) -> float:
         return 1.0
     if _head_in_text(needle.split(), f" {haystack} "):
         return SAME_BUT_TRUNCATED
+    if _main_title_in_text(title, text):
+        return SAME_BUT_SUBTITLE
     alignment = fuzz.partial_ratio_alignment(needle, haystack)
     if alignment is None:
         return 0.0
     start, end = _widen_to_words(haystack, alignment.dest_start, alignment.dest_end)
     return title_similarity(needle, haystack[start:end])
+
+
+def _main_title_in_text(title: str, text: str) -> bool:
+    """The text gives the title's main part, subtitle dropped, set off as a whole title."""
+    main = _main_title(title).split()
+    if (
+        main == normalise_title(title).split()
+        or _content_words(main) < MAIN_TITLE_MIN_CONTENT_WORDS
+    ):
+        return False
+    body = "[^0-9a-z]+".join(map(re.escape, main))
+    return re.search(_BEFORE_TITLE + body + _AFTER_TITLE, fold(text)) is not None
 
 
 def _head_in_text(title_words: list[str], padded_text: str) -> bool:

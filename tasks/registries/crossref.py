@@ -57,7 +57,9 @@ def _agency_id(response: httpx.Response) -> str:
     return str(agency["id"]).lower()
 
 
-def _csl(response: httpx.Response) -> dict[str, Any]:
+def _csl(response: httpx.Response) -> dict[str, Any] | None:
+    if response.status_code == 204:  # doi.org: the agency holds no metadata for this DOI
+        return None
     body = json_body(response)
     if not isinstance(body, dict):
         raise InvalidResponse("CSL-JSON answer is not an object")
@@ -169,22 +171,34 @@ class CrossrefClient:
         registry: Literal["datacite", "other-agency"] = (
             "datacite" if reply.value == "datacite" else "other-agency"
         )
-        return Lookup(identifier=doi, record=self._negotiate(doi, registry), attempts=attempts)
+        return self._negotiate(doi, registry, attempts)
 
-    def _negotiate(self, doi: str, registry: Literal["datacite", "other-agency"]) -> RegistryRecord:
-        """CSL-JSON from doi.org; if that fails the DOI still exists, so a bare record."""
+    def _negotiate(
+        self, doi: str, registry: Literal["datacite", "other-agency"], attempts_so_far: int
+    ) -> Lookup:
+        """CSL-JSON from doi.org. The agency answer proved the DOI exists, so when doi.org answers
+        that it has no CSL for it (204, 404, 406) a bare record says so; when we got no usable
+        answer (5xx, timeouts, a body we cannot read) nothing was compared: the lookup failed."""
         try:
             reply = self._doi_http.get(f"/{_path_doi(doi)}", _csl, headers={"Accept": CSL_JSON})
-        except (RegistryUnavailable, RegistryRequestError):
-            return _bare(doi, registry)
+        except RegistryRequestError as exc:
+            if exc.status != 406:
+                return _failed(doi, exc, attempts_so_far)
+            bare = _bare(doi, registry)
+            return Lookup(identifier=doi, record=bare, attempts=attempts_so_far + 1)
+        except RegistryUnavailable as exc:
+            return _failed(doi, exc, attempts_so_far)
+        attempts = attempts_so_far + reply.attempts
         if reply.value is None:
-            return _bare(doi, registry)
+            return Lookup(identifier=doi, record=_bare(doi, registry), attempts=attempts)
         csl = {**reply.value, "id": doi, "DOI": doi}
         try:
             item = CSLItem.from_csl(csl)
-        except ValueError:
-            return _bare(doi, registry)
-        return RegistryRecord(registry=registry, identifier=doi, item=item)
+        except ValueError as exc:
+            error = f"doi.org sent CSL-JSON for {doi} that cannot be read ({type(exc).__name__})"
+            return Lookup(identifier=doi, error=error, attempts=attempts)
+        record = RegistryRecord(registry=registry, identifier=doi, item=item)
+        return Lookup(identifier=doi, record=record, attempts=attempts)
 
     def search(self, reference: str, rows: int = 5) -> list[RegistryRecord]:
         """Crossref's candidates for a free-text reference, best first (weak ones included)."""

@@ -73,6 +73,7 @@ def crossref_work_to_csl(work: dict[str, Any]) -> RegistryRecord:
         "container-title": _first_text(work.get("container-title")),
         "container-title-short": _first_text(work.get("short-container-title")),
         "issued": _issued(work),
+        "published-print": _date(work, "published-print"),
         "DOI": doi,
         "URL": work.get("URL"),
         "ISBN": _join(work.get("ISBN")),
@@ -142,11 +143,15 @@ def _names(people: Any) -> list[dict[str, str]] | None:
 
 def _issued(work: dict[str, Any]) -> dict[str, list[list[int]]] | None:
     for source in _DATE_SOURCES:
-        parts = (work.get(source) or {}).get("date-parts") or []
-        first = [p for p in (parts[0] if parts else []) if p is not None]
-        if first:
-            return {"date-parts": [first]}
+        if found := _date(work, source):
+            return found
     return None
+
+
+def _date(work: dict[str, Any], source: str) -> dict[str, list[list[int]]] | None:
+    parts = (work.get(source) or {}).get("date-parts") or []
+    first = [p for p in (parts[0] if parts else []) if p is not None]
+    return {"date-parts": [first]} if first else None
 
 
 def _relations(work: dict[str, Any]) -> dict[str, list[str]]:
