@@ -4,7 +4,10 @@ be deduped again."""
 from pathlib import Path
 
 import polars as pl
+from click.testing import Result
+from typer.testing import CliRunner
 
+from flows.cli import app
 from models.audit import Status, ValidationResult
 from tasks import tables
 from tasks.dedupe.job import dedupe_job
@@ -54,28 +57,33 @@ def test_two_exports_of_one_list_share_works_and_survive_a_rebuild(tmp_path):
         assert library.table("dedupe_records").height == after.height
 
 
-def test_cli_dedupe_rebuilds_the_library(tmp_path):
-    from typer.testing import CliRunner
+def dedupe_command(db: Path) -> Result:
+    return CliRunner().invoke(app, ["dedupe", "--db", str(db)])
 
-    from flows.cli import app
 
-    db = tmp_path / "lib.duckdb"
+def rebuild(db: Path) -> str:
+    result = dedupe_command(db)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def two_exports(db: Path) -> int:
+    """A library holding one list exported twice (BibTeX and RIS) as two jobs; its work count."""
     with Library(db) as library:
         save(library, "bib", REFLISTS / "manubot_bibliography.bib")
         save(library, "ris", REFLISTS / "manubot_bibliography.ris")
-        works = library.table("works").height
-    result = CliRunner().invoke(app, ["dedupe", "--db", str(db)])
-    assert result.exit_code == 0, result.output
-    assert f"works (was {works})" in result.output
-    empty = CliRunner().invoke(app, ["dedupe", "--db", str(tmp_path / "empty.duckdb")])
+        return library.table("works").height
+
+
+def test_cli_dedupe_rebuilds_the_library(tmp_path):
+    db = tmp_path / "lib.duckdb"
+    works = two_exports(db)
+    assert f"works (was {works})" in rebuild(db)
+    empty = dedupe_command(tmp_path / "empty.duckdb")
     assert empty.exit_code == 2
 
 
 def test_cli_dedupe_computes_match_keys_an_older_library_lacks(tmp_path):
-    from typer.testing import CliRunner
-
-    from flows.cli import app
-
     db = tmp_path / "lib.duckdb"
     with Library(db) as library:
         save(library, "bib", REFLISTS / "manubot_bibliography.bib")
@@ -85,8 +93,7 @@ def test_cli_dedupe_computes_match_keys_an_older_library_lacks(tmp_path):
         # A library an older citeaudit stored: its records lack the keys compared since.
         for column in ("first_author_words", "source"):
             library.con.execute(f"ALTER TABLE dedupe_records DROP COLUMN {column}")
-    result = CliRunner().invoke(app, ["dedupe", "--db", str(db)])
-    assert result.exit_code == 0, result.output
+    rebuild(db)
     with Library(db) as library:
         rebuilt = library.table("dedupe_records").sort("citation_id")
         assert rebuilt["first_author_words"].to_list() == keys["first_author_words"].to_list()
@@ -101,15 +108,6 @@ SILVER = (
     " search}}, author = {{Silver, David and Huang, Aja}}, journal = {{Nature}}, year = {{2016}}"
     "{doi}}}\n"
 )
-
-
-def rebuild(db: Path) -> None:
-    from typer.testing import CliRunner
-
-    from flows.cli import app
-
-    result = CliRunner().invoke(app, ["dedupe", "--db", str(db)])
-    assert result.exit_code == 0, result.output
 
 
 def test_cli_dedupe_keeps_the_work_ids_it_finds(tmp_path):
@@ -137,10 +135,8 @@ def test_cli_dedupe_keeps_the_work_ids_it_finds(tmp_path):
 
 def test_cli_dedupe_gives_works_to_citations_stored_before_dedupe(tmp_path):
     db = tmp_path / "lib.duckdb"
+    works = two_exports(db)
     with Library(db) as library:
-        save(library, "bib", REFLISTS / "manubot_bibliography.bib")
-        save(library, "ris", REFLISTS / "manubot_bibliography.ris")
-        works = library.table("works").height
         # A library from before dedupe: citations only, no dedupe records, works or work ids.
         for table in ("dedupe_records", "works", "work_links"):
             library.con.execute(f"DROP TABLE {table}")

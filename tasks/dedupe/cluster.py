@@ -265,15 +265,19 @@ def _work_ids(
     # Distinct works with one founding key (e.g. untitled, unidentified citations) are numbered
     # in founding-citation order, so the same input always gets the same ids.
     for base, claimants in sorted(by_base.items()):
-        suffix = 1
         for _, root in sorted(claimants):
-            candidate = base
-            while candidate in taken:
-                suffix += 1
-                candidate = f"{base}-{suffix}"
-            ids[root] = candidate
-            taken.add(candidate)
+            ids[root] = unused_id(base, taken)
     return ids
+
+
+def unused_id(base: str, taken: set[str]) -> str:
+    """`base`, else `base-2`, `base-3`, ...: the first not in `taken` (which then holds it)."""
+    candidate, suffix = base, 1
+    while candidate in taken:
+        suffix += 1
+        candidate = f"{base}-{suffix}"
+    taken.add(candidate)
+    return candidate
 
 
 def _assignments(

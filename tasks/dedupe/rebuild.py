@@ -8,7 +8,7 @@ import polars as pl
 
 from tasks.dedupe.assign import assign_works
 from tasks.dedupe.canonical import canonical_works
-from tasks.dedupe.cluster import ordered_links
+from tasks.dedupe.cluster import ordered_links, unused_id
 from tasks.dedupe.job import job_records, named_in_job
 from tasks.dedupe.records import RECORD_SCHEMA, RELATION
 from tasks.dedupe.thresholds import DedupeThresholds
@@ -69,12 +69,7 @@ def kept_work_ids(stored: pl.Series, rebuilt: pl.Series) -> dict[str, str]:
             ids[new_id] = old_id
             taken.add(old_id)
     for new_id in sorted(set(rebuilt) - set(ids)):
-        candidate, suffix = new_id, 1
-        while candidate in taken:
-            suffix += 1
-            candidate = f"{new_id}-{suffix}"
-        ids[new_id] = candidate
-        taken.add(candidate)
+        ids[new_id] = unused_id(new_id, taken)
     return ids
 
 
