@@ -194,7 +194,7 @@ def test_author_year_citations_link_to_the_one_item_of_that_first_author_and_yea
     assert crew["p6-s2"] == ["[10]"]  # (Tosatto et al., 2015)
     result = read([AUTHOR_YEAR])
     claims = {c.claim_id: c for c in result.claims}
-    assert cited_by(result) == {"p1-s1": ["[1]"], "p1-s4": ["[1]"]}  # (March 2020) is no citation
+    assert cited_by(result) == {"p1-s1": ["[1]"]}  # (March 2020) is no citation
     assert claims["p1-s2"].missing_citations == ["(Smith, 2019)"]
     assert claims["p1-s3"].missing_citations == ["(Nobody, 2001)"]
     errors = {e.entry_key: e for e in result.errors if e.entry_key}
@@ -206,3 +206,20 @@ def test_author_year_citations_link_to_the_one_item_of_that_first_author_and_yea
     )
     assert errors["p1-s3"].reason.startswith("cites (Nobody, 2001), but no reference-list item")
     assert "Nobody wrote this (Nobody, 2001)." in errors["p1-s3"].reason
+
+
+def test_a_report_citing_by_number_keeps_its_parentheses_as_prose(tmp_path: Path) -> None:
+    path = tmp_path / "numbered.md"
+    path.write_text(
+        "# R\n\nTransformers dominate translation (NeurIPS 2017) [1]. The answer is no. "
+        "Smoking causes cancer (Nature, 2019) [1]. See No. 3 of the series [1].\n\n"
+        "## 2. Literature review\n\nEarlier work found that taxes cut smoking [1].\n\n"
+        "## 3. References\n\n1. Vaswani A. Attention is all you need. NeurIPS. 2017.\n"
+    )
+    result = read([path])
+    assert result.errors == []
+    assert all(not claim.missing_citations for claim in result.claims)
+    texts = [claim.claim_text for claim in result.claims]
+    assert "Smoking causes cancer (Nature, 2019) [1]." in texts  # "no." ended a sentence
+    assert "See No. 3 of the series [1]." in texts  # "No. 3" did not
+    assert "Earlier work found that taxes cut smoking [1]." in texts  # not a reference list

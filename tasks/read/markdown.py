@@ -37,9 +37,10 @@ FORMAT = "markdown"
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _BOLD_HEADING = re.compile(r"^\s*(?:\*\*|__)([^*_]+?)(?:\*\*|__):?\s*$")
 _SECTION_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*[.)]?|[IVXLC]+[.)]|[ivxlc]+[.)])\s+")
+# The whole heading names the list ("Literature review" is a section of the text).
 _REFERENCE_HEADINGS = re.compile(
-    r"^(references?|bibliography|sources|works cited|citations|literature( cited)?|"
-    r"reference list|cited works)\b",
+    r"^(references?|bibliography|sources( cited)?|works cited|citations|literature( cited)?|"
+    r"reference list|cited works)\s*:?$",
     re.IGNORECASE,
 )
 # `1. text`, `[1] text`, `[1]: text` (a link definition), each maybe behind a bullet
@@ -63,7 +64,7 @@ _SENTENCE_END = re.compile(
 # Words whose full stop does not end a sentence (compared lower-cased, without the last dot).
 _ABBREVIATIONS = frozenset(
     {"fig", "figs", "eq", "eqs", "ref", "refs", "cf", "vs", "approx", "e.g", "i.e", "al", "ca"}
-    | {"dr", "prof", "sect", "tab", "vol", "no", "pp"}
+    | {"dr", "prof", "sect", "tab", "vol", "pp"}
 )
 _PARENTHESES = re.compile(r"\(([^()]*\d{4}[a-z]?)\)")
 _AUTHOR_YEAR = re.compile(r"^(?P<who>[A-Z][^\d,;()]*?),?\s+(?P<year>1[5-9]\d\d|20\d\d)[a-z]?$")
@@ -119,9 +120,13 @@ def read_markdown_file(path: Path) -> ReadResult:
         reason = f"cannot read this line of the reference list: {_quote(text)}"
         result.errors.append(_error(path, None, line, reason))
     listed = _list_references(path, report.items, result)
+    # A report citing by number may write "(NeurIPS 2017)" or "(Spring 2020)" as prose: there an
+    # author-year naming no one list item is no citation. Only a report with no numbered
+    # markers cites by author and year throughout.
+    by_author_year = not any(_MARKER.search(text) for _, text in report.paragraphs)
 
     for claim_id, line, sentence in _sentences(report.paragraphs):
-        cited = _cited(path, claim_id, line, sentence, listed, result)
+        cited = _cited(path, claim_id, line, sentence, listed, result, by_author_year)
         if not cited.references and not cited.missing:
             continue
         result.claims.append(
@@ -169,10 +174,12 @@ def _cited(
     sentence: str,
     listed: dict[str, Reference],
     result: ReadResult,
+    by_author_year: bool,
 ) -> _Cited:
-    """The list items a sentence's markers and author-years name, and its inline identifiers
-    (matched to a list item when one carries the same identifier, else read as references of
-    their own)."""
+    """The list items a sentence's markers and author-years name (an author-year naming no one
+    item is a missing citation only in a report citing `by_author_year`), and its inline
+    identifiers (matched to a list item when one carries the same identifier, else read as
+    references of their own)."""
     cited = _Cited()
     for key in _marker_keys(sentence):
         if key in listed:
@@ -185,6 +192,8 @@ def _cited(
         matches = [r for r in listed.values() if _first_author_and_year_match(r, who, year)]
         if len(matches) == 1:
             cited.references.append(matches[0])
+            continue
+        if not by_author_year:
             continue
         cited.missing.append(written)
         found = ", ".join(r.provenance.entry_key for r in matches)
@@ -298,7 +307,9 @@ def _split_sentences(text: str) -> list[str]:
     sentences = []
     start = 0
     for end in _SENTENCE_END.finditer(text):
-        if text[end.start()] == "." and _is_abbreviation(text[start : end.start()]):
+        if text[end.start()] == "." and _is_abbreviation(
+            text[start : end.start()], text[end.end() :]
+        ):
             continue
         sentences.append(text[start : end.end()].strip())
         start = end.end()
@@ -306,10 +317,11 @@ def _split_sentences(text: str) -> list[str]:
     return [s for s in sentences if s]
 
 
-def _is_abbreviation(before_stop: str) -> bool:
-    """Whether the word before a full stop is one whose stop ends no sentence (`Fig.`)."""
-    last = before_stop.split()[-1] if before_stop.split() else ""
-    return last.lstrip("([\"'").lower() in _ABBREVIATIONS
+def _is_abbreviation(before_stop: str, after: str) -> bool:
+    """Whether the word before a full stop is one whose stop ends no sentence (`Fig.`, and
+    `No.` before a number: "The answer is no. Smoking ..." ends one)."""
+    last = before_stop.split()[-1].lstrip("([\"'").lower() if before_stop.split() else ""
+    return last in _ABBREVIATIONS or (last == "no" and after[:1].isdigit())
 
 
 def _marker_keys(sentence: str) -> list[str]:
