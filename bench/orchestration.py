@@ -19,7 +19,8 @@ from pathlib import Path
 import flows.quiet  # noqa: F401  (before prefect)
 from flows import steps
 from flows.audit import DEFAULT_CHUNK
-from tasks.identify import assign_citation_ids, link_claims, plan_chunks
+from tasks.dedupe.job import repeats_within_jobs
+from tasks.identify import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
 from tasks.render.selection import bibliography_items
 from tests.reliability_data import bundled_works, synthetic_works, write_doi_list
 
@@ -29,13 +30,13 @@ STYLES = ["apa"]
 def plain_job(inputs: list[str], job_id: str, out_dir: str, db: str) -> None:
     """audit_job's stages (flows/audit.py), without Prefect: keep in step with the flow."""
     read = steps.read_step.fn(inputs, None)
-    refs = assign_citation_ids(read.references)
-    claims = link_claims(read.claims, refs)
+    claims, refs = unique_claim_ids(read.claims, assign_citation_ids(read.references))
+    claims = link_claims(claims, refs)
     results = [
         r for chunk in plan_chunks(refs, DEFAULT_CHUNK) for r in steps.check_chunk.fn(chunk, True)
     ]
     works = steps.dedupe_step.fn(job_id, refs, results, db)
-    duplicates = int(works.columns["duplicate_of"].is_not_null().sum())
+    duplicates = repeats_within_jobs(works.columns).height
     assessment = steps.assess_step.fn(refs, results, claims, duplicates=duplicates)
     work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
     items = bibliography_items(refs, {r.citation_id: r for r in results}, work_ids)

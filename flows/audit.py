@@ -23,6 +23,7 @@ from flows.steps import (
     unverified_chunk,
 )
 from models.audit import Claim, InputError, Reference, ValidationResult
+from tasks.dedupe.job import repeats_within_jobs
 from tasks.identify import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
 from tasks.render.csl_styles import STYLES
 from tasks.render.selection import bibliography_items
@@ -75,9 +76,7 @@ def finish_job(
     """dedupe -> score -> render -> persist: how every job ends, once its citations are
     validated (no bibliographies when `styles` is empty)."""
     works = dedupe_step(job_id, quote(refs), quote(results), db)
-    # Citations repeating a work cited earlier in this job: a work other jobs cited too is no
-    # duplicate within this list.
-    duplicates = works.columns.height - works.columns["work_id"].n_unique()
+    duplicates = repeats_within_jobs(works.columns).height
     assessment = assess_step(quote(refs), quote(results), quote(claims), duplicates=duplicates)
     work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
     items = bibliography_items(refs, {r.citation_id: r for r in results}, work_ids)

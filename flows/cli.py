@@ -333,6 +333,7 @@ def dedupe(
     db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
 ) -> None:
     """Dedupe the whole library again (e.g. after a threshold change or an upgrade)."""
+    from tasks.dedupe.job import repeats_within_jobs
     from tasks.dedupe.rebuild import rededupe, refreshed_records
 
     with open_library(db) as library:
@@ -342,10 +343,11 @@ def dedupe(
         before = library.table("works").height
         rebuilt = rededupe(records)
         library.replace_dedupe(rebuilt.records, rebuilt.assignments, rebuilt.works, rebuilt.links)
-    duplicates = int(rebuilt.assignments["duplicate_of"].is_not_null().sum())
+    duplicates = repeats_within_jobs(rebuilt.assignments).height
     out.print(
         f"{records.height} citations, {rebuilt.works.height} works (was {before}), "
-        f"{duplicates} duplicates, {rebuilt.links.height} links between related works",
+        f"{duplicates} repeated within their jobs, {rebuilt.links.height} links between "
+        "related works",
         highlight=False,
     )
 

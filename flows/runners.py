@@ -25,6 +25,8 @@ def task_runner(kind: str | None = None, workers: int | None = None) -> TaskRunn
     """A task runner by name: `threads` (env `CITEAUDIT_TASK_RUNNER`, default) or `dask`."""
     kind = kind or os.environ.get("CITEAUDIT_TASK_RUNNER", "threads")
     workers = workers or int(os.environ.get("CITEAUDIT_WORKERS", DEFAULT_WORKERS))
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, not {workers}")
     if kind == "threads":
         return cast(TaskRunner[Any], ThreadPoolTaskRunner(max_workers=workers))
     if kind == "dask":

@@ -105,12 +105,14 @@ def scheduled_audit(
     audit_id: str | None = None,
     chunk_size: int = DEFAULT_CHUNK,
 ) -> dict[str, Any]:
-    """Re-validate library citations last checked more than `max_age_days` ago.
+    """Re-validate library citations last checked more than `max_age_days` ago, and those
+    still `unverified` (an offline import, an outage) whatever their age.
 
     Parameters:
         out_dir: where the audit's folder is written (`out_dir/audit_id/`).
         db: the DuckDB library file (default `$CITEAUDIT_DB` or ./citeaudit.duckdb).
-        max_age_days: re-check citations whose `checked_at` is older than this (0: all).
+        max_age_days: re-check citations whose `checked_at` is older than this (0: all);
+            `unverified` ones are re-checked at every run.
         job_ids: only these jobs' citations (default: every job in the library).
         audit_id: names this audit's folder (default `scheduled-YYYYMMDDTHHMMSSZ`).
         chunk_size: citations per registry round (all citations of one identifier together).

@@ -13,7 +13,8 @@ _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d|21\d\d)\b")
 # How inputs write the marker of a shortened author list: BibTeX's `and others`, "et al.".
 _ET_AL_TEXTS = frozenset({"others", "and others", "et al", "et al.", "et. al", "et. al.", "etal"})
 # The one form readers store it in, as {"literal": ET_AL}: pandoc's citeproc, like BibTeX, prints
-# that as "et al.".
+# that as "et al." (as "and others" where a style lists every name, e.g. MLA beside another
+# entry by the same first authors), never as a person named Others.
 ET_AL = "others"
 
 

@@ -11,6 +11,7 @@ import polars as pl
 
 from tasks.assess import MISSING_REASON
 from tasks.dedupe.cluster import UNDIRECTED_LINKS
+from tasks.dedupe.job import repeats_within_jobs
 
 FLAGGED = ("mismatch", "not_found", "unmatched")
 STATUS_ORDER = ("verified", "mismatch", "not_found", "unmatched", "unverified")
@@ -279,7 +280,6 @@ RELATIONS = {
     "chapter-of-same-book": "is a chapter of the same book as",
     "part-of": "is part of",
 }
-# Relations that read the same both ways: their first citation is the one cited first.
 
 
 def related_citations(citations: pl.DataFrame, links: pl.DataFrame) -> list[dict[str, str]]:
@@ -310,20 +310,11 @@ def related_citations(citations: pl.DataFrame, links: pl.DataFrame) -> list[dict
     return [row for _, row in sorted(rows, key=lambda pair: pair[0])]
 
 
-def _duplicates(citations: pl.DataFrame) -> pl.DataFrame:
-    """Citations of a work the job cited before them (works other jobs cite are not repeats)."""
-    if not _column(citations, "work_id"):
-        return citations.head(0)
-    return citations.filter(
-        pl.col("work_id").is_not_null() & (pl.col("work_id").cum_count().over("work_id") > 1)
-    )
-
-
 def render_html(data: ReportData) -> str:
     cites = data.citations
     counts = status_counts(cites)
     flagged = flagged_citations(cites)
-    dups = _duplicates(cites)
+    dups = repeats_within_jobs(cites)
     sections = [
         f"<h1>Citation audit: {_e(data.job_id)}</h1>",
         f"<p>{cites.height} citations · {data.input_errors.height} input errors</p>",
@@ -416,7 +407,7 @@ def render_markdown(data: ReportData) -> str:
         lines += ["", f"## Changes since the last audit ({data.changes.height})", ""]
         for row in data.changes.iter_rows(named=True):
             lines.append("- " + "; ".join(f"{k}: {_md(v)}" for k, v in row.items()))
-    dups = _duplicates(cites)
+    dups = repeats_within_jobs(cites)
     if dups.height:
         lines += ["", f"## Duplicates found ({dups.height})", ""]
         for row in dups.iter_rows(named=True):

@@ -50,6 +50,7 @@ def test_fail_on_gates_a_bibliography(registry_env, tmp_path):
         ["audit", str(REPORT), "--job", "x", "--out", str(REPORT)],  # a file as --out
         ["audit", str(REPORT), "--job", "x", "--env", "CITEAUDIT_TASK_RUNNER=bogus"],
         ["audit", str(REPORT), "--job", "x", "--env", "CITEAUDIT_WORKERS=abc"],
+        ["audit", str(REPORT), "--job", "x", "--env", "CITEAUDIT_WORKERS=-1"],
         ["audit", str(REPORT), "--job", "x", "--env", "CITEAUDIT_TRUSTED_DOMAINS=/no/such/file"],
         ["audit", str(REPORT), "--job", "x", "--env", "CITEAUDIT_MAX_ATTEMPTS=many"],
         ["jobs", "--db", "no-such-library.duckdb"],

@@ -17,6 +17,7 @@ from tasks.dedupe import (
     empty_library,
     records_frame,
 )
+from tasks.dedupe.job import repeats_within_jobs
 from tasks.dedupe.records import record_row, split_notice
 from tasks.identifiers import identifiers_of
 from tasks.read.ris import read
@@ -311,3 +312,17 @@ def test_the_et_al_marker_is_no_author_to_match_on() -> None:
     row = record_row(marked)
     assert row["surnames"] == ["ralser"]
     assert row["authors"] == "Markus Ralser"
+
+
+def test_repeats_are_counted_within_each_job() -> None:
+    citations = pl.DataFrame(
+        {
+            "job_id": ["d2", "d1", "d1", "d2", "d1"],
+            "citation_id": ["c", "b", "a", "e", "z"],
+            "work_id": ["w1", "w1", "w1", "w2", "w1"],
+            # d1 founded w1 with "z"; d2 cites w1 once (shared, not repeated)
+            "duplicate_of": ["d1/z", "a", "z", None, None],
+        }
+    )
+    repeats = repeats_within_jobs(citations)
+    assert repeats["citation_id"].to_list() == ["b", "a"]  # in the rows' order

@@ -86,6 +86,11 @@ def test_an_input_that_gives_nothing_is_an_error(tmp_path: Path) -> None:
     ]
     wrong = read_inputs([bib], format="ris")
     assert [e.reason for e in wrong.errors] == ["no references found (read as ris)"]
+    # A Markdown file with nothing cited is an error even beside one that cites.
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nNothing cited here.\n")
+    beside = read_inputs([notes, FIXTURES / "crew_report.md"])
+    assert [e.source_file for e in beside.errors if "no references" in e.reason] == [str(notes)]
     # BibTeX files holding only @string definitions for the others are no error.
     iridia = read_inputs(sorted((FIXTURES / "iridia").glob("*.bib")))
     assert not [e for e in iridia.errors if "no references" in e.reason]

@@ -38,6 +38,23 @@ def library_key(job_id: str, citation_id: str) -> str:
     return f"{job_id}/{citation_id}"
 
 
+def repeats_within_jobs(citations: pl.DataFrame) -> pl.DataFrame:
+    """The citations of a work their job cites more than once, but one: the job's founding
+    citation of the work where it holds it, else its smallest citation id. Works other jobs
+    cite too are shared, not repeated. `citations` has work_id, citation_id and maybe job_id
+    and duplicate_of; the rows keep their order."""
+    if "work_id" not in citations.columns:
+        return citations.head(0)
+    group = [c for c in ("job_id", "work_id") if c in citations.columns]
+    founder_first = [pl.col("duplicate_of").is_not_null()] if "duplicate_of" in citations else []
+    ranked = citations.with_row_index("_row").sort([*founder_first, pl.col("citation_id")])
+    return (
+        ranked.filter(pl.col("work_id").is_not_null() & (pl.int_range(pl.len()).over(group) > 0))
+        .sort("_row")
+        .drop("_row")
+    )
+
+
 def named_in_job(duplicate_of: pl.Expr, job_id: pl.Expr) -> pl.Expr:
     """`duplicate_of` as a job's rows name it: a citation of the same job by its citation id
     alone, one of another job as `JOB/CITATION_ID`."""

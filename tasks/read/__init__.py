@@ -87,14 +87,14 @@ def nothing_read(paths: Sequence[Path], read: ReadResult, format: str) -> list[I
     """An error per input that gave nothing, which a job must say rather than pass with 0
     citations: an empty file, or files read together none of which gave a reference, claim or
     error (not in the format they were read as). One of several BibTeX files read together may
-    rightly hold only @string definitions the others use."""
+    rightly hold only @string definitions the others use; other formats read each file alone."""
     named = (
         {ref.provenance.source_file for ref in read.references}
         | {claim.source_file for claim in read.claims}
         | {error.source_file for error in read.errors}
     )
     silent = [path for path in paths if str(path) not in named]
-    if len(silent) < len(paths):
+    if format == "bibtex" and len(silent) < len(paths):
         silent = [path for path in silent if not read_head(path).strip()]
     return [
         InputError(source_file=str(path), reason=f"no references found (read as {format})")
