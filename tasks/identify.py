@@ -28,6 +28,16 @@ def assign_citation_ids(refs: Sequence[Reference]) -> list[Reference]:
     return out
 
 
+def unused_id(base: str, taken: set[str]) -> str:
+    """`base`, else `base-2`, `base-3`, ...: the first not in `taken` (which then holds it)."""
+    candidate, suffix = base, 1
+    while candidate in taken:
+        suffix += 1
+        candidate = f"{base}-{suffix}"
+    taken.add(candidate)
+    return candidate
+
+
 def unique_claim_ids(
     claims: Sequence[Claim], refs: Sequence[Reference]
 ) -> tuple[list[Claim], list[Reference]]:
@@ -38,14 +48,8 @@ def unique_claim_ids(
     renamed: dict[tuple[str, str], str] = {}
     for claim in claims:
         key = (claim.source_file, claim.claim_id)
-        if key in renamed:
-            continue
-        new_id, suffix = claim.claim_id, 1
-        while new_id in taken:
-            suffix += 1
-            new_id = f"{claim.claim_id}-{suffix}"
-        renamed[key] = new_id
-        taken.add(new_id)
+        if key not in renamed:
+            renamed[key] = unused_id(claim.claim_id, taken)
     return (
         [c.model_copy(update={"claim_id": renamed[(c.source_file, c.claim_id)]}) for c in claims],
         [

@@ -16,6 +16,7 @@ import polars as pl
 
 from tasks.dedupe.compare import LINK, MERGE
 from tasks.dedupe.records import CONFLICT_KINDS, ID_KINDS
+from tasks.identify import unused_id
 
 # Merge reasons, strongest first; these hold against any conflict.
 REASONS = ("doi", "citation", "pmid", "pmcid", "arxiv", "isbn", "url", "fuzzy")
@@ -268,16 +269,6 @@ def _work_ids(
         for _, root in sorted(claimants):
             ids[root] = unused_id(base, taken)
     return ids
-
-
-def unused_id(base: str, taken: set[str]) -> str:
-    """`base`, else `base-2`, `base-3`, ...: the first not in `taken` (which then holds it)."""
-    candidate, suffix = base, 1
-    while candidate in taken:
-        suffix += 1
-        candidate = f"{base}-{suffix}"
-    taken.add(candidate)
-    return candidate
 
 
 def _assignments(

@@ -17,6 +17,7 @@ from models.audit import Claim, ReadResult
 from models.citation import Citation, CitationMap
 from models.csl import CSLItem
 from tasks.identifiers import normalize_doi, normalize_isbn
+from tasks.identify import unused_id
 from tasks.read.agent_json import (
     csl_date,
     csl_names,
@@ -89,7 +90,8 @@ def _read_claim(path: Path, key: str, raw_claim: Any, result: ReadResult) -> Non
     if not isinstance(raw_citations, list):
         result.errors.append(entry_error(path, key, "citations is not a list"))
         raw_citations = []
-    claim_id = _unused_claim_id(claim.claim_id, result)
+    # two claims under one id would pool their citations
+    claim_id = unused_id(claim.claim_id, {c.claim_id for c in result.claims})
     if claim_id != claim.claim_id:
         reason = f"claim_id {claim.claim_id!r} repeats an earlier claim's; read as {claim_id!r}"
         result.errors.append(entry_error(path, key, reason))
@@ -164,14 +166,3 @@ def _guess_type(fields: dict[str, Any]) -> str:
     if fields.get("URL") and not fields.get("title"):
         return "webpage"
     return "article"
-
-
-def _unused_claim_id(claim_id: str, result: ReadResult) -> str:
-    """`claim_id`, or `claim_id-2`, `-3`, ... where the file already has it: two claims under one
-    id would pool their citations."""
-    used = {claim.claim_id for claim in result.claims}
-    new_id, suffix = claim_id, 1
-    while new_id in used:
-        suffix += 1
-        new_id = f"{claim_id}-{suffix}"
-    return new_id
