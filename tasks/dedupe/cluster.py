@@ -325,13 +325,11 @@ def ordered_links(links: pl.DataFrame) -> pl.DataFrame:
 
 def _links(links: pl.DataFrame, work_ids: dict[int, str]) -> pl.DataFrame:
     """Links between distinct works, pointing from preprint/notice to the work it is about;
-    undirected kinds are ordered by work id."""
-    rows = set()
+    undirected kinds are ordered by work id (ordered_links)."""
+    rows = []
     for x, y, kind, forward in links.iter_rows():
         a, b = work_ids.get(x), work_ids.get(y)
         if a is None or b is None or a == b:
             continue
-        if forward is False or (forward is None and b < a):
-            a, b = b, a
-        rows.add((a, b, kind))
-    return pl.DataFrame(sorted(rows), schema=LINK_SCHEMA, orient="row")
+        rows.append((b, a, kind) if forward is False else (a, b, kind))
+    return ordered_links(pl.DataFrame(rows, schema=LINK_SCHEMA, orient="row"))
