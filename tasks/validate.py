@@ -328,9 +328,9 @@ def _compare_with_text(raw: str, record: CSLItem) -> FieldAgreement:
     )
 
 
-def _years_in_text(raw: str) -> list[int]:
-    """Year-like numbers of a free-text reference, its identifiers left out."""
-    return list(dict.fromkeys(int(y) for y in _YEAR_IN_TEXT.findall(without_identifiers(raw))))
+def _years_in_text(words: str) -> list[int]:
+    """Year-like numbers of a free-text reference's words (`without_identifiers`)."""
+    return list(dict.fromkeys(int(y) for y in _YEAR_IN_TEXT.findall(words)))
 
 
 def _venue_in_text(venue: str, raw: str) -> bool:
@@ -449,7 +449,9 @@ def _field_detail(field: str, ref: Reference, record: CSLItem, agreement: FieldA
         # Free text has no year field: name the years it gives, as compared.
         year = claimed.year()
         given = (
-            str(year) if year is not None else " or ".join(map(str, _years_in_text(ref.raw or "")))
+            str(year)
+            if year is not None
+            else " or ".join(map(str, _years_in_text(without_identifiers(ref.raw or ""))))
         )
         return f"year (claimed {given}, record {' or '.join(map(str, record.years()))})"
     shown = record.container_title or record.container_title_short or record.event_title
