@@ -6,7 +6,7 @@ A fake registry (tests/fake_registry, started empty) learns the VALID entries of
 split as Crossref works: title, authors, venue, year, and the entry's DOI; an entry without DOI is
 registered under its arXiv DOI if it names an arXiv id, else under a generated test DOI
 (10.5555/hallmark.KEY) that the citing side never sees. Then every entry, valid or hallucinated, is
-read as BibTeX from its `fields` and audited by `check_references` over real HTTP.
+read as BibTeX from its `fields` and audited by `lookup_references` over real HTTP.
 
 Flagged = mismatch, not_found or unmatched. Printed: precision, recall, F1 and false-positive
 rate of flagging HALLUCINATED entries, recall per hallucination type, and status counts.
@@ -21,8 +21,8 @@ from typing import Any
 
 from models.audit import Reference, Status, ValidationResult
 from models.csl import CSLItem, named
-from tasks.check import check_references
 from tasks.identifiers import identifiers_of
+from tasks.lookup import lookup_references
 from tasks.read.bibtex import read_bibtex
 from tasks.registries import Registries
 from tests.fake_registry import FakeRegistry
@@ -128,7 +128,7 @@ def audit(refs: list[Reference], registry: FakeRegistry) -> dict[str, Validation
     with Registries.from_settings(settings) as registries:
         for start in range(0, len(refs), CHUNK):
             chunk = refs[start : start + CHUNK]
-            for result in check_references(chunk, registries):
+            for result in lookup_references(chunk, registries):
                 results[result.citation_id] = result
     return results
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import flows.quiet  # noqa: F401  (before prefect)
 from flows import steps
 from flows.audit import DEFAULT_CHUNK
+from tasks.citation_ids import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
 from tasks.dedupe.job import repeats_within_jobs
-from tasks.identify import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
 from tasks.render.selection import bibliography_items
 from tests.reliability_data import bundled_works, synthetic_works, write_doi_list
 
@@ -33,7 +33,7 @@ def plain_job(inputs: list[str], job_id: str, out_dir: str, db: str) -> None:
     claims, refs = unique_claim_ids(read.claims, assign_citation_ids(read.references))
     claims = link_claims(claims, refs)
     results = [
-        r for chunk in plan_chunks(refs, DEFAULT_CHUNK) for r in steps.check_chunk.fn(chunk, True)
+        r for chunk in plan_chunks(refs, DEFAULT_CHUNK) for r in steps.lookup_chunk.fn(chunk, True)
     ]
     works = steps.dedupe_step.fn(job_id, refs, results, db)
     duplicates = repeats_within_jobs(works.columns).height

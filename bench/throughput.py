@@ -4,8 +4,8 @@
 (b) 10,000 identified citations under the real rate limits (polite pool: CITEAUDIT_MAILTO set,
     no NCBI key) with 50 ms latency per answer: wall time / rate-limit bound, where the bound is
     the slowest registry's requests / its permitted rate; goal <= 1.2.
-Checked the way the flow does it: tasks.identify.plan_chunks + a thread pool of 4 calling
-tasks.check.check_references on one shared Registries. The fake knows 1,364 real Crossref works;
+Checked the way the flow does it: tasks.citation_ids.plan_chunks + a thread pool of 4 calling
+tasks.lookup.lookup_references on one shared Registries. The fake knows 1,364 real Crossref works;
 the other DOIs are SYNTHETIC copies of them under 10.5555/citeaudit.synthetic.N (added to the
 fake with add_crossref_work). Run: uv run python -m bench.throughput [N]
 """
@@ -17,8 +17,8 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 from models.audit import Reference, Status
-from tasks.check import check_references
-from tasks.identify import plan_chunks
+from tasks.citation_ids import plan_chunks
+from tasks.lookup import lookup_references
 from tasks.registries import Registries
 from tests.fake_registry import FakeRegistry
 from tests.fake_registry.server import CROSSREF_POLITE, NCBI_ANONYMOUS
@@ -48,7 +48,7 @@ def run(registry: FakeRegistry, refs: list[Reference]) -> tuple[float, Counter[s
         started = time.perf_counter()
         chunks = plan_chunks(refs, CHUNK)
         results = [
-            r for rs in pool.map(lambda c: check_references(c, registries), chunks) for r in rs
+            r for rs in pool.map(lambda c: lookup_references(c, registries), chunks) for r in rs
         ]
         wall = time.perf_counter() - started
     statuses = Counter(r.status.value for r in results)

@@ -15,16 +15,16 @@ from flows.runners import task_runner
 from flows.steps import (
     JobRecord,
     assess_step,
-    check_chunk,
     dedupe_step,
+    lookup_chunk,
     persist_step,
     read_step,
     render_step,
     unverified_chunk,
 )
 from models.audit import Claim, InputError, Reference, ValidationResult
+from tasks.citation_ids import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
 from tasks.dedupe.job import repeats_within_jobs
-from tasks.identify import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
 from tasks.render.csl_styles import STYLES
 from tasks.render.selection import bibliography_items
 from tasks.store import check_job_id
@@ -45,7 +45,7 @@ def validate_all(
     `unverified`, so every citation still gets exactly one result. Progress goes to the CLI's
     listener and, given `shown`, to the Prefect UI."""
     chunks = plan_chunks(refs, chunk_size)
-    futures = {check_chunk.submit(chunk, offline): chunk for chunk in chunks}
+    futures = {lookup_chunk.submit(chunk, offline): chunk for chunk in chunks}
     results: list[ValidationResult] = []
     done = 0
     progress.report("validate", 0, len(refs))

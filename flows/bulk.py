@@ -22,10 +22,10 @@ from flows.steps import (
     read_step,
 )
 from models.audit import Reference, ValidationResult
-from tasks import tables
-from tasks.identify import assign_citation_ids, link_claims, unique_claim_ids
+from tasks import frames
+from tasks.citation_ids import assign_citation_ids, link_claims, unique_claim_ids
+from tasks.frames import result_from_row
 from tasks.render.csl_styles import STYLES
-from tasks.rows import result_from_row
 from tasks.store import Library, check_job_id, db_path_from_env
 
 DEFAULT_BATCH = 5_000
@@ -65,7 +65,7 @@ def store_batch_step(
     results: Sequence[ValidationResult],
     db: str | None,
 ) -> int:
-    frame = tables.citations_frame(job_id, refs, results)
+    frame = frames.citations_frame(job_id, refs, results)
     with Library(db_path_from_env(db)) as library:
         library.save_bulk_batch(job_id, batch, fingerprint, frame)
     return frame.height

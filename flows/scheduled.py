@@ -23,8 +23,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from flows import progress
 from models.audit import Reference, ValidationResult
-from tasks import report, tables
-from tasks.assess import assess
+from tasks import frames, report
 from tasks.changes import (
     CHANGES_SCHEMA,
     chunks_by_identifier,
@@ -32,9 +31,10 @@ from tasks.changes import (
     stale_before,
     worth_applying,
 )
-from tasks.check import check_references
+from tasks.frames import reference_from_row
+from tasks.lookup import lookup_references
+from tasks.metrics import assess
 from tasks.registries import Registries, RegistrySettings
-from tasks.rows import reference_from_row
 from tasks.store import JobFolder, Library, check_job_id, db_path_from_env
 
 DEFAULT_MAX_AGE_DAYS = 7
@@ -57,7 +57,7 @@ def recheck_step(refs: Sequence[Reference], chunk_size: int) -> list[ValidationR
     progress.report("recheck", 0, len(refs))
     with Registries.from_settings(settings) as registries:
         for chunk in chunks_by_identifier(refs, chunk_size):
-            checked = check_references([refs[index] for index in chunk], registries)
+            checked = lookup_references([refs[index] for index in chunk], registries)
             results.update(zip(chunk, checked, strict=True))
             progress.report("recheck", len(results), len(refs))
     return [results[index] for index in range(len(refs))]
@@ -67,8 +67,8 @@ def _job_rows(job_id: str, pairs: list[tuple[Reference, ValidationResult]]) -> p
     """One job's re-checked citation rows with their scores (citation ids unique within it)."""
     refs, results = [ref for ref, _ in pairs], [result for _, result in pairs]
     rows = pl.DataFrame(
-        [tables.citation_row(job_id, ref, result) for ref, result in pairs],
-        schema=tables.CITATION_SCHEMA,
+        [frames.citation_row(job_id, ref, result) for ref, result in pairs],
+        schema=frames.CITATION_SCHEMA,
     )
     scores = assess(refs, results, [], duplicates=0).citation_scores
     return rows.join(scores, on="citation_id", how="left")

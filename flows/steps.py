@@ -16,10 +16,10 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from models.audit import Claim, InputError, ReadResult, Reference, Status, ValidationResult
 from models.csl import CSLItem
-from tasks import report, tables
-from tasks.assess import Assessment, assess
-from tasks.check import check_references
+from tasks import frames, report
 from tasks.dedupe.job import JobDedupe, dedupe_job
+from tasks.lookup import lookup_references
+from tasks.metrics import Assessment, assess
 from tasks.read import read_inputs
 from tasks.registries import Registries, RegistrySettings
 from tasks.render import csl_styles, exports
@@ -45,10 +45,10 @@ def read_step(paths: Sequence[str], input_format: str | None) -> ReadResult:
     return read_inputs([Path(p) for p in paths], input_format)
 
 
-@task(name="check-chunk")
-def check_chunk(refs: Sequence[Reference], offline: bool) -> list[ValidationResult]:
+@task(name="look-up-chunk")
+def lookup_chunk(refs: Sequence[Reference], offline: bool) -> list[ValidationResult]:
     registries = None if offline else shared_registries()
-    return check_references(refs, registries, offline=offline)
+    return lookup_references(refs, registries, offline=offline)
 
 
 def unverified_chunk(refs: Sequence[Reference], error: str) -> list[ValidationResult]:
@@ -122,17 +122,17 @@ class JobRecord:
 
 
 def job_frames(job: JobRecord) -> dict[str, pl.DataFrame]:
-    citations = tables.citations_frame(job.job_id, job.refs, job.results).join(
+    citations = frames.citations_frame(job.job_id, job.refs, job.results).join(
         job.assessment.citation_scores, on="citation_id", how="left"
     )
     if job.dedupe is not None:
         citations = citations.join(job.dedupe.columns, on="citation_id", how="left")
-    claims = tables.claims_frame(job.job_id, job.claims).join(
+    claims = frames.claims_frame(job.job_id, job.claims).join(
         job.assessment.claim_scores, on="claim_id", how="left"
     )
     return {
         "citations": citations,
-        "input_errors": tables.input_errors_frame(job.job_id, job.errors),
+        "input_errors": frames.input_errors_frame(job.job_id, job.errors),
         "claims": claims,
     }
 

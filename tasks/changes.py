@@ -1,6 +1,6 @@
 """Scheduled audits: which citations to re-check, and what changed since they were last checked.
 
-Plain functions over citation frames (the columns of tasks/tables.py); the flow
+Plain functions over citation frames (the columns of tasks/frames.py); the flow
 (flows/scheduled.py) asks the registries and the library (tasks/store.py) stores the outcome."""
 
 from collections.abc import Sequence
@@ -44,7 +44,7 @@ def stale_before(now: datetime, max_age_days: int) -> datetime:
 
 def identifier_key(ref: Reference) -> str:
     """What the registries are asked about for this reference (the DOI decides, as in
-    tasks/check.py): one key per registry question."""
+    tasks/lookup.py): one key per registry question."""
     if ref.ids.doi:
         return f"doi:{ref.ids.doi}"
     if ref.ids.pmid:

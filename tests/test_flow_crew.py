@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.crew import crew_report
-from tasks.assess import MISSING_REASON
+from tasks.metrics import MISSING_REASON
 from tasks.read import read_inputs
 
 FIXTURES = Path(__file__).parent / "fixtures"

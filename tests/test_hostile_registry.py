@@ -1,5 +1,5 @@
 """Hostile registry answers (entity bombs, external entities, huge, truncated or mislabelled
-bodies) at the `check_references` level: the citation is `unverified`, nothing is fetched for an
+bodies) at the `lookup_references` level: the citation is `unverified`, nothing is fetched for an
 entity, and the process's memory stays bounded (peak RSS measured in a fresh subprocess)."""
 
 import json
@@ -12,7 +12,7 @@ import pytest
 CHECK_UNDER_FAULT = """
 import json, resource, sys
 from models.audit import Identifiers
-from tasks.check import check_references
+from tasks.lookup import lookup_references
 from tasks.registries import Registries
 from tests.fake_registry import FakeRegistry
 from tests.reliability_data import bare_id_reference, bundled_pmids, bundled_works
@@ -28,7 +28,7 @@ with FakeRegistry(rate_limits=False) as registry:
             bare_id_reference("d", doi=bundled_works()[0]["DOI"])]
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with Registries.from_settings(settings) as registries:
-        results = check_references(refs, registries)
+        results = lookup_references(refs, registries)
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({
         "statuses": {r.citation_id: r.status.value for r in results},

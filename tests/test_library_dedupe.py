@@ -9,10 +9,10 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from models.audit import Status, ValidationResult
-from tasks import tables
+from tasks import frames
+from tasks.citation_ids import assign_citation_ids
 from tasks.dedupe.job import dedupe_job
 from tasks.dedupe.rebuild import rededupe
-from tasks.identify import assign_citation_ids
 from tasks.read import read_inputs
 from tasks.store import Library
 
@@ -23,7 +23,7 @@ def save(library: Library, job_id: str, path: Path) -> pl.DataFrame:
     refs = assign_citation_ids(read_inputs([path]).references)
     results = [ValidationResult(citation_id=r.citation_id, status=Status.UNVERIFIED) for r in refs]
     found = dedupe_job(job_id, refs, results, library.dedupe_library(exclude_job=job_id))
-    citations = tables.citations_frame(job_id, refs, results).join(found.columns, on="citation_id")
+    citations = frames.citations_frame(job_id, refs, results).join(found.columns, on="citation_id")
     library.save_job(
         job_id,
         [str(path)],

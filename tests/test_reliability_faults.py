@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 from models.audit import Reference, Status, ValidationResult
-from tasks.check import check_references
-from tasks.identify import plan_chunks
+from tasks.citation_ids import plan_chunks
+from tasks.lookup import lookup_references
 from tasks.registries import Registries
 from tests.fake_registry import FakeRegistry
 from tests.fake_registry.fixtures import point_env_at
@@ -59,7 +59,7 @@ def check_in_chunks(
     with Registries.from_settings(settings) as registries:
         results: list[ValidationResult] = []
         for chunk in plan_chunks(refs, 60):
-            results += check_references(chunk, registries)
+            results += lookup_references(chunk, registries)
     return results
 
 

@@ -12,8 +12,8 @@ from models.audit import (
     ValidationResult,
 )
 from models.csl import CSLItem
-from tasks import tables
-from tasks.identify import assign_citation_ids
+from tasks import frames
+from tasks.citation_ids import assign_citation_ids
 from tasks.store import JobFolder, Library, UnsafeJobId, check_job_id
 
 
@@ -33,9 +33,9 @@ def frames_for(job: str, refs: list[Reference], status: Status) -> dict[str, pl.
     results = [ValidationResult(citation_id=r.citation_id, status=status) for r in refs]
     errors = [InputError(source_file="bad.bib", entry_key="x", reason="unbalanced brace")]
     return {
-        "citations": tables.citations_frame(job, refs, results),
-        "input_errors": tables.input_errors_frame(job, errors),
-        "claims": tables.claims_frame(job, []),
+        "citations": frames.citations_frame(job, refs, results),
+        "input_errors": frames.input_errors_frame(job, errors),
+        "claims": frames.claims_frame(job, []),
     }
 
 
@@ -116,4 +116,4 @@ def test_parquet_written_atomically_and_reads_back(tmp_path):
 def test_every_citation_needs_a_result():
     refs = make_refs(2)
     with pytest.raises(ValueError, match="no validation result"):
-        tables.citations_frame("j", refs, [])
+        frames.citations_frame("j", refs, [])

@@ -10,11 +10,11 @@ import pytest
 from models.audit import Lookup, Provenance, Reference, RegistryRecord, Status
 from models.csl import CSLDate, CSLItem, CSLName
 from tasks.match.authors import author_agreement
+from tasks.match.decide import TITLE_AGREES, decide_identified
 from tasks.match.pages import pages_agreement
 from tasks.match.titles import title_in_text, title_similarity
 from tasks.match.venues import venue_similarity
 from tasks.textnorm import fold, normalise_title, surname_key
-from tasks.validate import TITLE_AGREES, validate_identified
 
 PAIRS = Path(__file__).parent / "fixtures" / "validate" / "dblp_acm_pairs.csv"
 
@@ -207,7 +207,7 @@ def audit_pairs(shift: int) -> list[Status]:
             identifier="10.1145/x",
             record=RegistryRecord(registry="crossref", identifier="10.1145/x", item=registry),
         )
-        statuses.append(validate_identified(ref, lookup).status)
+        statuses.append(decide_identified(ref, lookup).status)
     return statuses
 
 

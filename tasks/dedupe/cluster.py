@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from tasks.citation_ids import unused_id
 from tasks.dedupe.compare import LINK, MERGE
 from tasks.dedupe.records import CONFLICT_KINDS, ID_KINDS
-from tasks.identify import unused_id
 
 # Merge reasons, strongest first; these hold against any conflict.
 REASONS = ("doi", "citation", "pmid", "pmcid", "arxiv", "isbn", "url", "fuzzy")

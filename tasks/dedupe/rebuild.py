@@ -6,14 +6,14 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from tasks.citation_ids import unused_id
 from tasks.dedupe.assign import assign_works
 from tasks.dedupe.canonical import canonical_works
 from tasks.dedupe.cluster import ordered_links
 from tasks.dedupe.job import job_records, named_in_job
 from tasks.dedupe.records import RECORD_SCHEMA, RELATION
 from tasks.dedupe.thresholds import DedupeThresholds
-from tasks.identify import unused_id
-from tasks.rows import reference_from_row, result_from_row
+from tasks.frames import reference_from_row, result_from_row
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ _NOTE = re.compile(
     r"\([^()]*\)|\[[^\[\]]*\]|^\s*(?:tutorial|panel|keynote|invited talk|abstract)\s*:", re.I
 )
 
-# Scores for the benign differences; both are above the acceptance line in tasks/validate.py.
+# Scores for the benign differences; both are above the acceptance line in tasks/match/decide.py.
 SAME_BUT_SPELLING = 0.97
 SAME_BUT_SUBTITLE = 0.95
 # A citer who shortens a long title keeps its head: "... in a mouse model" for "... in a mouse

@@ -16,8 +16,8 @@ from pydantic import ValidationError
 from models.audit import Claim, ReadResult
 from models.citation import Citation, CitationMap
 from models.csl import CSLItem
+from tasks.citation_ids import unused_id
 from tasks.identifiers import normalize_doi, normalize_isbn
-from tasks.identify import unused_id
 from tasks.read.agent_json import (
     csl_date,
     csl_names,

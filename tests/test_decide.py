@@ -9,8 +9,8 @@ import pytest
 
 from models.audit import Identifiers, Lookup, Provenance, Reference, RegistryRecord, Status
 from models.csl import CSLDate, CSLItem, CSLName
+from tasks.match.decide import compare, decide, decide_identified, decide_unidentified
 from tasks.registries.crossref_map import crossref_work_to_csl
-from tasks.validate import compare, decide, validate_identified, validate_unidentified
 
 FIXTURES = Path(__file__).parent / "fixtures" / "validate"
 WORKS = {w["DOI"].lower(): w for w in json.loads((FIXTURES / "crossref_works.json").read_text())}
@@ -75,7 +75,7 @@ def plos_as_cited(**changes: Any) -> Reference:
 
 
 def test_citer_style_citation_is_verified_with_full_agreement() -> None:
-    result = validate_identified(plos_as_cited(), found(PLOS))
+    result = decide_identified(plos_as_cited(), found(PLOS))
     assert result.status == Status.VERIFIED
     assert result.agreement.title == 1.0
     assert result.agreement.authors == 1.0
@@ -99,7 +99,7 @@ def test_citer_style_citation_is_verified_with_full_agreement() -> None:
     ids=["online-first-year", "journal-casing", "latex-braces", "et-al"],
 )
 def test_ordinary_citer_variation_is_verified(changes: dict[str, Any]) -> None:
-    result = validate_identified(plos_as_cited(**changes), found(PLOS))
+    result = decide_identified(plos_as_cited(**changes), found(PLOS))
     assert result.status == Status.VERIFIED, result.reason
 
 
@@ -120,7 +120,7 @@ def test_abbreviated_journal_greek_letter_and_compound_surname_are_verified() ->
         **{"container-title": "Sci. Rep."},
         issued=CSLDate.from_year(2015),
     )
-    result = validate_identified(cited, found(SCIREP))
+    result = decide_identified(cited, found(SCIREP))
     assert result.status == Status.VERIFIED, result.reason
     assert result.agreement.authors == 1.0
 
@@ -142,7 +142,7 @@ def test_conference_acronym_particle_and_page_range_style_are_verified() -> None
         issued=CSLDate.from_year(2017),
         page="289--98",
     )
-    result = validate_identified(cited, found(LAK))
+    result = decide_identified(cited, found(LAK))
     assert result.status == Status.VERIFIED, result.reason
 
 
@@ -160,7 +160,7 @@ def test_sigmod_acronym_matches_the_acm_proceedings_title() -> None:
         **{"container-title": "SIGMOD"},
         issued=CSLDate.from_year(2021),
     )
-    result = validate_identified(cited, found(SIGMOD))
+    result = decide_identified(cited, found(SIGMOD))
     assert result.status == Status.VERIFIED, result.reason
     assert result.agreement.container == 1.0
     assert result.agreement.title == pytest.approx(0.95)  # the citation drops the subtitle
@@ -171,7 +171,7 @@ def test_sigmod_acronym_matches_the_acm_proceedings_title() -> None:
 
 def test_real_doi_attached_to_another_paper_is_a_mismatch() -> None:
     cited = plos_as_cited(title="Deep residual learning for image recognition")
-    result = validate_identified(cited, found(PLOS))
+    result = decide_identified(cited, found(PLOS))
     assert result.status == Status.MISMATCH
     assert result.reason.startswith("DOI resolves to a different paper: 'Methylphenidate")
     assert result.agreement.title is not None and result.agreement.title < 0.6
@@ -183,21 +183,21 @@ def test_near_miss_title_is_a_mismatch() -> None:
         title="Methylphenidate exposure induces dopamine neuron loss and activation of "
         "astrocytes in the basal ganglia of mice"
     )
-    result = validate_identified(cited, found(PLOS))
+    result = decide_identified(cited, found(PLOS))
     assert result.status == Status.MISMATCH
     assert "title" in result.reason and "different paper" not in result.reason
 
 
 def test_swapped_authors_are_a_mismatch() -> None:
     scirep_authors = record(SCIREP).item.author
-    result = validate_identified(plos_as_cited(author=scirep_authors), found(PLOS))
+    result = decide_identified(plos_as_cited(author=scirep_authors), found(PLOS))
     assert result.status == Status.MISMATCH
     assert "authors" in result.reason and result.agreement.authors == 0.0
 
 
 def test_partial_author_list_without_et_al_is_a_mismatch() -> None:
     cited = plos_as_cited(author=[person("S.", "Sadasivan"), person("R. J.", "Smeyne")])
-    result = validate_identified(cited, found(PLOS))
+    result = decide_identified(cited, found(PLOS))
     assert result.status == Status.MISMATCH
     assert result.agreement.authors == pytest.approx(2 / 6)
 
@@ -212,7 +212,7 @@ def test_partial_author_list_without_et_al_is_a_mismatch() -> None:
     ids=["wrong-venue", "wrong-year", "future-year"],
 )
 def test_wrong_venue_or_year_is_a_mismatch(changes: dict[str, Any], field: str) -> None:
-    result = validate_identified(plos_as_cited(**changes), found(PLOS))
+    result = decide_identified(plos_as_cited(**changes), found(PLOS))
     assert result.status == Status.MISMATCH
     assert f"disagrees on {field}" in result.reason
 
@@ -230,26 +230,26 @@ def test_preprint_venue_is_not_compared_and_preprint_year_gap_is_tolerated() -> 
 
 def test_transport_error_is_unverified_never_not_found() -> None:
     lookup = Lookup(identifier=PLOS, error="ConnectTimeout after 5 attempts", attempts=5)
-    result = validate_identified(plos_as_cited(), lookup)
+    result = decide_identified(plos_as_cited(), lookup)
     assert result.status == Status.UNVERIFIED
     assert result.error == "ConnectTimeout after 5 attempts" and result.attempts == 5
     assert "could not check DOI" in result.reason
 
 
 def test_registry_answer_without_record_is_not_found_and_says_who_was_asked() -> None:
-    result = validate_identified(plos_as_cited(), Lookup(identifier="10.9999/fake.1", attempts=1))
+    result = decide_identified(plos_as_cited(), Lookup(identifier="10.9999/fake.1", attempts=1))
     assert result.status == Status.NOT_FOUND
     assert result.reason == (
         "Crossref does not hold DOI 10.9999/fake.1 and its registration-agency lookup names no "
         "agency for it"
     )
-    pmid = validate_identified(plos_as_cited(), Lookup(identifier="99999999", attempts=1))
+    pmid = decide_identified(plos_as_cited(), Lookup(identifier="99999999", attempts=1))
     assert pmid.status == Status.NOT_FOUND
     assert pmid.reason == "PubMed does not hold PMID 99999999"
 
 
 def test_identifier_only_reference_checks_existence_only() -> None:
-    result = validate_identified(ref(DOI=PLOS), found(PLOS))
+    result = decide_identified(ref(DOI=PLOS), found(PLOS))
     assert result.status == Status.VERIFIED
     assert "only existence was checked" in result.reason
     assert result.agreement.title is None
@@ -262,7 +262,7 @@ def test_record_without_metadata_is_verified_existence() -> None:
         item=CSLItem(id="10.1400/12345", DOI="10.1400/12345"),
         metadata_missing=True,
     )
-    result = validate_identified(plos_as_cited(), found("10.1400/12345", bare))
+    result = decide_identified(plos_as_cited(), found("10.1400/12345", bare))
     assert result.status == Status.VERIFIED
     assert "gives no metadata" in result.reason and result.registry == "other-agency"
 
@@ -276,7 +276,7 @@ def test_retraction_and_relations_are_carried_from_the_record() -> None:
     }
     relation = {"has-preprint": [{"id": "10.1101/x", "id-type": "doi", "asserted-by": "subject"}]}
     rec = record(PLOS, **{"updated-by": [retraction], "relation": relation})
-    result = validate_identified(plos_as_cited(), found(PLOS, rec))
+    result = decide_identified(plos_as_cited(), found(PLOS, rec))
     assert result.status == Status.VERIFIED
     assert result.retracted and not result.corrected
     assert result.relations == rec.relations and rec.relations
@@ -295,7 +295,7 @@ def test_free_text_reference_matches_its_record() -> None:
         "dopamine neuron loss and activation of microglia in the basal ganglia of mice. PLoS One. "
         "2012;7(3):e33693."
     )
-    result = validate_unidentified(ref(raw=raw), candidates())
+    result = decide_unidentified(ref(raw=raw), candidates())
     assert result.status == Status.VERIFIED, result.reason
     assert result.matched_id == PLOS
     assert result.agreement.title == 1.0 and result.agreement.authors == 1.0
@@ -307,7 +307,7 @@ def test_fabricated_free_text_reference_is_unmatched() -> None:
         "Sadasivan S, Smeyne RJ. Methylphenidate exposure protects dopamine neurons in the "
         "striatum of aged rats. PLoS One. 2014;9:e41122."
     )
-    result = validate_unidentified(ref(raw=raw), candidates())
+    result = decide_unidentified(ref(raw=raw), candidates())
     assert result.status == Status.UNMATCHED
     assert "closest candidate 10.1371/journal.pone.0033693" in result.reason
     assert result.record is None and result.matched_id is None
@@ -315,26 +315,26 @@ def test_fabricated_free_text_reference_is_unmatched() -> None:
 
 def test_structured_reference_picks_the_right_candidate() -> None:
     cited = plos_as_cited(DOI=None)
-    result = validate_unidentified(cited, candidates())
+    result = decide_unidentified(cited, candidates())
     assert result.status == Status.VERIFIED and result.matched_id == PLOS
 
 
 def test_search_with_no_candidate_is_unmatched_not_not_found() -> None:
-    result = validate_unidentified(plos_as_cited(DOI=None), [])
+    result = decide_unidentified(plos_as_cited(DOI=None), [])
     assert result.status == Status.UNMATCHED
     assert result.reason == "no registry candidate found by search"
 
 
 def test_a_reference_giving_only_an_identifier_we_do_not_look_up_says_so() -> None:
     pmcid_only = ref().model_copy(update={"ids": Identifiers(pmcid="PMC1234567")})
-    result = validate_unidentified(pmcid_only, [])
+    result = decide_unidentified(pmcid_only, [])
     assert result.status == Status.UNMATCHED
     assert result.reason.startswith("the reference gives only PMCID PMC1234567, which")
-    assert validate_unidentified(ref(), []).reason.startswith("the reference gives no identifier")
+    assert decide_unidentified(ref(), []).reason.startswith("the reference gives no identifier")
 
 
 def test_title_alone_is_not_enough_to_accept_a_candidate() -> None:
     cited = ref(title="Vector Quotient Filters")
-    result = validate_unidentified(cited, candidates())
+    result = decide_unidentified(cited, candidates())
     assert result.status == Status.UNMATCHED
     assert "too few fields" in result.reason

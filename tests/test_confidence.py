@@ -9,10 +9,8 @@ from hypothesis import strategies as st
 
 from models.audit import Reference, Status, ValidationResult
 from models.citation import Citation, CitationMap
-from tasks.assess import score_claims
-from tasks.identify import assign_citation_ids, link_claims
-from tasks.read.markdown import read as read_markdown
-from tasks.score import (
+from tasks.citation_ids import assign_citation_ids, link_claims
+from tasks.confidence import (
     CONCERN_CAP,
     DEFAULT_CONFIDENCE,
     FAILED_CAPS,
@@ -23,6 +21,8 @@ from tasks.score import (
     score_reference,
     validate_citation,
 )
+from tasks.metrics import score_claims
+from tasks.read.markdown import read as read_markdown
 from tests.score_data import deep_review_references
 
 NUMBERED_REPORT = Path(__file__).parent / "fixtures" / "reflists" / "crew_numbered_sections.md"

@@ -2,7 +2,7 @@
 
 `compare` scores each field in [0, 1] (tasks/match/ holds the comparators); `decide` turns the
 scores into a status. Both paths use it: a reference whose identifier resolved to a record
-(`validate_identified`), and a reference matched by search (`validate_unidentified`).
+(`decide_identified`), and a reference matched by search (`decide_unidentified`).
 
 Decision table (thresholds are the module constants below):
 
@@ -159,7 +159,7 @@ def match_score(agreement: FieldAgreement) -> float:
     return sum(scores[f] * w for f, w in present.items()) / sum(present.values())
 
 
-def validate_identified(ref: Reference, lookup: Lookup) -> ValidationResult:
+def decide_identified(ref: Reference, lookup: Lookup) -> ValidationResult:
     """Validate a reference whose identifier was looked up (a DOI at Crossref, a PMID at PubMed)."""
     kind = _identifier_kind(lookup.identifier)
     if lookup.error:
@@ -205,7 +205,7 @@ def validate_identified(ref: Reference, lookup: Lookup) -> ValidationResult:
     )
 
 
-def validate_unidentified(ref: Reference, candidates: list[RegistryRecord]) -> ValidationResult:
+def decide_unidentified(ref: Reference, candidates: list[RegistryRecord]) -> ValidationResult:
     """Validate a reference without identifier against registry search candidates.
 
     A candidate is accepted only when its title agrees, no field contradicts, and the authors or the

@@ -9,7 +9,7 @@ Routing, per reference (the first that applies):
     none of these        Crossref search on the free text (or "title author year venue"), plus
                          PubMed search when the reference looks biomedical or Crossref's candidates
                          fail and nothing marks it as a computer-science conference paper;
-                         then `validate_unidentified`
+                         then `decide_unidentified`
 Non-scholarly sources (`Reference.scholarly` false) are never sent to a registry.
 
 A failure never spreads: a registry that cannot be asked makes its references `unverified` (never
@@ -24,9 +24,9 @@ from functools import partial
 from models.audit import Identifiers, Lookup, Reference, RegistryRecord, Status, ValidationResult
 from models.csl import named
 from tasks.identifiers import identifiers_of
+from tasks.match.decide import decide_identified, decide_unidentified
 from tasks.match.venues import venue_of
 from tasks.registries import Registries, RegistryUnavailable
-from tasks.validate import validate_identified, validate_unidentified
 
 SEARCH_ROWS = 5
 _BIOMEDICAL = re.compile(
@@ -38,7 +38,7 @@ _BIOMEDICAL = re.compile(
 )
 
 
-def check_references(
+def lookup_references(
     refs: Sequence[Reference], registries: Registries | None, *, offline: bool = False
 ) -> list[ValidationResult]:
     """Exactly one result per reference, in input order."""
@@ -87,19 +87,19 @@ def _check_identified(
             identifier=identifier, error="the registry client gave no answer for it"
         )
         ref = refs[index]
-        results[index] = _guarded(ref, partial(validate_identified, ref, lookup))
+        results[index] = _guarded(ref, partial(decide_identified, ref, lookup))
 
 
 def _check_by_search(ref: Reference, registries: Registries) -> ValidationResult:
     query = _search_text(ref)
     if not query:
-        return validate_unidentified(ref, [])
+        return decide_unidentified(ref, [])
     candidates: list[RegistryRecord] = registries.crossref.search(query, rows=SEARCH_ROWS)
-    result = validate_unidentified(ref, candidates)
+    result = decide_unidentified(ref, candidates)
     if result.status == Status.VERIFIED or not _worth_pubmed(ref):
         return result
     candidates += registries.pubmed.search(_pubmed_term(ref), retmax=SEARCH_ROWS)
-    return validate_unidentified(ref, candidates)
+    return decide_unidentified(ref, candidates)
 
 
 def _guarded(ref: Reference, check: Callable[[], ValidationResult]) -> ValidationResult:

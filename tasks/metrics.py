@@ -1,6 +1,6 @@
 """Scores for a job: each citation's confidence, each claim's strength, the job's metrics.
 
-Pure functions over the validated references; the numbers come from tasks/score.py and
+Pure functions over the validated references; the numbers come from tasks/confidence.py and
 tasks/trust.py, this module only lays them out as tables."""
 
 from collections.abc import Mapping, Sequence
@@ -11,7 +11,7 @@ import polars as pl
 
 from models.audit import Claim, Reference, Status, ValidationResult
 from models.citation import Citation, CitationMap
-from tasks.score import (
+from tasks.confidence import (
     DEFAULT_CONFIDENCE,
     calculate_citation_map_confidence,
     citation_from_reference,
@@ -94,7 +94,7 @@ def score_claims(
     refs: Mapping[str, Reference],
     results: Mapping[str, ValidationResult],
 ) -> pl.DataFrame:
-    """A claim's strength recomputed from its validated citations (tasks/score.py)."""
+    """A claim's strength recomputed from its validated citations (tasks/confidence.py)."""
     rows = []
     for claim in claims:
         cited = [refs[cid] for cid in claim.citation_ids if cid in refs]

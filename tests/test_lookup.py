@@ -1,4 +1,4 @@
-"""check_references over real HTTP against the fake registry (tests/fake_registry)."""
+"""lookup_references over real HTTP against the fake registry (tests/fake_registry)."""
 
 from collections.abc import Iterator
 from typing import Any
@@ -7,7 +7,7 @@ import pytest
 
 from models.audit import Identifiers, Provenance, Reference, Status
 from models.csl import CSLDate, CSLItem, CSLName
-from tasks.check import check_references
+from tasks.lookup import lookup_references
 from tasks.registries import Registries
 from tests.fake_registry import FakeRegistry
 
@@ -80,7 +80,7 @@ def test_dois_are_fetched_in_one_batch_and_each_gets_its_status(
         plos("wrong-title", DOI=PLOS, title="Deep residual learning for image recognition"),
         plos("fabricated", DOI="10.5555/citeaudit.no-such-work"),
     ]
-    results = check_references(refs, registries)
+    results = lookup_references(refs, registries)
     assert [r.citation_id for r in results] == ["real", "wrong-title", "fabricated"]
     assert [r.status for r in results] == [Status.VERIFIED, Status.MISMATCH, Status.NOT_FOUND]
     assert results[1].reason.startswith("DOI resolves to a different paper")
@@ -93,7 +93,7 @@ def test_doi_decides_when_a_pmid_is_also_given(
 ) -> None:
     both = plos("both", DOI=PLOS, PMID="24349601")
     both.ids = Identifiers(doi=PLOS, pmid="24349601")
-    [result] = check_references([both], registries)
+    [result] = lookup_references([both], registries)
     assert result.status == Status.VERIFIED and result.matched_id == PLOS
     assert fake_registry.count("efetch") == 0
 
@@ -104,7 +104,7 @@ def test_free_text_year_is_read_from_its_words_not_from_its_doi(registries: Regi
         ref(key, raw=BALLARD_RAW.format(year=year), ids=Identifiers(doi=BALLARD))
         for key, year in (("wrong-year", 2011), ("right-year", 2014))
     ]
-    results = check_references(refs, registries)
+    results = lookup_references(refs, registries)
     assert [r.status for r in results] == [Status.MISMATCH, Status.VERIFIED], results[0].reason
     assert results[0].reason.endswith("disagrees on year (claimed 2011, record 2014)")
     assert results[0].agreement.year == 0.0 and results[1].agreement.year == 1.0
@@ -113,7 +113,7 @@ def test_free_text_year_is_read_from_its_words_not_from_its_doi(registries: Regi
 def test_free_text_without_the_subtitle_is_verified(registries: Registries) -> None:
     # Recorded title: "Vector Quotient Filters: Overcoming the Time/Space Trade-Off in ...".
     raw = "Pandey P, et al. Vector Quotient Filters. SIGMOD 2021. https://doi.org/" + SIGMOD
-    [result] = check_references([ref("vqf", raw=raw, ids=Identifiers(doi=SIGMOD))], registries)
+    [result] = lookup_references([ref("vqf", raw=raw, ids=Identifiers(doi=SIGMOD))], registries)
     assert result.status == Status.VERIFIED, result.reason
     assert result.agreement.title == 0.95
 
@@ -135,7 +135,7 @@ def test_print_year_years_after_online_first_is_the_works_year(registries: Regis
         ref("bib-print", ids=Identifiers(doi=TOPOI), issued=CSLDate.from_year(2021), **structured),
         ref("bib-wrong", ids=Identifiers(doi=TOPOI), issued=CSLDate.from_year(2015), **structured),
     ]
-    results = check_references(refs, registries)
+    results = lookup_references(refs, registries)
     statuses = [r.status for r in results]
     assert statuses == [Status.VERIFIED] * 3 + [Status.MISMATCH], [r.reason for r in results]
     assert results[3].reason.endswith("disagrees on year (claimed 2015, record 2019 or 2021)")
@@ -149,7 +149,7 @@ def test_pmid_reference_is_checked_at_pubmed(registries: Registries) -> None:
         author=people("J.-E. De Neve", "N. A. Christakis", "J. H. Fowler", "B. S. Frey"),
         issued=CSLDate.from_year(2012),
     )
-    [result] = check_references([cited], registries)
+    [result] = lookup_references([cited], registries)
     assert result.status == Status.VERIFIED, result.reason
     assert result.registry == "pubmed" and result.matched_id == "24349601"
 
@@ -162,7 +162,7 @@ def test_arxiv_id_is_looked_up_as_its_datacite_doi(registries: Registries) -> No
         author=people("I. Heibi", "S. Peroni", "D. Shotton"),
         issued=CSLDate.from_year(2019),
     )
-    [result] = check_references([cited], registries)
+    [result] = lookup_references([cited], registries)
     assert result.status == Status.VERIFIED, result.reason
     assert result.registry == "datacite" and result.matched_id == "10.48550/arxiv.1902.02534"
 
@@ -178,7 +178,7 @@ def test_datacite_doi_whose_metadata_could_not_be_fetched_is_unverified(
         author=people("K. He", "X. Zhang"),
         issued=CSLDate.from_year(2016),
     )
-    [result] = check_references([cited], registries)
+    [result] = lookup_references([cited], registries)
     assert result.status == Status.UNVERIFIED, result.reason
     assert result.reason.startswith("could not check DOI 10.48550/arxiv.1902.02534")
     assert result.error and "HTTP 500" in result.error
@@ -190,7 +190,7 @@ def test_free_text_is_matched_by_search_and_fabrication_is_unmatched(
     fabricated = PLOS_RAW.replace(
         "microglia in the basal ganglia of mice", "astrocytes in aged rats"
     )
-    results = check_references(
+    results = lookup_references(
         [ref("found", raw=PLOS_RAW), ref("made-up", raw=fabricated)], registries
     )
     assert results[0].status == Status.VERIFIED and results[0].matched_id == PLOS
@@ -202,7 +202,7 @@ def test_biomedical_reference_without_match_also_asks_pubmed(
     fake_registry: FakeRegistry, registries: Registries
 ) -> None:
     cited = plos("bio", title="Dopamine neuron loss in mice treated with a novel stimulant")
-    [result] = check_references([cited], registries)
+    [result] = lookup_references([cited], registries)
     assert result.status == Status.UNMATCHED
     assert fake_registry.count("esearch") == 1
 
@@ -211,7 +211,7 @@ def test_search_failure_is_unverified_never_unmatched(
     fake_registry: FakeRegistry, registries: Registries
 ) -> None:
     fake_registry.inject_fault("server_error", service="crossref", endpoint="works_query", rate=1.0)
-    [result] = check_references([ref("free", raw=PLOS_RAW)], registries)
+    [result] = lookup_references([ref("free", raw=PLOS_RAW)], registries)
     assert result.status == Status.UNVERIFIED
     assert result.reason.startswith("registry search failed") and result.error
 
@@ -220,18 +220,18 @@ def test_lookup_failure_is_unverified_never_not_found(
     fake_registry: FakeRegistry, registries: Registries
 ) -> None:
     fake_registry.inject_fault("unavailable", service="crossref", rate=1.0)
-    [result] = check_references([plos("doi", DOI=PLOS)], registries)
+    [result] = lookup_references([plos("doi", DOI=PLOS)], registries)
     assert result.status == Status.UNVERIFIED and result.error
 
 
 def test_offline_asks_nobody(fake_registry: FakeRegistry, registries: Registries) -> None:
     refs = [plos("a", DOI=PLOS), ref("b", raw=PLOS_RAW)]
-    results = check_references(refs, registries, offline=True)
+    results = lookup_references(refs, registries, offline=True)
     assert [(r.citation_id, r.status, r.reason) for r in results] == [
         ("a", Status.UNVERIFIED, "offline"),
         ("b", Status.UNVERIFIED, "offline"),
     ]
-    assert check_references(refs, None, offline=True)[0].reason == "offline"
+    assert lookup_references(refs, None, offline=True)[0].reason == "offline"
     assert sum(fake_registry.counts().values()) == 0
 
 
@@ -240,7 +240,7 @@ def test_non_scholarly_source_is_never_sent(
 ) -> None:
     email = ref("mail", raw="E-mail from J. Smith, 3 May 2024")
     email.scholarly = False
-    [result] = check_references([email], registries)
+    [result] = lookup_references([email], registries)
     assert result.status == Status.UNVERIFIED
     assert sum(fake_registry.counts().values()) == 0
 
@@ -248,6 +248,6 @@ def test_non_scholarly_source_is_never_sent(
 def test_empty_reference_is_unmatched_without_a_request(
     fake_registry: FakeRegistry, registries: Registries
 ) -> None:
-    [result] = check_references([ref("empty")], registries)
+    [result] = lookup_references([ref("empty")], registries)
     assert result.status == Status.UNMATCHED
     assert sum(fake_registry.counts().values()) == 0
