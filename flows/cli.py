@@ -22,7 +22,8 @@ from rich.progress import (
 from rich.table import Table
 
 import flows.quiet  # noqa: F401  (must come before anything imports prefect)
-from models.audit import Status
+from models.audit import InputError, Status
+from models.job import DEFAULT_STYLES, BulkSummary, Flagged, JobParams, JobSummary
 from tasks.render.csl_styles import STYLES
 from tasks.report import flagged_list
 from tasks.store import Library, UnsafeJobId, check_job_id, db_path_from_env
@@ -56,25 +57,21 @@ def parse_statuses(text: str) -> set[Status]:
     return {Status(s) for s in wanted}
 
 
-def print_summary(summary: dict[str, object]) -> None:
-    out.print(f"job {summary['job_id']}: {summary['citations']} citations", highlight=False)
+def print_summary(summary: JobSummary) -> None:
+    out.print(f"job {summary.job_id}: {summary.citations} citations", highlight=False)
     table = Table()
     table.add_column("status")
     table.add_column("count", justify="right")
-    counts = summary["status_counts"]
-    assert isinstance(counts, dict)
-    for status, count in counts.items():
+    for status, count in summary.status_counts.items():
         table.add_row(status, str(count))
     out.print(table)
-    flagged = summary.get("flagged") or []
-    assert isinstance(flagged, list)
     # Unverified citations usually share one cause (offline, registry down): say it once.
-    unchecked = Counter(f["error"] or f["reason"] for f in flagged if f["label"] == "unverified")
-    flagged = [f for f in flagged if f["label"] != "unverified"]
+    unchecked = Counter(f.error or f.reason for f in summary.flagged if f.label == "unverified")
+    flagged = [f for f in summary.flagged if f.label != "unverified"]
     if flagged:
         out.print(f"[red]{len(flagged)} citation(s) need attention:[/red]")
         for f in flagged[:20]:
-            line = f"  {f['label']}  {f['source_file']}:{f['entry_key']}: {f['reason']}"
+            line = f"  {f.label}  {f.source_file}:{f.entry_key}: {f.reason}"
             out.print(line, markup=False, highlight=False, soft_wrap=True)
         if len(flagged) > 20:
             out.print(f"  ... and {len(flagged) - 20} more (see report.html)")
@@ -82,16 +79,15 @@ def print_summary(summary: dict[str, object]) -> None:
         out.print(f"[yellow]{unchecked.total()} citation(s) could not be checked:[/yellow]")
         for reason, count in unchecked.most_common(5):
             out.print(f"  {count} x {reason}", markup=False, highlight=False, soft_wrap=True)
-    errors = summary.get("input_errors_list") or []
-    assert isinstance(errors, list)
+    errors = summary.input_errors
     if errors:
         out.print(f"[yellow]{len(errors)} input error(s):[/yellow]")
         for e in errors[:20]:
-            where = ":".join(str(x) for x in (e["source_file"], e["entry_key"] or e["line"]) if x)
-            out.print(f"  {where}: {e['reason']}", markup=False, highlight=False, soft_wrap=True)
+            where = ":".join(str(x) for x in (e.source_file, e.entry_key or e.line) if x)
+            out.print(f"  {where}: {e.reason}", markup=False, highlight=False, soft_wrap=True)
         if len(errors) > 20:
             out.print(f"  ... and {len(errors) - 20} more (see input_errors.parquet)")
-    out.print(f"outputs: {summary['out']}", highlight=False)
+    out.print(f"outputs: {summary.out}", highlight=False)
 
 
 @contextmanager
@@ -122,15 +118,12 @@ def progress_bars() -> Iterator[None]:
             progress.set_listener(None)
 
 
-def run_flow(flow: Any, workers: int, **parameters: Any) -> dict[str, Any]:
+def run_flow(flow: Any, workers: int, **parameters: Any) -> Any:
     """Run a job flow in this process on `workers` task threads, with progress bars."""
     from flows.runners import task_runner
 
     with progress_bars():
-        summary: dict[str, Any] = flow.with_options(task_runner=task_runner(workers=workers))(
-            **parameters
-        )
-    return summary
+        return flow.with_options(task_runner=task_runner(workers=workers))(**parameters)
 
 
 def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir: Path) -> None:
@@ -193,8 +186,8 @@ def audit(
     chunk_size: Annotated[int, typer.Option(help="Citations per Prefect task.")] = 200,
     workers: Annotated[int, typer.Option(help="Parallel validation tasks.")] = 4,
     styles: Annotated[
-        str, typer.Option(help="Bibliography styles, comma-separated (default: all seven).")
-    ] = ",".join(STYLES),
+        str, typer.Option(help=f"Bibliography styles, comma-separated ({', '.join(STYLES)}).")
+    ] = ",".join(DEFAULT_STYLES),
 ) -> None:
     """Validate every citation of INPUTS, write OUT/JOB/ and the library."""
     check_inputs(job, inputs, input_format, out_dir)
@@ -208,9 +201,7 @@ def audit(
 
     from flows.audit import audit_job
 
-    summary = run_flow(
-        audit_job,
-        workers,
+    params = JobParams(
         inputs=[str(p) for p in inputs],
         job_id=job,
         out_dir=str(out_dir),
@@ -220,9 +211,9 @@ def audit(
         chunk_size=chunk_size,
         styles=chosen_styles,
     )
+    summary: JobSummary = run_flow(audit_job, workers, params=params)
     print_summary(summary)
-    counts = summary["status_counts"]
-    if any(counts.get(s.value, 0) for s in gate):
+    if any(summary.status_counts.get(s.value, 0) for s in gate):
         raise typer.Exit(1)
 
 
@@ -259,22 +250,20 @@ def import_(
         usage_error("--batch-size, --chunk-size and --workers must be at least 1")
     from flows.bulk import bulk_import
 
-    summary = run_flow(
-        bulk_import,
-        workers,
+    params = JobParams(
         inputs=[str(p) for p in inputs],
         job_id=job,
         out_dir=str(out_dir),
         db=db,
         offline=offline,
         input_format=input_format,
-        batch_size=batch_size,
         chunk_size=chunk_size,
     )
+    summary: BulkSummary = run_flow(bulk_import, workers, params=params, batch_size=batch_size)
     print_summary(summary)
     out.print(
-        f"{summary['batches']} batches, {summary['batches_skipped']} already stored"
-        + ("; bibliographies skipped (list too long)" if summary["bibliographies_skipped"] else "")
+        f"{summary.batches} batches, {summary.batches_skipped} already stored"
+        + ("; bibliographies skipped (list too long)" if summary.bibliographies_skipped else "")
     )
 
 
@@ -293,14 +282,14 @@ def report(
         citations = library.table("citations", job)
     html_report = out_dir / job / "report.html"
     print_summary(
-        {
-            "job_id": job,
-            "citations": row["n_citations"],
-            "status_counts": {s.value: row["status_counts"].get(s.value, 0) for s in Status},
-            "input_errors_list": errors.to_dicts(),
-            "flagged": flagged_list(citations) if citations.height else [],
-            "out": html_report if html_report.is_file() else f"{out_dir / job} (not found)",
-        }
+        JobSummary(
+            job_id=job,
+            citations=row["n_citations"],
+            status_counts={s.value: row["status_counts"].get(s.value, 0) for s in Status},
+            input_errors=[InputError.model_validate(e) for e in errors.to_dicts()],
+            flagged=[Flagged.model_validate(f) for f in flagged_list(citations)],
+            out=str(html_report) if html_report.is_file() else f"{out_dir / job} (not found)",
+        )
     )
 
 

@@ -8,21 +8,18 @@ bibliography people paste into a paper must not carry them (the report lists the
 
 from collections.abc import Mapping, Sequence
 
-from models.audit import Reference, Status, ValidationResult
+from models.audit import Checked, Status
 from models.csl import CSLItem
 
 EXCLUDED = (Status.NOT_FOUND, Status.MISMATCH)
 
 
 def bibliography_items(
-    refs: Sequence[Reference],
-    results: Mapping[str, ValidationResult],
-    work_ids: Mapping[str, str] | None = None,
+    checked: Sequence[Checked], work_ids: Mapping[str, str] | None = None
 ) -> list[CSLItem]:
     items: list[CSLItem] = []
     seen: set[str] = set()
-    for ref in refs:
-        result = results[ref.citation_id]
+    for ref, result in ((c.reference, c.result) for c in checked):
         if result.status in EXCLUDED or result.retracted or not ref.scholarly:
             continue
         work = (work_ids or {}).get(ref.citation_id, ref.citation_id)
