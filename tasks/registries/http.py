@@ -363,10 +363,15 @@ class RegistryHttp:
         path: str,
         parse: Callable[[httpx.Response], T],
         *,
-        data: Mapping[str, str | int],
+        data: Mapping[str, str | int] | None = None,
+        json: Any = None,
+        params: Mapping[str, str | int] | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> Reply[T]:
-        return self.request("POST", path, parse, data=data, headers=headers)
+        """A form (`data`) or a JSON body (`json`: Semantic Scholar's batch)."""
+        return self.request(
+            "POST", path, parse, params=params, data=data, json=json, headers=headers
+        )
 
     def request(
         self,
@@ -376,6 +381,7 @@ class RegistryHttp:
         *,
         params: Mapping[str, str | int] | None = None,
         data: Mapping[str, str | int] | None = None,
+        json: Any = None,
         headers: Mapping[str, str] | None = None,
     ) -> Reply[T]:
         """Ask until a usable answer: parsed 2xx, or None for 404. Raises RegistryUnavailable
@@ -392,7 +398,7 @@ class RegistryHttp:
             response: httpx.Response | None = None
             try:
                 response = self._client.request(
-                    method, path, params=params, data=data, headers=headers
+                    method, path, params=params, data=data, json=json, headers=headers
                 )
             except httpx.RequestError as exc:
                 reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

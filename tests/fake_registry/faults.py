@@ -19,7 +19,7 @@ class Fault(StrEnum):
 
 
 HOSTILE_XML = {Fault.BILLION_LAUGHS, Fault.EXTERNAL_ENTITY}
-SERVICES = ("crossref", "doi", "eutils")
+SERVICES = ("crossref", "doi", "eutils", "dblp", "arxiv", "s2", "openalex", "europepmc")
 
 
 @dataclass
