@@ -5,7 +5,7 @@ an id it does not); a malformed id makes the whole request a 400 whose single en
 so a refused batch is retried id by id. Records are keyed by the id without version; the
 published date is the first version's, which is the year citers of the preprint give."""
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 from xml.etree.ElementTree import Element
 
@@ -14,6 +14,7 @@ import httpx
 from models.audit import Lookup, RegistryRecord
 from models.csl import CSLItem
 from tasks.identifiers import normalize_arxiv, normalize_doi
+from tasks.registries.batches import failed, in_batches, records
 from tasks.registries.fields import people, title_query
 from tasks.registries.http import (
     InvalidResponse,
@@ -77,22 +78,15 @@ class ArxivClient:
 
     def fetch_ids(self, ids: Sequence[str]) -> dict[str, Lookup]:
         """One Lookup per distinct arXiv id (normalised, no version)."""
-        wanted = list(dict.fromkeys(i for i in map(normalize_arxiv, ids) if i))
-        lookups: dict[str, Lookup] = {}
-        for batch in self._batches(wanted):
-            lookups.update(self._fetch_batch(batch))
-        return lookups
-
-    def _batches(self, ids: list[str]) -> Iterator[list[str]]:
-        for start in range(0, len(ids), self._batch_size):
-            yield ids[start : start + self._batch_size]
+        wanted = (i for i in map(normalize_arxiv, ids) if i)
+        return in_batches(wanted, self._batch_size, self._fetch_batch)
 
     def _fetch_batch(self, batch: list[str]) -> dict[str, Lookup]:
         params: dict[str, str | int] = {"id_list": ",".join(batch), "max_results": len(batch)}
         try:
             reply = self._http.get("/api/query", _entries, params=params)
         except RegistryUnavailable as exc:
-            return {i: Lookup(identifier=i, error=str(exc), attempts=exc.attempts) for i in batch}
+            return failed(batch, exc)
         except RegistryRequestError as exc:
             if len(batch) > 1:  # one odd id sinks the batch: ask for each on its own
                 return {i: self._fetch_batch([i])[i] for i in batch}
@@ -100,11 +94,7 @@ class ArxivClient:
                 return {batch[0]: Lookup(identifier=batch[0], attempts=1)}
             return {batch[0]: Lookup(identifier=batch[0], error=str(exc), attempts=1)}
         lookups = {i: Lookup(identifier=i, attempts=reply.attempts) for i in batch}
-        for entry in reply.value or []:
-            try:
-                record = arxiv_entry_to_csl(entry)
-            except ValueError:
-                continue
+        for record in records(reply.value or [], arxiv_entry_to_csl):
             if record.identifier in lookups:
                 lookups[record.identifier].record = record
         return lookups
@@ -116,10 +106,4 @@ class ArxivClient:
             "max_results": rows,
         }
         entries = self._http.get("/api/query", _entries, params=params).value or []
-        records = []
-        for entry in entries:
-            try:
-                records.append(arxiv_entry_to_csl(entry))
-            except ValueError:
-                continue
-        return records
+        return records(entries, arxiv_entry_to_csl)

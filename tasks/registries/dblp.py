@@ -13,6 +13,7 @@ import httpx
 from models.audit import RegistryRecord
 from models.csl import CSLItem
 from tasks.identifiers import normalize_doi
+from tasks.registries.batches import records
 from tasks.registries.fields import people, title_query, without_final_period
 from tasks.registries.http import InvalidResponse, RegistryHttp, json_body
 
@@ -87,10 +88,4 @@ class DblpClient:
         is added: one misspelt surname would hide the paper."""
         params: dict[str, str | int] = {"q": title_query(title), "format": "json", "h": rows}
         hits = self._http.get("/search/publ/api", _hits, params=params).value or []
-        records = []
-        for info in hits:
-            try:
-                records.append(dblp_hit_to_csl(info))
-            except ValueError:
-                continue  # a hit we cannot read is no candidate
-        return records
+        return records(hits, dblp_hit_to_csl)

@@ -6,7 +6,7 @@ and the bioRxiv/medRxiv preprints it indexes (source PPR).
 (lastName, firstName, initials, or collectiveName); the lite `authorString` ("Schoenfeld JD,
 Haas-Kogan DA.") is the fallback. Titles end with a period."""
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -14,6 +14,7 @@ import httpx
 from models.audit import Lookup, RegistryRecord
 from models.csl import CSLItem, CSLName
 from tasks.identifiers import normalize_doi, normalize_pmcid
+from tasks.registries.batches import failed, in_batches, records
 from tasks.registries.fields import surname_initials, title_query, without_final_period
 from tasks.registries.http import (
     InvalidResponse,
@@ -100,29 +101,17 @@ class EuropePmcClient:
 
     def fetch_pmcids(self, pmcids: Sequence[str]) -> dict[str, Lookup]:
         """One Lookup per distinct PMCID ("PMC123"): a record, not held, or an error."""
-        wanted = list(dict.fromkeys(p for p in map(normalize_pmcid, pmcids) if p))
-        lookups: dict[str, Lookup] = {}
-        for batch in self._batches(wanted):
-            lookups.update(self._fetch_batch(batch))
-        return lookups
-
-    def _batches(self, pmcids: list[str]) -> Iterator[list[str]]:
-        for start in range(0, len(pmcids), self._batch_size):
-            yield pmcids[start : start + self._batch_size]
+        wanted = (p for p in map(normalize_pmcid, pmcids) if p)
+        return in_batches(wanted, self._batch_size, self._fetch_batch)
 
     def _fetch_batch(self, batch: list[str]) -> dict[str, Lookup]:
         query = " OR ".join(f"PMCID:{pmcid}" for pmcid in batch)
         try:
             results, attempts = self._search(query, len(batch))
         except (RegistryUnavailable, RegistryRequestError) as exc:
-            tries = exc.attempts if isinstance(exc, RegistryUnavailable) else 1
-            return {p: Lookup(identifier=p, error=str(exc), attempts=tries) for p in batch}
+            return failed(batch, exc)
         lookups = {p: Lookup(identifier=p, attempts=attempts) for p in batch}
-        for result in results:
-            try:
-                record = europepmc_result_to_csl(result)
-            except ValueError:
-                continue
+        for record in records(results, europepmc_result_to_csl):
             if record.identifier in lookups:
                 lookups[record.identifier].record = record
         return lookups
@@ -130,10 +119,4 @@ class EuropePmcClient:
     def search(self, title: str, rows: int = 5) -> list[RegistryRecord]:
         """Europe PMC's best matches for a title (journals and preprints), best first."""
         results, _ = self._search(f'TITLE:"{title_query(title)}"', rows)
-        records = []
-        for result in results:
-            try:
-                records.append(europepmc_result_to_csl(result))
-            except ValueError:
-                continue
-        return records
+        return records(results, europepmc_result_to_csl)

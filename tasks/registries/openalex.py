@@ -6,7 +6,7 @@ Answers are `{"meta": {...}, "results": [work]}`; a work's DOI is a URL
 ("https://doi.org/10.1/x"), its venue `primary_location.source.display_name`, its authors
 `authorships[].author.display_name`."""
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -14,6 +14,7 @@ import httpx
 from models.audit import Lookup, RegistryRecord
 from models.csl import CSLItem
 from tasks.identifiers import normalize_doi
+from tasks.registries.batches import failed, in_batches, records
 from tasks.registries.fields import people, title_query
 from tasks.registries.http import (
     InvalidResponse,
@@ -74,15 +75,8 @@ class OpenAlexClient:
 
     def fetch_dois(self, dois: Sequence[str]) -> dict[str, Lookup]:
         """One Lookup per distinct DOI (normalised): a record, not held, or an error."""
-        wanted = list(dict.fromkeys(d for d in map(normalize_doi, dois) if d and "|" not in d))
-        lookups: dict[str, Lookup] = {}
-        for batch in self._batches(wanted):
-            lookups.update(self._fetch_batch(batch))
-        return lookups
-
-    def _batches(self, dois: list[str]) -> Iterator[list[str]]:
-        for start in range(0, len(dois), self._batch_size):
-            yield dois[start : start + self._batch_size]
+        wanted = (d for d in map(normalize_doi, dois) if d and "|" not in d)
+        return in_batches(wanted, self._batch_size, self._fetch_batch)
 
     def _fetch_batch(self, batch: list[str]) -> dict[str, Lookup]:
         params: dict[str, str | int] = {
@@ -93,14 +87,9 @@ class OpenAlexClient:
         try:
             reply = self._http.get("/works", _results, params=params)
         except (RegistryUnavailable, RegistryRequestError) as exc:
-            tries = exc.attempts if isinstance(exc, RegistryUnavailable) else 1
-            return {d: Lookup(identifier=d, error=str(exc), attempts=tries) for d in batch}
+            return failed(batch, exc)
         lookups = {d: Lookup(identifier=d, attempts=reply.attempts) for d in batch}
-        for work in reply.value or []:
-            try:
-                record = openalex_work_to_csl(work)
-            except ValueError:
-                continue
+        for record in records(reply.value or [], openalex_work_to_csl):
             if record.item.DOI in lookups:
                 lookups[record.item.DOI].record = record
         return lookups
@@ -113,10 +102,4 @@ class OpenAlexClient:
             "select": SELECT,
         }
         works = self._http.get("/works", _results, params=params).value or []
-        records = []
-        for work in works:
-            try:
-                records.append(openalex_work_to_csl(work))
-            except ValueError:
-                continue
-        return records
+        return records(works, openalex_work_to_csl)

@@ -6,7 +6,7 @@ answers `{"data": [paper]}` with its single best match, or 404 "Title match not 
 are full names ("Neural Information Processing Systems"), authors "Given Family" or initials
 ("R. Socher")."""
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -14,6 +14,7 @@ import httpx
 from models.audit import Lookup, RegistryRecord
 from models.csl import CSLItem
 from tasks.identifiers import normalize_doi
+from tasks.registries.batches import failed, in_batches, records
 from tasks.registries.fields import people, title_query
 from tasks.registries.http import (
     InvalidResponse,
@@ -78,15 +79,7 @@ class SemanticScholarClient:
 
     def fetch_ids(self, ids: Sequence[str]) -> dict[str, Lookup]:
         """One Lookup per distinct batch id ("DOI:10.1/x", "ARXIV:2106.01345", ...)."""
-        wanted = list(dict.fromkeys(ids))
-        lookups: dict[str, Lookup] = {}
-        for batch in self._batches(wanted):
-            lookups.update(self._fetch_batch(batch))
-        return lookups
-
-    def _batches(self, ids: list[str]) -> Iterator[list[str]]:
-        for start in range(0, len(ids), self._batch_size):
-            yield ids[start : start + self._batch_size]
+        return in_batches(ids, self._batch_size, self._fetch_batch)
 
     def _fetch_batch(self, batch: list[str]) -> dict[str, Lookup]:
         try:
@@ -94,8 +87,7 @@ class SemanticScholarClient:
                 "/paper/batch", _batch, params={"fields": FIELDS}, json={"ids": batch}
             )
         except (RegistryUnavailable, RegistryRequestError) as exc:
-            tries = exc.attempts if isinstance(exc, RegistryUnavailable) else 1
-            return {i: Lookup(identifier=i, error=str(exc), attempts=tries) for i in batch}
+            return failed(batch, exc)
         papers = reply.value or []
         if len(papers) != len(batch):
             error = "Semantic Scholar answered a batch of another length than asked"
@@ -115,10 +107,4 @@ class SemanticScholarClient:
         """Semantic Scholar's best title match (it gives one), or none."""
         params: dict[str, str | int] = {"query": title_query(title), "fields": FIELDS}
         papers = self._http.get("/paper/search/match", _matches, params=params).value or []
-        records = []
-        for paper in papers[:rows]:
-            try:
-                records.append(s2_paper_to_csl(paper))
-            except ValueError:
-                continue
-        return records
+        return records(papers[:rows], s2_paper_to_csl)
