@@ -27,7 +27,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from tasks.registries.settings import RegistrySettings
 from tests.fake_registry import crossref_api, eutils_api
 from tests.fake_registry.data import RegistryData, error_body
-from tests.fake_registry.faults import Fault, FaultPlan, FaultRule
+from tests.fake_registry.faults import REDIRECT_HOST, Fault, FaultPlan, FaultRule
 from tests.fake_registry.limits import Pool, PoolLimit
 from tests.fake_registry.reply import Reply, text_reply
 
@@ -38,6 +38,10 @@ NCBI_WITH_KEY = PoolLimit(rate=10)
 _MAINTENANCE_PAGE = (
     "<!DOCTYPE html><html><head><title>Maintenance</title></head>"
     "<body><h1>We'll be back soon</h1><p>The service is under maintenance.</p></body></html>"
+)
+_GATEWAY_404 = (
+    "<html><head><title>404 Not Found</title></head>"
+    "<body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>"
 )
 
 
@@ -53,6 +57,7 @@ class RequestRecord:
     path: str  # path and query string as sent
     status: int | None
     fault: str | None
+    host: str = ""  # the Host header: which name the client addressed
 
 
 @dataclass(frozen=True)
@@ -186,14 +191,14 @@ class FakeRegistry:
         return f"{self.base_url}/eutils"
 
     def settings(self, **overrides: Any) -> RegistrySettings:
-        """Client settings aimed at this fake, HTTP cache off (every request reaches it)."""
-        return RegistrySettings(
-            crossref_url=self.crossref_url,
-            pubmed_url=self.pubmed_url,
-            doi_url=self.doi_url,
-            cache_enabled=False,
-            **overrides,
-        )
+        """Client settings aimed at this fake, HTTP cache off unless overridden."""
+        aimed: dict[str, Any] = {
+            "crossref_url": self.crossref_url,
+            "pubmed_url": self.pubmed_url,
+            "doi_url": self.doi_url,
+            "cache_enabled": False,
+        }
+        return RegistrySettings(**{**aimed, **overrides})
 
     @property
     def canary_url(self) -> str:
@@ -311,8 +316,10 @@ class FakeRegistry:
             return "eutils-api-key" if params.get("api_key") else "eutils-anonymous"
         return "doi" if service == "doi" else "other"
 
-    def _answer(self, target: _Route, params: dict[str, str], accept: str) -> Reply:
-        data = self.data
+    def _answer(
+        self, target: _Route, params: dict[str, str], accept: str, data: RegistryData | None = None
+    ) -> Reply:
+        data = data or self.data
         match target.endpoint:
             case "works_single":
                 return crossref_api.work(data, target.doi)
@@ -336,8 +343,22 @@ class FakeRegistry:
             return eutils_api.rate_limit_exceeded("127.0.0.1", rate + 1, rate)
         return text_reply("Too Many Requests", 429, "text/plain")
 
-    def _fault_reply(self, rule: FaultRule, target: _Route, normal: Reply) -> Reply:
+    def _fault_reply(
+        self, rule: FaultRule, target: _Route, normal: Reply, request: "_Handler"
+    ) -> Reply:
         match rule.fault:
+            case Fault.NOT_FOUND:
+                return text_reply(_GATEWAY_404, 404, "text/html")
+            case Fault.EMPTY:
+                nothing = RegistryData(bundled=False)
+                return self._answer(target, request.params, request.accept, nothing)
+            case Fault.PARTIAL:
+                return self._answer(target, _every_other_record(request.params), request.accept)
+            case Fault.REDIRECT:
+                port = self._server.server_address[1] if self._server else 0
+                reply = text_reply("Moved Permanently", 301, "text/plain")
+                reply.headers["Location"] = f"http://{REDIRECT_HOST}:{port}{request.path}"
+                return reply
             case Fault.SERVER_ERROR:
                 if target.service == "crossref":
                     return text_reply(
@@ -372,6 +393,15 @@ class FakeRegistry:
         return headers
 
 
+def _every_other_record(params: dict[str, str]) -> dict[str, str]:
+    """A batch request cut to the records at even positions (the first always stays)."""
+    if "id" in params:
+        ids = [pmid for pmid in params["id"].split(",") if pmid.strip()]
+        return {**params, "id": ",".join(ids[::2])}
+    dois = crossref_api.filter_dois(params.get("filter", ""))
+    return {**params, "filter": ",".join(f"doi:{doi}" for doi in dois[::2])}
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -391,6 +421,8 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = 30  # idle keep-alive connections end instead of pinning threads
     disable_nagle_algorithm = True  # else headers and body wait ~40 ms on delayed ACKs
     server: _Server
+    params: dict[str, str]
+    accept: str
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         """Silent: the registry keeps its own request log."""
@@ -414,7 +446,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         registry = self.server.registry
         arrived = time.monotonic()
-        params = self._params()
+        params = self.params = self._params()
+        self.accept = self.headers.get("Accept", "")
+        host = self.headers.get("Host", "")
         target = route(urlsplit(self.path).path, params)
         pool_key = registry._pool_key(target.service, params)
         pool = registry.pools[pool_key]
@@ -423,10 +457,10 @@ class _Handler(BaseHTTPRequestHandler):
         rule: FaultRule | None = None
         try:
             if admitted:
-                reply = registry._answer(target, params, self.headers.get("Accept", ""))
-                rule = registry.faults.pick(target.service, target.endpoint, self.path)
+                reply = registry._answer(target, params, self.accept)
+                rule = registry.faults.pick(target.service, target.endpoint, self.path, host)
                 if rule is not None:
-                    reply = registry._fault_reply(rule, target, reply)
+                    reply = registry._fault_reply(rule, target, reply, self)
             else:
                 reply = registry._too_many(target, pool)
             if target.service == "crossref":
@@ -442,6 +476,7 @@ class _Handler(BaseHTTPRequestHandler):
                     path=self.path,
                     status=None if rule and rule.fault is Fault.DROP else reply.status,
                     fault=rule.fault.value if rule else None,
+                    host=host,
                 )
             )
             if registry.latency:
@@ -469,7 +504,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.send_header("Content-Length", str(len(reply.body)))
         self.end_headers()
-        if fault is Fault.TRUNCATED:
+        if fault is Fault.TRICKLE and rule is not None:
+            for index in range(len(reply.body)):
+                self.wfile.write(reply.body[index : index + 1])
+                self.wfile.flush()
+                time.sleep(rule.slow_seconds)
+        elif fault is Fault.TRUNCATED:
             self.wfile.write(reply.body[: len(reply.body) // 2])
             self.wfile.flush()
             self.close_connection = True
