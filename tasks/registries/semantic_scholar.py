@@ -44,6 +44,11 @@ def _matches(response: httpx.Response) -> list[dict[str, Any]]:
     return [paper for paper in data if isinstance(paper, dict)]
 
 
+def _no_match(response: httpx.Response) -> bool:
+    """Semantic Scholar's own 404 for a title it cannot match, not a gateway's."""
+    return "Title match not found" in response.text
+
+
 def s2_paper_to_csl(paper: dict[str, Any]) -> RegistryRecord:
     paper_id = paper.get("paperId")
     if not paper_id:
@@ -106,5 +111,6 @@ class SemanticScholarClient:
     def search(self, title: str, rows: int = 1) -> list[RegistryRecord]:
         """Semantic Scholar's best title match (it gives one), or none."""
         params: dict[str, str | int] = {"query": title_query(title), "fields": FIELDS}
-        papers = self._http.get("/paper/search/match", _matches, params=params).value or []
+        reply = self._http.get("/paper/search/match", _matches, params=params, absent=_no_match)
+        papers = reply.value or []
         return records(papers[:rows], s2_paper_to_csl)

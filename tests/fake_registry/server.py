@@ -35,7 +35,7 @@ from tests.fake_registry import (
     s2_api,
 )
 from tests.fake_registry.data import RegistryData, error_body
-from tests.fake_registry.faults import Fault, FaultPlan, FaultRule
+from tests.fake_registry.faults import REDIRECT_HOST, Fault, FaultPlan, FaultRule
 from tests.fake_registry.limits import Pool, PoolLimit
 from tests.fake_registry.reply import Reply, text_reply
 from tests.fake_registry.scholarly_data import ScholarlyData
@@ -57,6 +57,10 @@ _MAINTENANCE_PAGE = (
     "<!DOCTYPE html><html><head><title>Maintenance</title></head>"
     "<body><h1>We'll be back soon</h1><p>The service is under maintenance.</p></body></html>"
 )
+_GATEWAY_404 = (
+    "<html><head><title>404 Not Found</title></head>"
+    "<body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>"
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,7 @@ class RequestRecord:
     path: str  # path and query string as sent
     status: int | None
     fault: str | None
+    host: str = ""  # the Host header: which name the client addressed
 
 
 @dataclass(frozen=True)
@@ -271,7 +276,7 @@ class FakeRegistry:
         }
 
     def settings(self, **overrides: Any) -> RegistrySettings:
-        """Client settings aimed at this fake, HTTP cache off (every request reaches it)."""
+        """Client settings aimed at this fake, HTTP cache off unless overridden."""
         return RegistrySettings(**{**self.urls(), "cache_enabled": False, **overrides})
 
     @property
@@ -396,8 +401,15 @@ class FakeRegistry:
             return service
         return "doi" if service == "doi" else "other"
 
-    def _answer(self, target: _Route, params: dict[str, str], accept: str, body: bytes) -> Reply:
-        data, scholarly = self.data, self.scholarly
+    def _answer(
+        self,
+        target: _Route,
+        params: dict[str, str],
+        accept: str,
+        data: RegistryData | None = None,
+        body: bytes = b"",
+    ) -> Reply:
+        data, scholarly = data or self.data, self.scholarly
         match target.endpoint:
             case "dblp_search":
                 return dblp_api.search(scholarly, params)
@@ -441,8 +453,22 @@ class FakeRegistry:
             return openalex_api.too_many()
         return text_reply("Too Many Requests", 429, "text/plain")
 
-    def _fault_reply(self, rule: FaultRule, target: _Route, normal: Reply) -> Reply:
+    def _fault_reply(
+        self, rule: FaultRule, target: _Route, normal: Reply, request: "_Handler"
+    ) -> Reply:
         match rule.fault:
+            case Fault.NOT_FOUND:
+                return text_reply(_GATEWAY_404, 404, "text/html")
+            case Fault.EMPTY:
+                nothing = RegistryData(bundled=False)
+                return self._answer(target, request.params, request.accept, nothing)
+            case Fault.PARTIAL:
+                return self._answer(target, _every_other_record(request.params), request.accept)
+            case Fault.REDIRECT:
+                port = self._server.server_address[1] if self._server else 0
+                reply = text_reply("Moved Permanently", 301, "text/plain")
+                reply.headers["Location"] = f"http://{REDIRECT_HOST}:{port}{request.path}"
+                return reply
             case Fault.SERVER_ERROR:
                 if target.service == "crossref":
                     return text_reply(
@@ -477,6 +503,15 @@ class FakeRegistry:
         return headers
 
 
+def _every_other_record(params: dict[str, str]) -> dict[str, str]:
+    """A batch request cut to the records at even positions (the first always stays)."""
+    if "id" in params:
+        ids = [pmid for pmid in params["id"].split(",") if pmid.strip()]
+        return {**params, "id": ",".join(ids[::2])}
+    dois = crossref_api.filter_dois(params.get("filter", ""))
+    return {**params, "filter": ",".join(f"doi:{doi}" for doi in dois[::2])}
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -496,6 +531,8 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = 30  # idle keep-alive connections end instead of pinning threads
     disable_nagle_algorithm = True  # else headers and body wait ~40 ms on delayed ACKs
     server: _Server
+    params: dict[str, str]
+    accept: str
     body: bytes = b""  # a POST's body, as read by _params
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
@@ -522,7 +559,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         registry = self.server.registry
         arrived = time.monotonic()
-        params = self._params()
+        params = self.params = self._params()
+        self.accept = self.headers.get("Accept", "")
+        host = self.headers.get("Host", "")
         target = route(urlsplit(self.path).path, params)
         pool_key = registry._pool_key(
             target.service, params, s2_key=bool(self.headers.get("x-api-key"))
@@ -533,11 +572,10 @@ class _Handler(BaseHTTPRequestHandler):
         rule: FaultRule | None = None
         try:
             if admitted:
-                accept = self.headers.get("Accept", "")
-                reply = registry._answer(target, params, accept, self.body)
-                rule = registry.faults.pick(target.service, target.endpoint, self.path)
+                reply = registry._answer(target, params, self.accept, body=self.body)
+                rule = registry.faults.pick(target.service, target.endpoint, self.path, host)
                 if rule is not None:
-                    reply = registry._fault_reply(rule, target, reply)
+                    reply = registry._fault_reply(rule, target, reply, self)
             else:
                 reply = registry._too_many(target, pool)
             if target.service == "crossref":
@@ -553,6 +591,7 @@ class _Handler(BaseHTTPRequestHandler):
                     path=self.path,
                     status=None if rule and rule.fault is Fault.DROP else reply.status,
                     fault=rule.fault.value if rule else None,
+                    host=host,
                 )
             )
             if registry.latency:
@@ -580,7 +619,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.send_header("Content-Length", str(len(reply.body)))
         self.end_headers()
-        if fault is Fault.TRUNCATED:
+        if fault is Fault.TRICKLE and rule is not None:
+            for index in range(len(reply.body)):
+                self.wfile.write(reply.body[index : index + 1])
+                self.wfile.flush()
+                time.sleep(rule.slow_seconds)
+        elif fault is Fault.TRUNCATED:
             self.wfile.write(reply.body[: len(reply.body) // 2])
             self.wfile.flush()
             self.close_connection = True
