@@ -2,7 +2,11 @@
 
 Choices:
 - title: the main title, joined with its subtitle by ": " ("Deep learning: a review"), as
-  citations usually write it; markup (`<i>`, JATS tags) is removed and entities decoded.
+  citations usually write it; markup (`<i>`, JATS tags) is removed and entities decoded. The
+  matcher also accepts the title without its subtitle.
+- original-title: `original-title`, else a second `title` (with its own subtitle): Springer and
+  others deposit a German or French title beside its English translation.
+- title-short: `short-title`.
 - issued: `issued`, else `published-print`, `published-online`, `created` (first with a year).
 - flags: `updated-by` entries (newer API; sources `publisher` and `retraction-watch`) of type
   retraction/partial_retraction/withdrawal/removal -> retracted, correction/erratum/corrigendum
@@ -68,6 +72,8 @@ def crossref_work_to_csl(work: dict[str, Any]) -> RegistryRecord:
         "id": doi,
         "type": CROSSREF_TO_CSL_TYPE.get(str(work.get("type", "")), "article"),
         "title": _title(work),
+        "original-title": _first_text(work.get("original-title")) or _title(work, 1),
+        "title-short": _first_text(work.get("short-title")),
         "author": _names(work.get("author")),
         "editor": _names(work.get("editor")),
         "container-title": _first_text(work.get("container-title")),
@@ -106,14 +112,23 @@ def _first_text(value: Any) -> str | None:
     return None
 
 
-def _title(work: dict[str, Any]) -> str | None:
-    title = _first_text(work.get("title"))
-    subtitle = _first_text(work.get("subtitle"))
+def _title(work: dict[str, Any], index: int = 0) -> str | None:
+    """The `index`-th title with the subtitle of the same position (parallel-language titles)."""
+    title = _nth_text(work.get("title"), index)
+    subtitle = _nth_text(work.get("subtitle"), index)
+    if index and not title:
+        return None
     if not title:
         return subtitle
     if not subtitle or subtitle.lower() in title.lower():
         return title
     return f"{title.rstrip(':. ')}: {subtitle}"
+
+
+def _nth_text(value: Any, index: int) -> str | None:
+    values = value if isinstance(value, list) else [value]
+    texts = [v for v in values if isinstance(v, str) and v.strip()]
+    return _plain(texts[index]) if index < len(texts) else None
 
 
 def _join(values: Any) -> str | None:

@@ -4,6 +4,8 @@ Choices:
 - title: ArticleTitle as PubMed writes it, trailing period and [brackets] of translated titles
   included; inline markup (<i>, <sup>) is flattened to its text. Comparison normalises
   punctuation, so nothing is lost by keeping the registry's own form here.
+- original-title: VernacularTitle, the title in the article's own language (ArticleTitle is
+  then PubMed's English translation, in brackets); a citer may give either.
 - issued: PubDate Year (Month, Day when given), else the first year of MedlineDate.
 - page: MedlinePgn with abbreviated ranges expanded ("123-9" -> "123-129"), else StartPage-EndPage.
 - flags: PublicationType "Retracted Publication" (D016441) or CommentsCorrections RetractionIn
@@ -48,6 +50,7 @@ def pubmed_article_to_csl(element: Element) -> RegistryRecord:
             "id": pmid,
             "type": "article-journal",
             "title": _text(article.find("ArticleTitle")),
+            "original-title": _text(article.find("VernacularTitle")),
             "author": _authors(article.find("AuthorList")),
             "container-title": _text(journal.find("Title")),
             "container-title-short": _text(journal.find("ISOAbbreviation")),
