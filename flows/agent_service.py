@@ -38,7 +38,7 @@ from tasks.lookup import lookup_references
 from tasks.metrics import assess
 from tasks.read.plaintext import reference_from_line
 from tasks.render import csl_styles, exports
-from tasks.render.selection import bibliography_items
+from tasks.render.selection import bibliography_items, export_entries
 from tasks.store import Library, UnsafeJobId, check_job_id, db_path_from_env
 
 AGENT_SOURCE = "agent"
@@ -232,7 +232,7 @@ class AgentService:
         state = self._existing(job)
         items = state.listed()
         numbers = state.numbers(items)
-        content = EXPORTERS[format](items)
+        content = EXPORTERS[format](export_entries(items, state.refs, state.results))
         citations = [
             {"id": r.citation_id, "number": numbers.get(r.citation_id), "status": s.value}
             for r in state.refs
