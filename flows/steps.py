@@ -29,6 +29,7 @@ from models.audit import (
     Status,
     ValidationResult,
 )
+from models.csl import CSLItem
 from models.job import Flagged, JobSummary
 from tasks import frames, report
 from tasks.citation_ids import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
@@ -38,7 +39,7 @@ from tasks.metrics import Assessment, assess
 from tasks.read import read_inputs
 from tasks.registries import Registries, RegistrySettings
 from tasks.render import csl_styles, exports
-from tasks.render.selection import bibliography_items
+from tasks.render.selection import bibliography_items, export_entries, unconfirmed
 from tasks.store import JobFolder, Library, db_path_from_env
 
 P = ParamSpec("P")
@@ -142,6 +143,14 @@ class AuditedJob:
     checked: Sequence[Checked]
     works: JobDedupe
     scores: Assessment
+    # what the bibliographies and exports list (default: `bibliography_items`)
+    items: list[CSLItem] | None = None
+
+    def listed(self) -> list[CSLItem]:
+        if self.items is not None:
+            return self.items
+        work_ids = dict(self.works.columns.select("citation_id", "work_id").iter_rows())
+        return bibliography_items(self.checked, work_ids)
 
 
 FOLDER_TABLES = ("citations", "input_errors", "claims")  # the rest stay in the library
@@ -160,7 +169,7 @@ class Rendered:
 
 
 def bibliographies(
-    items: Sequence[Any], styles: Sequence[str]
+    items: Sequence[CSLItem], styles: Sequence[str]
 ) -> dict[str, csl_styles.Bibliography]:
     """Every style that renders: one failing must not cost the job the others or its audit."""
     if not styles:
@@ -197,18 +206,19 @@ def job_tables(audited: AuditedJob) -> dict[str, pl.DataFrame]:
 
 def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
     """The job's tables, bibliographies, exports and report, as data and text."""
-    work_ids = dict(audited.works.columns.select("citation_id", "work_id").iter_rows())
-    items = bibliography_items(audited.checked, work_ids)
+    items = audited.listed()
     rendered_styles = bibliographies(items, styles)
     tables = job_tables(audited)
+    marks = unconfirmed(items, audited.checked)
     files: dict[str, str] = {}
     for style, bib in rendered_styles.items():
-        files[f"bibliography.{style}.md"] = csl_styles.to_markdown(bib)
-        files[f"bibliography.{style}.html"] = csl_styles.to_html(bib)
-        files[f"bibliography.{style}.txt"] = csl_styles.to_text(bib)
-    files["references.bib"] = exports.to_bibtex(items)
-    files["references.ris"] = exports.to_ris(items)
-    files["references.json"] = exports.to_csl_json(items)
+        files[f"bibliography.{style}.md"] = csl_styles.to_markdown(bib, marks)
+        files[f"bibliography.{style}.html"] = csl_styles.to_html(bib, marks)
+        files[f"bibliography.{style}.txt"] = csl_styles.to_text(bib, marks)
+    listed = export_entries(items, audited.checked)
+    files["references.bib"] = exports.to_bibtex(listed)
+    files["references.ris"] = exports.to_ris(listed)
+    files["references.json"] = exports.to_csl_json(listed)
     first = next(iter(rendered_styles.values()), None)
     metrics = audited.scores.metrics
     data = report.ReportData(
@@ -235,18 +245,28 @@ def persist(rendered: Rendered, inputs: Sequence[str], out_dir: str, db: str | N
     folder = JobFolder(out_dir, rendered.job_id)
     for name in FOLDER_TABLES:
         folder.write_parquet(f"{name}.parquet", rendered.tables[name])
-    works = rendered.works
-    folder.write_parquet("works.parquet", works.cited_works)
+    folder.write_parquet("works.parquet", rendered.works.cited_works)
     for name, text in rendered.files.items():
         folder.write_text(name, text)
     folder.write_json("metrics.json", rendered.metrics)
+    save_to_library(rendered.job_id, inputs, rendered.tables, rendered.works, db)
+    return str(folder.path)
+
+
+def save_to_library(
+    job_id: str,
+    inputs: Sequence[str],
+    tables: dict[str, pl.DataFrame],
+    works: JobDedupe,
+    db: str | None,
+) -> None:
+    """Replace the job's rows in the library, and the works and links it touches."""
     shared: dict[str, tuple[pl.DataFrame, Sequence[str]]] = {
         "works": (works.works, ["work_id"]),
         "work_links": (works.links, ["work_id_a", "work_id_b", "kind"]),
     }
     with Library(db_path_from_env(db)) as library:
-        library.save_job(rendered.job_id, list(inputs), rendered.tables, shared, works.retired)
-    return str(folder.path)
+        library.save_job(job_id, list(inputs), tables, shared, works.retired)
 
 
 def publish(rendered: Rendered) -> None:
