@@ -1,4 +1,7 @@
-"""The `citeaudit` command line."""
+"""The `citeaudit` command line.
+
+Imports stay lazy: `--help` and `--version` must answer in well under a second, and Prefect alone
+costs seconds to import, so each command imports what it runs."""
 
 import json
 import sys
@@ -6,26 +9,16 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.table import Table
 
 import flows.quiet  # noqa: F401  (must come before anything imports prefect)
-from models.audit import Status
-from tasks.render.csl_styles import STYLES
-from tasks.report import flagged_list
-from tasks.store import Library, UnsafeJobId, check_job_id, db_path_from_env
+
+if TYPE_CHECKING:
+    from models.audit import Status
+    from tasks.store import Library
 
 app = typer.Typer(
     help="Audit research citations against Crossref and PubMed.",
@@ -37,8 +30,21 @@ out = Console()
 err = Console(stderr=True)
 
 
+def show_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"citeaudit {version('citeaudit')}")
+        raise typer.Exit()
+
+
 @app.callback()
-def citeaudit() -> None:
+def citeaudit(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=show_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
     """Audit research citations against Crossref and PubMed."""
 
 
@@ -47,7 +53,15 @@ def usage_error(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def parse_statuses(text: str) -> set[Status]:
+def internal_error(message: str) -> NoReturn:
+    """An internal or infrastructure failure (Prefect, the library lock): one line, exit 3."""
+    typer.echo(f"citeaudit: error: {message}", err=True)
+    raise typer.Exit(3)
+
+
+def parse_statuses(text: str) -> "set[Status]":
+    from models.audit import Status
+
     wanted = {s.strip() for s in text.split(",") if s.strip()}
     known = [s.value for s in Status]
     unknown = sorted(wanted - set(known))
@@ -57,6 +71,8 @@ def parse_statuses(text: str) -> set[Status]:
 
 
 def print_summary(summary: dict[str, object]) -> None:
+    from rich.table import Table
+
     out.print(f"job {summary['job_id']}: {summary['citations']} citations", highlight=False)
     table = Table()
     table.add_column("status")
@@ -97,6 +113,15 @@ def print_summary(summary: dict[str, object]) -> None:
 @contextmanager
 def progress_bars() -> Iterator[None]:
     """One bar per stage the running flow reports (flows/progress.py), on a terminal only."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     from flows import progress
 
     with Progress(
@@ -122,23 +147,45 @@ def progress_bars() -> Iterator[None]:
             progress.set_listener(None)
 
 
-def run_flow(flow: Any, workers: int, **parameters: Any) -> dict[str, Any]:
-    """Run a job flow in this process on `workers` task threads, with progress bars."""
-    from flows.runners import task_runner
+@contextmanager
+def prefect_api() -> Iterator[None]:
+    """The Prefect API for this run (flows/server.py): one the user configured, or the shared
+    background server, started on first use. Failing to start it is an infrastructure error."""
+    from flows import server
 
-    with progress_bars():
-        summary: dict[str, Any] = flow.with_options(task_runner=task_runner(workers=workers))(
-            **parameters
-        )
+    try:
+        with server.prefect_api():
+            yield
+    except server.ServerStartError as exc:
+        internal_error(str(exc))
+
+
+def run_flow(flow_name: str, workers: int, **parameters: Any) -> dict[str, Any]:
+    """Run the job flow `module:name` in this process on `workers` task threads, with progress
+    bars, against the run's Prefect API (imported only once that API is set)."""
+    import importlib
+
+    module, _, name = flow_name.partition(":")
+    with prefect_api():
+        flow = getattr(importlib.import_module(module), name)
+        from flows.runners import task_runner
+
+        with progress_bars():
+            summary: dict[str, Any] = flow.with_options(task_runner=task_runner(workers=workers))(
+                **parameters
+            )
     return summary
 
 
 def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir: Path) -> None:
     """Arguments and settings, checked before a flow starts: a bad one is a one-line usage
     error (exit 2), never a traceback from inside a task or an exit 1 a --fail-on gate reads."""
+    from pydantic import ValidationError
+
     from flows.runners import task_runner
     from tasks.read import READERS
     from tasks.registries import RegistrySettings
+    from tasks.store import UnsafeJobId, check_job_id
     from tasks.trust import load_trusted_domains
 
     try:
@@ -168,9 +215,11 @@ def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir
         usage_error(f"configuration: {exc}")
 
 
-def open_library(db: str | None) -> Library:
+def open_library(db: str | None) -> "Library":
     """The library for commands that only read it: a mistyped path is an error, not a new
     empty library."""
+    from tasks.store import Library, db_path_from_env
+
     path = db_path_from_env(db)
     if not path.is_file():
         usage_error(f"no library at {path} (set --db or CITEAUDIT_DB)")
@@ -193,23 +242,26 @@ def audit(
     chunk_size: Annotated[int, typer.Option(help="Citations per Prefect task.")] = 200,
     workers: Annotated[int, typer.Option(help="Parallel validation tasks.")] = 4,
     styles: Annotated[
-        str, typer.Option(help="Bibliography styles, comma-separated (default: all seven).")
-    ] = ",".join(STYLES),
+        str | None,
+        typer.Option(help="Bibliography styles, comma-separated (default: the job's default)."),
+    ] = None,
 ) -> None:
     """Validate every citation of INPUTS, write OUT/JOB/ and the library."""
+    from tasks.render.csl_styles import STYLES
+
     check_inputs(job, inputs, input_format, out_dir)
     if chunk_size < 1 or workers < 1:
         usage_error("--chunk-size and --workers must be at least 1")
     gate = parse_statuses(fail_on)
-    chosen_styles = [s.strip() for s in styles.split(",") if s.strip()]
-    unknown = [s for s in chosen_styles if s not in STYLES]
-    if unknown or not chosen_styles:
-        usage_error(f"--styles: unknown style {', '.join(unknown)} (known: {', '.join(STYLES)})")
-
-    from flows.audit import audit_job
-
+    chosen_styles = None
+    if styles is not None:
+        chosen_styles = [s.strip() for s in styles.split(",") if s.strip()]
+        unknown = [s for s in chosen_styles if s not in STYLES]
+        if unknown or not chosen_styles:
+            known = ", ".join(STYLES)
+            usage_error(f"--styles: unknown style {', '.join(unknown)} (known: {known})")
     summary = run_flow(
-        audit_job,
+        "flows.audit:audit_job",
         workers,
         inputs=[str(p) for p in inputs],
         job_id=job,
@@ -234,9 +286,10 @@ def serve(
     limit: Annotated[int | None, typer.Option(help="Most flow runs at once.")] = None,
 ) -> None:
     """Serve every deployment (and its schedule) from this process, without a work pool."""
-    from flows.serve import DEPLOYMENTS_FILE, serve_all
+    with prefect_api():
+        from flows.serve import DEPLOYMENTS_FILE, serve_all
 
-    serve_all(deployments or DEPLOYMENTS_FILE, limit=limit)
+        serve_all(deployments or DEPLOYMENTS_FILE, limit=limit)
 
 
 @app.command("import")
@@ -257,10 +310,8 @@ def import_(
     check_inputs(job, inputs, input_format, out_dir)
     if batch_size < 1 or chunk_size < 1 or workers < 1:
         usage_error("--batch-size, --chunk-size and --workers must be at least 1")
-    from flows.bulk import bulk_import
-
     summary = run_flow(
-        bulk_import,
+        "flows.bulk:bulk_import",
         workers,
         inputs=[str(p) for p in inputs],
         job_id=job,
@@ -285,6 +336,9 @@ def report(
     db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
 ) -> None:
     """Reprint a job's summary from the library, and where its report is."""
+    from models.audit import Status
+    from tasks.report import flagged_list
+
     with open_library(db) as library:
         row = library.job(job)
         if row is None:
@@ -309,6 +363,10 @@ def jobs(
     db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
 ) -> None:
     """List the jobs in the library with their counts."""
+    from rich.table import Table
+
+    from models.audit import Status
+
     with open_library(db) as library:
         rows = library.jobs().to_dicts()
     table = Table(title=f"{len(rows)} jobs")
@@ -352,5 +410,50 @@ def dedupe(
     )
 
 
+server_app = typer.Typer(
+    help="The background Prefect server citeaudit runs share.", no_args_is_help=True
+)
+app.add_typer(server_app, name="server")
+
+
+@server_app.command("status")
+def server_status() -> None:
+    """Say whether the background server runs, where, and since when."""
+    import time
+
+    from flows import server
+
+    folder = server.server_dir()
+    configured = server.configured_api_url()
+    if configured:
+        out.print(f"PREFECT_API_URL is set: runs use {configured}", highlight=False)
+    info = server.running_server(folder)
+    if info is None:
+        out.print(f"no background server running ({folder})", highlight=False)
+        return
+    minutes = (time.time() - info.started_at) / 60
+    out.print(
+        f"background server running at {info.api_url} (pid {info.pid}, up {minutes:.0f} min, "
+        f"home {folder})",
+        highlight=False,
+    )
+
+
+@server_app.command("stop")
+def server_stop() -> None:
+    """Stop the background server (the next run starts it again)."""
+    from flows import server
+
+    stopped = server.stop()
+    if stopped is None:
+        out.print("no background server running", highlight=False)
+    else:
+        out.print(f"stopped the background server at {stopped.api_url}", highlight=False)
+
+
 def main() -> None:  # pragma: no cover - console-script shim
     sys.exit(app())
+
+
+if __name__ == "__main__":
+    main()
