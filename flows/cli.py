@@ -4,6 +4,7 @@ Imports stay lazy: `--help` and `--version` must answer in well under a second, 
 costs seconds to import, so each command imports what it runs."""
 
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -17,7 +18,6 @@ from rich.console import Console
 import flows.quiet  # noqa: F401  (must come before anything imports prefect)
 
 if TYPE_CHECKING:
-    from models.audit import Status
     from tasks.store import Library
 
 app = typer.Typer(
@@ -59,15 +59,30 @@ def internal_error(message: str) -> NoReturn:
     raise typer.Exit(3)
 
 
-def parse_statuses(text: str) -> "set[Status]":
+# `--fail-on` names statuses, `retracted` (a flag beside the status) and `any`: every outcome a
+# reader must look at.
+RETRACTED = "retracted"
+FLAGGED_OUTCOMES = ("mismatch", "not_found", "unmatched", "unverified", RETRACTED)
+
+
+def parse_gate(text: str) -> set[str]:
+    """The outcomes `--fail-on` fails the run on."""
     from models.audit import Status
 
     wanted = {s.strip() for s in text.split(",") if s.strip()}
-    known = [s.value for s in Status]
+    known = [s.value for s in Status] + [RETRACTED, "any"]
     unknown = sorted(wanted - set(known))
     if unknown:
         usage_error(f"--fail-on: unknown status {', '.join(unknown)} (known: {', '.join(known)})")
-    return {Status(s) for s in wanted}
+    if "any" in wanted:
+        wanted = (wanted - {"any"}) | set(FLAGGED_OUTCOMES)
+    return wanted
+
+
+def gate_failed(summary: dict[str, Any], gate: set[str]) -> bool:
+    counts = dict(summary["status_counts"])
+    counts[RETRACTED] = int(summary.get("metrics", {}).get(RETRACTED, 0))
+    return any(counts.get(outcome, 0) for outcome in gate)
 
 
 def print_summary(summary: dict[str, object]) -> None:
@@ -169,11 +184,18 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> dict[str, Any]:
     with prefect_api():
         flow = getattr(importlib.import_module(module), name)
         from flows.runners import task_runner
+        from tasks.read.kinds import NotABibliography
 
-        with progress_bars():
-            summary: dict[str, Any] = flow.with_options(task_runner=task_runner(workers=workers))(
-                **parameters
-            )
+        try:
+            with progress_bars():
+                runner = task_runner(workers=workers)
+                summary: dict[str, Any] = flow.with_options(task_runner=runner)(**parameters)
+        except NotABibliography as exc:  # an input changed after it was checked
+            usage_error(str(exc))
+        except Exception as exc:
+            if os.environ.get("CITEAUDIT_DEBUG"):
+                raise
+            internal_error(f"{type(exc).__name__}: {exc}")
     return summary
 
 
@@ -184,6 +206,7 @@ def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir
 
     from flows.runners import task_runner
     from tasks.read import READERS
+    from tasks.read.kinds import NotABibliography, check_bibliographies
     from tasks.registries import RegistrySettings
     from tasks.store import UnsafeJobId, check_job_id
     from tasks.trust import load_trusted_domains
@@ -195,8 +218,10 @@ def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir
     for path in inputs:
         if path.is_dir():
             usage_error(f"{path} is a folder: give the reference files in it")
-        if not path.is_file():
-            usage_error(f"no such input file: {path}")
+    try:
+        check_bibliographies(inputs)
+    except NotABibliography as exc:
+        usage_error(str(exc))
     formats = [reader.FORMAT for reader in READERS]
     if input_format is not None and input_format not in formats:
         usage_error(f"--format: unknown format {input_format!r} (known: {', '.join(formats)})")
@@ -237,7 +262,11 @@ def audit(
         str | None, typer.Option("--format", help="Force an input format.")
     ] = None,
     fail_on: Annotated[
-        str, typer.Option(help="Exit 1 if any citation has one of these statuses.")
+        str,
+        typer.Option(
+            help="Exit 1 if any citation has one of these outcomes: a status, 'retracted', or "
+            "'any' (mismatch, not_found, unmatched, unverified, retracted)."
+        ),
     ] = "",
     chunk_size: Annotated[int, typer.Option(help="Citations per Prefect task.")] = 200,
     workers: Annotated[int, typer.Option(help="Parallel validation tasks.")] = 4,
@@ -252,7 +281,7 @@ def audit(
     check_inputs(job, inputs, input_format, out_dir)
     if chunk_size < 1 or workers < 1:
         usage_error("--chunk-size and --workers must be at least 1")
-    gate = parse_statuses(fail_on)
+    gate = parse_gate(fail_on)
     chosen_styles = None
     if styles is not None:
         chosen_styles = [s.strip() for s in styles.split(",") if s.strip()]
@@ -273,8 +302,7 @@ def audit(
         styles=chosen_styles,
     )
     print_summary(summary)
-    counts = summary["status_counts"]
-    if any(counts.get(s.value, 0) for s in gate):
+    if gate_failed(summary, gate):
         raise typer.Exit(1)
 
 
@@ -451,8 +479,16 @@ def server_stop() -> None:
         out.print(f"stopped the background server at {stopped.api_url}", highlight=False)
 
 
-def main() -> None:  # pragma: no cover - console-script shim
-    sys.exit(app())
+def main() -> None:
+    """The console script: an error nobody caught is an internal error, one line and exit 3
+    (CITEAUDIT_DEBUG=1 shows its traceback)."""
+    try:
+        app()
+    except Exception as exc:
+        if os.environ.get("CITEAUDIT_DEBUG"):
+            raise
+        typer.echo(f"citeaudit: internal error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(3)
 
 
 if __name__ == "__main__":
