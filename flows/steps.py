@@ -5,6 +5,7 @@ server time, so one per citation would dominate a 10,000-citation job); retries 
 request inside the registry clients, not per task."""
 
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,10 +47,17 @@ def read_step(paths: Sequence[str], input_format: str | None) -> ReadResult:
     return read_inputs([Path(p) for p in paths], input_format)
 
 
+def job_deadline() -> float:
+    """When the job's lookups must end (epoch seconds): CITEAUDIT_JOB_DEADLINE_S from now."""
+    return time.time() + RegistrySettings().job_deadline_s
+
+
 @task(name="look-up-chunk")
-def lookup_chunk(refs: Sequence[Reference], offline: bool) -> list[ValidationResult]:
+def lookup_chunk(
+    refs: Sequence[Reference], offline: bool, deadline: float | None = None
+) -> list[ValidationResult]:
     registries = None if offline else shared_registries()
-    return lookup_references(refs, registries, offline=offline)
+    return lookup_references(refs, registries, offline=offline, deadline=deadline)
 
 
 def unverified_chunk(refs: Sequence[Reference], error: str) -> list[ValidationResult]:
