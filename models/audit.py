@@ -27,7 +27,17 @@ class Status(StrEnum):
     UNVERIFIED = "unverified"
 
 
-Registry = Literal["crossref", "pubmed", "datacite", "other-agency"]
+Registry = Literal[
+    "crossref",
+    "pubmed",
+    "datacite",
+    "other-agency",
+    "dblp",
+    "arxiv",
+    "semantic_scholar",
+    "openalex",
+    "europepmc",
+]
 
 
 class Identifiers(BaseModel):
@@ -128,6 +138,10 @@ class ValidationResult(BaseModel):
     relations: dict[str, list[str]] = Field(default_factory=dict)
     attempts: int = 0
     error: str | None = None
+    # The registries asked about this citation, in order, and the requests spent on it per
+    # registry (a batched request counts as its share: 1 / the ids it carried).
+    asked: list[str] = Field(default_factory=list)
+    requests: dict[str, float] = Field(default_factory=dict)
     checked_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
@@ -135,7 +149,11 @@ class RegistryRecord(BaseModel):
     """A work as a registry holds it, mapped to CSL, with the flags the registry sets on it."""
 
     registry: Registry
-    identifier: str = Field(..., description="normalised DOI (crossref/datacite) or PMID (pubmed)")
+    identifier: str = Field(
+        ...,
+        description="the registry's own id: normalised DOI (crossref/datacite), PMID (pubmed), "
+        "arXiv id, DBLP key, Semantic Scholar paperId, OpenAlex W-id, PMCID or Europe PMC id",
+    )
     item: CSLItem
     retracted: bool = False
     corrected: bool = False

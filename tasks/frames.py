@@ -45,6 +45,7 @@ CITATION_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "status": pl.Utf8,
     "reason": pl.Utf8,
     "registry": pl.Utf8,
+    "registries_asked": pl.List(pl.Utf8),
     "matched_id": pl.Utf8,
     "matched_title": pl.Utf8,
     "matched_authors": pl.Utf8,
@@ -116,6 +117,7 @@ def citation_row(job_id: str, ref: Reference, result: ValidationResult) -> dict[
         "status": result.status.value,
         "reason": result.reason,
         "registry": result.registry,
+        "registries_asked": result.asked,
         "matched_id": result.matched_id,
         **_item_columns("matched", result.record),
         "agreement_title": agreement.title,
@@ -212,6 +214,7 @@ def result_from_row(row: Mapping[str, Any]) -> ValidationResult:
         citation_id=row["citation_id"],
         status=Status(row["status"]),
         registry=row["registry"],
+        asked=list(row.get("registries_asked") or []),
         matched_id=row["matched_id"],
         record=_item(row["record_json"]),
         agreement=FieldAgreement(

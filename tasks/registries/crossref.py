@@ -226,7 +226,17 @@ class CrossrefClient:
 
     def search(self, reference: str, rows: int = 5) -> list[RegistryRecord]:
         """Crossref's candidates for a free-text reference, best first (weak ones included)."""
-        params: dict[str, str | int] = {"query.bibliographic": reference, "rows": rows}
+        return self._query({"query.bibliographic": reference, "rows": rows})
+
+    def search_title(self, title: str, author: str | None, rows: int = 5) -> list[RegistryRecord]:
+        """Crossref's candidates for a title and first author's surname: `query.bibliographic`
+        ranks short titles badly, field queries do not."""
+        params: dict[str, str | int] = {"query.title": title, "rows": rows}
+        if author:
+            params["query.author"] = author
+        return self._query(params)
+
+    def _query(self, params: dict[str, str | int]) -> list[RegistryRecord]:
         reply = self._http.get("/works", _candidates, params=params)
         return [crossref_work_to_csl(item) for item in reply.value or []]
 

@@ -388,11 +388,23 @@ class RegistryHttp:
         path: str,
         parse: Callable[[httpx.Response], T],
         *,
-        data: Mapping[str, str | int],
+        data: Mapping[str, str | int] | None = None,
+        json: Any = None,
+        params: Mapping[str, str | int] | None = None,
         headers: Mapping[str, str] | None = None,
         absent: Absent | None = None,
     ) -> Reply[T]:
-        return self.request("POST", path, parse, data=data, headers=headers, absent=absent)
+        """A form (`data`) or a JSON body (`json`: Semantic Scholar's batch)."""
+        return self.request(
+            "POST",
+            path,
+            parse,
+            params=params,
+            data=data,
+            json=json,
+            headers=headers,
+            absent=absent,
+        )
 
     def request(
         self,
@@ -402,6 +414,7 @@ class RegistryHttp:
         *,
         params: Mapping[str, str | int] | None = None,
         data: Mapping[str, str | int] | None = None,
+        json: Any = None,
         headers: Mapping[str, str] | None = None,
         absent: Absent | None = None,
     ) -> Reply[T]:
@@ -428,7 +441,7 @@ class RegistryHttp:
             try:
                 with sending_until(ends_at):
                     response = self._client.request(
-                        method, path, params=params, data=data, headers=headers
+                        method, path, params=params, data=data, json=json, headers=headers
                     )
             except httpx.RequestError as exc:
                 reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

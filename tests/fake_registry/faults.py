@@ -31,7 +31,7 @@ ENDPOINTS = {
 }
 # The host name a redirect points at; requests arriving there are never redirected again.
 REDIRECT_HOST = "localhost"
-SERVICES = ("crossref", "doi", "eutils")
+SERVICES = ("crossref", "doi", "eutils", "dblp", "arxiv", "s2", "openalex", "europepmc")
 
 
 @dataclass
