@@ -9,6 +9,7 @@ plus server time, so one per citation would dominate a 10,000-citation job; retr
 request inside the registry clients, not per task."""
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from tasks.dedupe.job import JobDedupe, dedupe_job, repeats_within_jobs
 from tasks.lookup import lookup_references
 from tasks.metrics import Assessment, assess
 from tasks.read import read_inputs
+from tasks.read.kinds import check_bibliographies
 from tasks.registries import Registries, RegistrySettings
 from tasks.render import csl_styles, exports
 from tasks.render.selection import bibliography_items, export_entries, unconfirmed
@@ -64,7 +66,11 @@ def shared_registries() -> Registries:
 
 
 def read(paths: Sequence[str], input_format: str | None) -> ReadResult:
-    return read_inputs([Path(p) for p in paths], input_format)
+    """Raises NotABibliography (the run ends Failed) for a missing input or one that holds no
+    bibliography (an image, a Word document, an empty file)."""
+    files = [Path(p) for p in paths]
+    check_bibliographies(files)
+    return read_inputs(files, input_format)
 
 
 def identify(read: ReadResult) -> ReadResult:
@@ -76,11 +82,19 @@ def identify(read: ReadResult) -> ReadResult:
 # --- look up + decide -----------------------------------------------------------------------
 
 
-def check_chunk(refs: Sequence[Reference], offline: bool) -> list[Checked]:
+def job_deadline() -> float:
+    """When the job's lookups must end (epoch seconds): CITEAUDIT_JOB_DEADLINE_S from now."""
+    return time.time() + RegistrySettings().job_deadline_s
+
+
+def check_chunk(
+    refs: Sequence[Reference], offline: bool, deadline: float | None = None
+) -> list[Checked]:
     """Ask the registries about one chunk and decide each citation's status. The two go
-    together: where a search is routed next depends on what the last candidates decided."""
+    together: where a search is routed next depends on what the last candidates decided.
+    Past `deadline` nothing is asked: what is left stays `unverified`."""
     registries = None if offline else shared_registries()
-    results = lookup_references(refs, registries, offline=offline)
+    results = lookup_references(refs, registries, offline=offline, deadline=deadline)
     return [Checked(reference=r, result=v) for r, v in zip(refs, results, strict=True)]
 
 
@@ -108,9 +122,10 @@ def check_all(
 ) -> list[Checked]:
     """Every chunk in turn, in this process (the plain pipeline)."""
     checked: list[Checked] = []
+    deadline = job_deadline()
     progress.report("validate", 0, len(refs))
     for chunk in plan_chunks(refs, chunk_size):
-        checked.extend(check_chunk(chunk, offline))
+        checked.extend(check_chunk(chunk, offline, deadline))
         progress.report("validate", len(checked), len(refs))
     return checked
 
@@ -316,7 +331,9 @@ def check_all_tasks(
     the quote unopened); a chunk that fails outright leaves its citations `unverified`, so
     every citation still gets exactly one row. Progress goes to the CLI's listener and, given
     `shown`, to the Prefect UI."""
-    futures = {check_task.submit(chunk, offline): chunk for chunk in plan_chunks(refs, chunk_size)}
+    deadline = job_deadline()
+    chunks = plan_chunks(refs, chunk_size)
+    futures = {check_task.submit(chunk, offline, deadline): chunk for chunk in chunks}
     checked: list[Checked] = []
     progress.report("validate", 0, len(refs))
     for future in as_completed(list(futures)):
