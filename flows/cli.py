@@ -352,5 +352,16 @@ def dedupe(
     )
 
 
+@app.command()
+def registries() -> None:
+    """List the registries an audit asks, their pace and credentials, and why any is not."""
+    from flows.registries_cli import show_registries
+
+    try:
+        show_registries(out)
+    except ValidationError as exc:
+        usage_error("; ".join(str(e["msg"]) for e in exc.errors()))
+
+
 def main() -> None:  # pragma: no cover - console-script shim
     sys.exit(app())
