@@ -122,6 +122,21 @@ class FieldAgreement(BaseModel):
     pages: float | None = Field(None, ge=0.0, le=1.0)
 
 
+NoticeKind = Literal["retraction", "correction", "expression_of_concern"]
+
+
+class Notice(BaseModel):
+    """A registry's notice on a work (a retraction, correction or expression of concern): what a
+    reader needs to act on it."""
+
+    kind: NoticeKind
+    identifier: str | None = Field(None, description="the notice's DOI or PMID")
+    url: str | None = None
+    date: str | None = Field(None, description="ISO 8601: YYYY, YYYY-MM or YYYY-MM-DD")
+    source: str | None = Field(None, description="publisher, retraction-watch or pubmed")
+    reason: str | None = None
+
+
 class ValidationResult(BaseModel):
     citation_id: str
     status: Status
@@ -134,6 +149,7 @@ class ValidationResult(BaseModel):
     retracted: bool = False
     corrected: bool = False
     expression_of_concern: bool = False
+    notices: list[Notice] = Field(default_factory=list, description="the matched record's notices")
     # The matched record's registry relations (RegistryRecord.relations), for dedupe's links.
     relations: dict[str, list[str]] = Field(default_factory=dict)
     attempts: int = 0
@@ -160,12 +176,25 @@ class RegistryRecord(BaseModel):
     expression_of_concern: bool = False
     # Crossref `relation` / PubMed links: kind -> identifiers, e.g. {"is-preprint-of": ["10.1/x"]}
     relations: dict[str, list[str]] = Field(default_factory=dict)
-    notices: list[str] = Field(default_factory=list, description="DOIs/PMIDs of update notices")
+    notices: list[Notice] = Field(default_factory=list, description="its update notices")
     metadata_missing: bool = Field(
         default=False,
         description="the registry confirmed the identifier exists and answered that it has no "
         "metadata to give: `item` holds the identifier only (not evidence of fabrication)",
     )
+
+    def add_notice(self, notice: Notice) -> None:
+        """Flag the work by the notice's kind and keep the notice (once per notice id)."""
+        if notice.kind == "retraction":
+            self.retracted = True
+        elif notice.kind == "correction":
+            self.corrected = True
+        else:
+            self.expression_of_concern = True
+        if notice.identifier is None or all(
+            n.identifier != notice.identifier for n in self.notices
+        ):
+            self.notices.append(notice)
 
 
 class Lookup(BaseModel):

@@ -33,6 +33,7 @@ from tasks.identifiers import identifiers_of, normalize_arxiv
 from tasks.match.decide import decide_identified, decide_unidentified
 from tasks.match.venues import is_preprint_venue, venue_of
 from tasks.registries import REGISTRY_NAMES, Registries, RegistryUnavailable
+from tasks.registries.deadline import job_deadline
 from tasks.registries.routing import search_order
 
 SEARCH_ROWS = 5
@@ -56,13 +57,23 @@ class _Trail:
 
 
 def lookup_references(
-    refs: Sequence[Reference], registries: Registries | None, *, offline: bool = False
+    refs: Sequence[Reference],
+    registries: Registries | None,
+    *,
+    offline: bool = False,
+    deadline: float | None = None,
 ) -> list[ValidationResult]:
-    """Exactly one result per reference, in input order."""
+    """Exactly one result per reference, in input order. Past `deadline` (the job's, in epoch
+    seconds) no registry is asked: what is left stays `unverified`."""
     if offline:
         return [_unverified(ref, "offline") for ref in refs]
     if registries is None:
         return [_unverified(ref, "no registry clients configured") for ref in refs]
+    with job_deadline(deadline):
+        return _look_up(refs, registries)
+
+
+def _look_up(refs: Sequence[Reference], registries: Registries) -> list[ValidationResult]:
     active = {name for name in REGISTRY_NAMES if registries.asks(name)}
     trails = [_Trail() for _ in refs]
     results: dict[int, ValidationResult] = {}

@@ -52,6 +52,17 @@ def arxiv_entry(arxiv_id: str = "1706.03762") -> str:
     )
 
 
+def s2_paper(paper_id: str, venue: str, **external: str) -> dict[str, Any]:
+    return {
+        "paperId": paper_id,
+        "title": TITLE,
+        "authors": [{"name": f"{g} {f}"} for g, f in AUTHORS],
+        "year": 2017,
+        "venue": venue,
+        "externalIds": external,
+    }
+
+
 def cited(key: str = "vaswani", ids: Identifiers | None = None, **fields: Any) -> Reference:
     item = {
         "id": key,
@@ -83,14 +94,7 @@ def test_a_cs_paper_is_verified_by_dblp_alone(fake: FakeRegistry) -> None:
 def test_the_next_registry_is_asked_only_while_nothing_decided(fake: FakeRegistry) -> None:
     fake.scholarly.add_arxiv_entry(arxiv_entry())
     fake.scholarly.add_s2_paper(
-        {
-            "paperId": "204e3073870fae3d05bcbc2f6a8e263d9b72e776",
-            "title": TITLE,
-            "authors": [{"name": f"{g} {f}"} for g, f in AUTHORS],
-            "year": 2017,
-            "venue": "Neural Information Processing Systems",
-            "externalIds": {"ArXiv": "1706.03762"},
-        }
+        s2_paper("204e3073870f", "Neural Information Processing Systems", ArXiv="1706.03762")
     )
     with registries_for(fake) as registries:
         [result] = lookup_references([cited()], registries)
@@ -174,16 +178,7 @@ def test_a_registry_down_leaves_the_decision_to_the_others(fake: FakeRegistry) -
 
 def test_an_unanswered_doi_is_answered_by_semantic_scholar(fake: FakeRegistry) -> None:
     fake.inject_fault("unavailable", service="crossref", rate=1.0)
-    fake.scholarly.add_s2_paper(
-        {
-            "paperId": "abc123",
-            "title": TITLE,
-            "authors": [{"name": f"{g} {f}"} for g, f in AUTHORS],
-            "year": 2017,
-            "venue": "NeurIPS",
-            "externalIds": {"DOI": "10.5555/attention"},
-        }
-    )
+    fake.scholarly.add_s2_paper(s2_paper("abc123", "NeurIPS", DOI="10.5555/attention"))
     with registries_for(fake, backoff_cap_s=0.05) as registries:
         [result] = lookup_references([cited(ids=Identifiers(doi="10.5555/attention"))], registries)
     assert result.status is Status.VERIFIED and result.registry == "semantic_scholar"

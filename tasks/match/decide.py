@@ -281,6 +281,7 @@ def _result(
         retracted=bool(attach and attach.retracted),
         corrected=bool(attach and attach.corrected),
         expression_of_concern=bool(attach and attach.expression_of_concern),
+        notices=attach.notices if attach else [],
         relations=attach.relations if attach else {},
         attempts=attempts,
         error=error,

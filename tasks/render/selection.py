@@ -14,6 +14,8 @@ from tasks.identifiers import normalize_doi
 from tasks.render.exports import ExportEntry, usable_key
 
 EXCLUDED = (Status.NOT_FOUND, Status.MISMATCH)
+# Listed, but apart and marked: no registry confirmed them (possibly fabricated, or not asked).
+UNCONFIRMED = (Status.UNMATCHED, Status.UNVERIFIED)
 
 
 def bibliography_items(
@@ -60,3 +62,14 @@ def export_entries(
         )
         for item in items
     ]
+
+
+def unconfirmed(
+    items: Sequence[CSLItem], results: Mapping[str, ValidationResult]
+) -> dict[str, str]:
+    """Listed items no registry confirmed: item id -> status, for the bibliographies' marks."""
+    return {
+        item.id: results[item.id].status.value
+        for item in items
+        if results[item.id].status in UNCONFIRMED
+    }
