@@ -352,5 +352,25 @@ def dedupe(
     )
 
 
+@app.command("mcp")
+def mcp_server(
+    db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Also rewrite each job's folder here.")
+    ] = None,
+    offline: Annotated[bool, typer.Option(help="Do not contact the registries.")] = False,
+    http: Annotated[bool, typer.Option(help="Serve streamable HTTP instead of stdio.")] = False,
+    host: Annotated[str, typer.Option(help="HTTP address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,
+) -> None:
+    """Serve the agent tools (add, validate, format, export, list citations) over MCP, on stdio
+    for the agent framework that starts it (needs the `citeaudit[mcp]` extra)."""
+    try:
+        from flows.agent_mcp import serve
+    except ImportError as exc:
+        usage_error(f"the MCP server needs the mcp extra: pip install 'citeaudit[mcp]' ({exc})")
+    serve(db, str(out_dir) if out_dir else None, offline, http, host, port)
+
+
 def main() -> None:  # pragma: no cover - console-script shim
     sys.exit(app())
