@@ -5,6 +5,7 @@ server time, so one per citation would dominate a 10,000-citation job); retries 
 request inside the registry clients, not per task."""
 
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from tasks.dedupe.job import JobDedupe, dedupe_job
 from tasks.lookup import lookup_references
 from tasks.metrics import Assessment, assess
 from tasks.read import read_inputs
+from tasks.read.kinds import check_bibliographies
 from tasks.registries import Registries, RegistrySettings
 from tasks.render import csl_styles, exports
 from tasks.render.selection import export_entries, unconfirmed
@@ -43,13 +45,24 @@ def shared_registries() -> Registries:
 
 @task(name="read-inputs")
 def read_step(paths: Sequence[str], input_format: str | None) -> ReadResult:
-    return read_inputs([Path(p) for p in paths], input_format)
+    """Raises NotABibliography (the run ends Failed) for a missing input or one that holds no
+    bibliography (an image, a Word document, an empty file)."""
+    files = [Path(p) for p in paths]
+    check_bibliographies(files)
+    return read_inputs(files, input_format)
+
+
+def job_deadline() -> float:
+    """When the job's lookups must end (epoch seconds): CITEAUDIT_JOB_DEADLINE_S from now."""
+    return time.time() + RegistrySettings().job_deadline_s
 
 
 @task(name="look-up-chunk")
-def lookup_chunk(refs: Sequence[Reference], offline: bool) -> list[ValidationResult]:
+def lookup_chunk(
+    refs: Sequence[Reference], offline: bool, deadline: float | None = None
+) -> list[ValidationResult]:
     registries = None if offline else shared_registries()
-    return lookup_references(refs, registries, offline=offline)
+    return lookup_references(refs, registries, offline=offline, deadline=deadline)
 
 
 def unverified_chunk(refs: Sequence[Reference], error: str) -> list[ValidationResult]:

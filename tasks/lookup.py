@@ -27,6 +27,7 @@ from tasks.identifiers import identifiers_of
 from tasks.match.decide import decide_identified, decide_unidentified
 from tasks.match.venues import venue_of
 from tasks.registries import Registries, RegistryUnavailable
+from tasks.registries.deadline import job_deadline
 
 SEARCH_ROWS = 5
 _BIOMEDICAL = re.compile(
@@ -39,13 +40,23 @@ _BIOMEDICAL = re.compile(
 
 
 def lookup_references(
-    refs: Sequence[Reference], registries: Registries | None, *, offline: bool = False
+    refs: Sequence[Reference],
+    registries: Registries | None,
+    *,
+    offline: bool = False,
+    deadline: float | None = None,
 ) -> list[ValidationResult]:
-    """Exactly one result per reference, in input order."""
+    """Exactly one result per reference, in input order. Past `deadline` (the job's, in epoch
+    seconds) no registry is asked: what is left stays `unverified`."""
     if offline:
         return [_unverified(ref, "offline") for ref in refs]
     if registries is None:
         return [_unverified(ref, "no registry clients configured") for ref in refs]
+    with job_deadline(deadline):
+        return _look_up(refs, registries)
+
+
+def _look_up(refs: Sequence[Reference], registries: Registries) -> list[ValidationResult]:
     results: dict[int, ValidationResult] = {}
     by_doi: dict[int, str] = {}
     by_pmid: dict[int, str] = {}

@@ -188,6 +188,7 @@ class Registries:
                 transport=transport,
                 credentials=credentials,
                 max_body_bytes=settings.max_body_bytes,
+                request_deadline_s=settings.request_deadline_s,
             )
 
         crossref_http = stack(

@@ -44,7 +44,10 @@ class RegistrySettings(BaseSettings):
     cache_ttl_s: float = 86_400.0
 
     connect_timeout_s: float = 10.0
-    read_timeout_s: float = 30.0
+    read_timeout_s: float = 30.0  # per socket read; a trickling answer meets the deadlines below
+    # One request, its retries included; and all of one job's lookups (then: unverified).
+    request_deadline_s: float = Field(90.0, gt=0.0)
+    job_deadline_s: float = Field(4 * 3600.0, gt=0.0)
     max_attempts: int = Field(5, ge=1)
     backoff_base_s: float = 0.5
     backoff_cap_s: float = 30.0
