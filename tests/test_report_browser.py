@@ -25,8 +25,14 @@ FIXTURES = Path(__file__).parent / "fixtures"
 INPUTS = [FIXTURES / "reflists" / "crew_report.md", FIXTURES / "report" / "hostile_titles.ris"]
 HOSTILE_TITLE = "<script>document.body.setAttribute('data-pwned','script')</script>Scripts in"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-# Chromium's own housekeeping (clock, updates, sign-in), which flags do not fully switch off.
-BROWSER_HOSTS = {"clients2.google.com", "update.googleapis.com", "accounts.google.com"}
+# Chromium's own housekeeping (clock, updates, sign-in, and Chromium 150's www.google.com calls,
+# made for a blank page too), which flags do not fully switch off.
+BROWSER_HOSTS = {
+    "clients2.google.com",
+    "update.googleapis.com",
+    "accounts.google.com",
+    "www.google.com",
+}
 
 pytestmark = [
     pytest.mark.usefixtures("prefect_harness"),
