@@ -23,6 +23,7 @@ from tasks.metrics import Assessment, assess
 from tasks.read import read_inputs
 from tasks.registries import Registries, RegistrySettings
 from tasks.render import csl_styles, exports
+from tasks.render.selection import export_entries, unconfirmed
 from tasks.store import JobFolder, Library, db_path_from_env
 
 _registries: dict[tuple[str, str | None, str | None], Registries] = {}
@@ -140,13 +141,16 @@ def job_frames(job: JobRecord) -> dict[str, pl.DataFrame]:
 def job_files(job: JobRecord, frames: dict[str, pl.DataFrame]) -> dict[str, str]:
     """The job's text outputs by file name: bibliographies, exports, metrics and the report."""
     files: dict[str, str] = {}
+    results = {r.citation_id: r for r in job.results}
+    marks = unconfirmed(job.items, results)
     for style, bib in job.bibliographies.items():
-        files[f"bibliography.{style}.md"] = csl_styles.to_markdown(bib)
-        files[f"bibliography.{style}.html"] = csl_styles.to_html(bib)
-        files[f"bibliography.{style}.txt"] = csl_styles.to_text(bib)
-    files["references.bib"] = exports.to_bibtex(job.items)
-    files["references.ris"] = exports.to_ris(job.items)
-    files["references.json"] = exports.to_csl_json(job.items)
+        files[f"bibliography.{style}.md"] = csl_styles.to_markdown(bib, marks)
+        files[f"bibliography.{style}.html"] = csl_styles.to_html(bib, marks)
+        files[f"bibliography.{style}.txt"] = csl_styles.to_text(bib, marks)
+    listed = export_entries(job.items, job.refs, results)
+    files["references.bib"] = exports.to_bibtex(listed)
+    files["references.ris"] = exports.to_ris(listed)
+    files["references.json"] = exports.to_csl_json(listed)
     first = next(iter(job.bibliographies.values()), None)
     data = report.ReportData(
         job_id=job.job_id,

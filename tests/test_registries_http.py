@@ -155,7 +155,7 @@ def test_unusable_cached_body_is_evicted_and_fetched_again(tmp_path: Path) -> No
     assert http.stats.sent == 2
 
 
-def test_400_is_a_request_error_404_an_answer_and_5xx_unavailable() -> None:
+def test_400_is_a_request_error_an_authoritative_404_an_answer_and_5xx_unavailable() -> None:
     def answer(request: httpx.Request) -> httpx.Response:
         status = int(request.url.path.strip("/"))
         return _json_reply(request, {"status": "failed"}, status)
@@ -166,14 +166,17 @@ def test_400_is_a_request_error_404_an_answer_and_5xx_unavailable() -> None:
         transport=httpx.MockTransport(answer),
         retry=FAST,
     )
-    assert http.get("/404", json_body).value is None
+    assert http.get("/404", json_body, absent=lambda r: "failed" in r.text).value is None
+    with pytest.raises(RegistryUnavailable, match="not the registry's own") as gateway:
+        http.get("/404", json_body, absent=lambda r: "Resource not found." in r.text)
+    assert gateway.value.attempts == 1  # a 404 is an answer: not asked again
     with pytest.raises(RegistryRequestError) as rejected:
         http.get("/400", json_body)
     assert rejected.value.status == 400
     with pytest.raises(RegistryUnavailable) as unavailable:
         http.get("/503", json_body)
     assert unavailable.value.attempts == 3 and "HTTP 503" in str(unavailable.value)
-    assert http.stats.sent == 1 + 1 + 3
+    assert http.stats.sent == 2 + 1 + 3
 
 
 def test_xml_body_refuses_entities_but_allows_a_doctype() -> None:

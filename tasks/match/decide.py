@@ -58,7 +58,7 @@ from models.csl import CSLItem
 from tasks.identifiers import find_identifiers, without_identifiers
 from tasks.match.authors import author_agreement, surname_in_text
 from tasks.match.pages import pages_agreement, pages_in_text
-from tasks.match.titles import title_in_text, title_similarity
+from tasks.match.titles import best_title_in_text, best_title_similarity
 from tasks.match.venues import is_preprint_venue, venue_of, venue_similarity
 from tasks.textnorm import words
 
@@ -100,7 +100,7 @@ def compare(claimed: CSLItem, raw: str | None, record: CSLItem) -> FieldAgreemen
     if raw and not claimed.title:
         return _compare_with_text(raw, record)
     return FieldAgreement(
-        title=title_similarity(claimed.title, record.title)
+        title=best_title_similarity(claimed.title, record.titles())
         if claimed.title and record.title
         else None,
         authors=author_agreement(claimed.author or [], record.author or record.editor or []),
@@ -281,6 +281,7 @@ def _result(
         retracted=bool(attach and attach.retracted),
         corrected=bool(attach and attach.corrected),
         expression_of_concern=bool(attach and attach.expression_of_concern),
+        notices=attach.notices if attach else [],
         relations=attach.relations if attach else {},
         attempts=attempts,
         error=error,
@@ -320,7 +321,7 @@ def _compare_with_text(raw: str, record: CSLItem) -> FieldAgreement:
     venues = [v for v in _venues(record) if not is_preprint_venue(v)]
     container = 1.0 if any(_venue_in_text(v, raw) for v in venues) else None
     return FieldAgreement(
-        title=title_in_text(record.title, raw) if record.title else None,
+        title=best_title_in_text(record.titles(), raw) if record.title else None,
         authors=None if first_author is None else float(surname_in_text(first_author, raw)),
         year=year,
         container=container,

@@ -32,6 +32,7 @@ import httpcore
 import httpx
 from defusedxml import DefusedXmlException
 
+from models.audit import Lookup
 from tasks.registries.limits import HostLimiter, HostLimits, shared_limiter
 
 T = TypeVar("T")
@@ -58,6 +59,15 @@ class RegistryRequestError(Exception):
     def __init__(self, reason: str, status: int) -> None:
         super().__init__(reason)
         self.status = status
+
+
+def failed_lookup(
+    identifier: str, exc: RegistryUnavailable | RegistryRequestError, attempts: int
+) -> Lookup:
+    """We could not ask: the error (already redacted) is kept, the identifier stays unverified.
+    `attempts` counts the requests made for it before this one."""
+    tries = exc.attempts if isinstance(exc, RegistryUnavailable) else 1
+    return Lookup(identifier=identifier, error=str(exc), attempts=attempts + tries)
 
 
 class InvalidResponse(Exception):
@@ -295,9 +305,14 @@ class Unreachable:
                 self._reason = connect_failure
 
 
+# Is this 404 the registry's own, authoritative "no such record"?
+Absent = Callable[[httpx.Response], bool]
+
+
 @dataclass(frozen=True)
 class Reply(Generic[T]):
-    """A registry's answer: `value` is the parsed body, or None when it answered 404."""
+    """A registry's answer: `value` is the parsed body, or None when it answered authoritatively
+    that there is no such record."""
 
     value: T | None
     attempts: int
@@ -355,18 +370,32 @@ class RegistryHttp:
         *,
         params: Mapping[str, str | int] | None = None,
         headers: Mapping[str, str] | None = None,
+        absent: Absent | None = None,
     ) -> Reply[T]:
-        return self.request("GET", path, parse, params=params, headers=headers)
+        return self.request("GET", path, parse, params=params, headers=headers, absent=absent)
 
     def post(
         self,
         path: str,
         parse: Callable[[httpx.Response], T],
         *,
-        data: Mapping[str, str | int],
+        data: Mapping[str, str | int] | None = None,
+        json: Any = None,
+        params: Mapping[str, str | int] | None = None,
         headers: Mapping[str, str] | None = None,
+        absent: Absent | None = None,
     ) -> Reply[T]:
-        return self.request("POST", path, parse, data=data, headers=headers)
+        """A form (`data`) or a JSON body (`json`: Semantic Scholar's batch)."""
+        return self.request(
+            "POST",
+            path,
+            parse,
+            params=params,
+            data=data,
+            json=json,
+            headers=headers,
+            absent=absent,
+        )
 
     def request(
         self,
@@ -376,10 +405,14 @@ class RegistryHttp:
         *,
         params: Mapping[str, str | int] | None = None,
         data: Mapping[str, str | int] | None = None,
+        json: Any = None,
         headers: Mapping[str, str] | None = None,
+        absent: Absent | None = None,
     ) -> Reply[T]:
-        """Ask until a usable answer: parsed 2xx, or None for 404. Raises RegistryUnavailable
-        after the last attempt, RegistryRequestError on 400 and other non-retryable 4xx."""
+        """Ask until a usable answer: parsed 2xx, or None for a 404 that `absent` recognises as
+        the registry's own "no such record". Any other 404 (a wrong base path, a gateway, a
+        proxy) proves nothing: RegistryUnavailable at once. Raises RegistryUnavailable after the
+        last attempt, RegistryRequestError on 400 and other non-retryable 4xx."""
         url = self._client.build_request(method, path, params=params).url
         where = f"{method} {url}"
         # Unavailability is about the service, not the query: name the endpoint, not the ids.
@@ -392,7 +425,7 @@ class RegistryHttp:
             response: httpx.Response | None = None
             try:
                 response = self._client.request(
-                    method, path, params=params, data=data, headers=headers
+                    method, path, params=params, data=data, json=json, headers=headers
                 )
             except httpx.RequestError as exc:
                 reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -403,13 +436,18 @@ class RegistryHttp:
                     self._counter.add(cache_hits=1)
                 status = response.status_code
                 if status == 404:
-                    return Reply(None, attempt)
+                    if absent is not None and absent(response):
+                        return Reply(None, attempt)
+                    self._forget(response)
+                    reason = "HTTP 404 that is not the registry's own 'no such record' answer"
+                    if response.extensions.get("from_cache"):
+                        continue  # an entry cached before this rule: ask the registry itself
+                    raise RegistryUnavailable(self.redact(f"{endpoint}: {reason}"), attempt)
                 if 200 <= status < 300:
                     try:
                         return Reply(parse(response), attempt)
                     except InvalidResponse as exc:
-                        if self._cache is not None:
-                            self._cache.forget(response)
+                        self._forget(response)
                         reason = f"unusable answer: {exc}"
                 elif status in RETRYABLE_STATUSES:
                     reason = f"HTTP {status}"
@@ -423,6 +461,11 @@ class RegistryHttp:
         every_attempt_failed_to_connect = connect_failures == self._retry.max_attempts
         self._unreachable.record(reason if every_attempt_failed_to_connect else None)
         raise RegistryUnavailable(self.redact(f"{endpoint}: {reason}"), self._retry.max_attempts)
+
+    def _forget(self, response: httpx.Response) -> None:
+        """Only answers we accept stay cached: one bad minute must not poison later jobs."""
+        if self._cache is not None:
+            self._cache.forget(response)
 
     def close(self) -> None:
         self._client.close()

@@ -1,0 +1,85 @@
+"""A hostile network never turns a real citation into a fabricated one, never hangs a job and
+never learns our credentials (real HTTP against the fake registry's hostile modes)."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from models.audit import Identifiers, Reference
+from tasks.lookup import lookup_references
+from tasks.registries import Registries
+from tests.fake_registry import FakeRegistry
+from tests.reliability_data import (
+    FABRICATED_PMID_BASE,
+    FABRICATED_PREFIX,
+    bare_id_reference,
+    bundled_pmids,
+    bundled_works,
+    claiming_reference,
+)
+
+FAST: dict[str, Any] = {
+    "max_attempts": 2,
+    "backoff_base_s": 0.01,
+    "backoff_cap_s": 0.02,
+    "read_timeout_s": 2.0,
+}
+ACCUSATIONS = {"not_found", "unmatched", "mismatch"}
+
+
+def free_text_reference(work: dict[str, Any], key: str) -> Reference:
+    """A reference that claims what the record says, without any identifier."""
+    ref = claiming_reference(work, key)
+    item = ref.item.model_copy(update={"DOI": None})
+    return ref.model_copy(update={"item": item, "ids": Identifiers()})
+
+
+def real_references() -> list[Reference]:
+    works = bundled_works()
+    return [
+        *(claiming_reference(work, f"doi-{n}") for n, work in enumerate(works[:3])),
+        *(bare_id_reference(f"pmid-{p}", pmid=p) for p in bundled_pmids()[:3]),
+        free_text_reference(works[3], "free-text"),
+    ]
+
+
+def statuses(registry: FakeRegistry, refs: list[Reference], **overrides: Any) -> dict[str, str]:
+    settings = registry.settings(**{**FAST, **overrides})
+    with Registries.from_settings(settings) as registries:
+        results = lookup_references(refs, registries)
+    return {result.citation_id: result.status.value for result in results}
+
+
+@pytest.mark.parametrize("fault", ["not_found", "empty"])
+def test_an_endpoint_answering_nothing_useful_accuses_no_one_and_poisons_no_cache(
+    fault: str, tmp_path: Path
+) -> None:
+    refs = real_references()
+    cache = {"cache_enabled": True, "cache_dir": tmp_path / "cache"}
+    with FakeRegistry(rate_limits=False) as registry:
+        registry.inject_fault(fault, rate=1.0)
+        hostile = statuses(registry, refs, **cache)
+        registry.reset()  # the registry recovers; a new job on the same cache
+        recovered = statuses(registry, refs, **cache)
+    assert not ACCUSATIONS & set(hostile.values()), hostile
+    if fault == "not_found":
+        assert set(hostile.values()) == {"unverified"}
+    assert set(recovered.values()) == {"verified"}, recovered
+
+
+def test_a_batch_answer_missing_ids_is_no_proof_of_absence() -> None:
+    pmids = list(bundled_pmids()[:10])
+    refs = [bare_id_reference(f"pmid-{p}", pmid=p) for p in pmids]
+    refs += [claiming_reference(work, f"doi-{n}") for n, work in enumerate(bundled_works()[:10])]
+    refs += [
+        bare_id_reference("fabricated-pmid", pmid=str(FABRICATED_PMID_BASE)),
+        bare_id_reference("fabricated-doi", doi=f"{FABRICATED_PREFIX}0"),
+    ]
+    with FakeRegistry(rate_limits=False) as registry:
+        registry.inject_fault("partial", rate=1.0)
+        found = statuses(registry, refs)
+        assert registry.count("efetch") >= 2  # the left-out ids were asked again
+    assert found.pop("fabricated-pmid") == "not_found"
+    assert found.pop("fabricated-doi") == "not_found"
+    assert set(found.values()) == {"verified"}, found
