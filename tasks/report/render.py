@@ -8,6 +8,7 @@ from importlib import resources
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from tasks.render.csl_styles import UNCONFIRMED_HEADING, UNCONFIRMED_NOTE
 from tasks.report.links import safe_url
 from tasks.report.markdown import (
     markdown_code,
@@ -27,7 +28,7 @@ def _markdown_finalize(value: object) -> str:
 
 
 def _environment(**options: object) -> Environment:
-    return Environment(
+    env = Environment(
         loader=PackageLoader("tasks.report", "templates"),
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -35,6 +36,8 @@ def _environment(**options: object) -> Environment:
         keep_trailing_newline=True,
         **options,  # type: ignore[arg-type]
     )
+    env.globals.update(unconfirmed_heading=UNCONFIRMED_HEADING, unconfirmed_note=UNCONFIRMED_NOTE)
+    return env
 
 
 @cache

@@ -31,6 +31,8 @@ class ReportData:
     metrics: dict[str, Any] = field(default_factory=dict)
     style: str = ""
     bibliography_html: list[str] = field(default_factory=list)  # pandoc citeproc's, escaped
+    # Listed works no registry confirmed: (status, entry HTML), shown apart and marked.
+    bibliography_unconfirmed: list[tuple[str, str]] = field(default_factory=list)
     changes: pl.DataFrame | None = None  # scheduled audits: what changed since the last one
     links: pl.DataFrame = field(default_factory=pl.DataFrame)  # work_id_a, work_id_b, kind
 
@@ -274,6 +276,7 @@ class Report:
     input_errors: list[dict[str, str]]
     style: str
     bibliography_html: list[str]
+    bibliography_unconfirmed: list[tuple[str, str]]
 
 
 def _text(value: Any) -> str:
@@ -379,4 +382,5 @@ def select(data: ReportData) -> Report:
         input_errors=_table(data.input_errors, ["source_file", "entry_key", "line", "reason"]),
         style=data.style,
         bibliography_html=data.bibliography_html,
+        bibliography_unconfirmed=data.bibliography_unconfirmed,
     )
