@@ -183,6 +183,19 @@ class RegistryRecord(BaseModel):
         "metadata to give: `item` holds the identifier only (not evidence of fabrication)",
     )
 
+    def add_notice(self, notice: Notice) -> None:
+        """Flag the work by the notice's kind and keep the notice (once per notice id)."""
+        if notice.kind == "retraction":
+            self.retracted = True
+        elif notice.kind == "correction":
+            self.corrected = True
+        else:
+            self.expression_of_concern = True
+        if notice.identifier is None or all(
+            n.identifier != notice.identifier for n in self.notices
+        ):
+            self.notices.append(notice)
+
 
 class Lookup(BaseModel):
     """What asking a registry about one identifier gave.

@@ -31,6 +31,7 @@ CITATION_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "entry_key": pl.Utf8,
     "line": pl.Int64,
     "claim_ids": pl.List(pl.Utf8),
+    "location": pl.Utf8,
     "raw": pl.Utf8,
     "claimed_title": pl.Utf8,
     "claimed_authors": pl.Utf8,
@@ -120,6 +121,7 @@ def citation_row(job_id: str, ref: Reference, result: ValidationResult) -> dict[
         "entry_key": ref.provenance.entry_key,
         "line": ref.provenance.line,
         "claim_ids": ref.claim_ids,
+        "location": ref.location,
         "raw": ref.raw,
         **_item_columns("claimed", ref.item),
         "claimed_type": ref.item.type,
@@ -242,6 +244,7 @@ def reference_from_row(row: Mapping[str, Any]) -> Reference:
         ids=Identifiers(**{name: row[name] for name in IDENTIFIER_COLUMNS}),
         raw=row["raw"],
         claim_ids=list(row["claim_ids"] or []),
+        location=row.get("location"),  # a library older than the column has none
     )
 
 

@@ -1,8 +1,11 @@
 """A hostile network never turns a real citation into a fabricated one, never hangs a job and
 never learns our credentials (real HTTP against the fake registry's hostile modes)."""
 
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -26,6 +29,7 @@ FAST: dict[str, Any] = {
     "read_timeout_s": 2.0,
 }
 ACCUSATIONS = {"not_found", "unmatched", "mismatch"}
+T = TypeVar("T")
 
 
 def free_text_reference(work: dict[str, Any], key: str) -> Reference:
@@ -83,3 +87,57 @@ def test_a_batch_answer_missing_ids_is_no_proof_of_absence() -> None:
     assert found.pop("fabricated-pmid") == "not_found"
     assert found.pop("fabricated-doi") == "not_found"
     assert set(found.values()) == {"verified"}, found
+
+
+def finishes_within(seconds: float, check: Callable[[], T]) -> T:
+    """`check()`'s result, failing the test if it has not returned within `seconds`."""
+    outcome: list[T] = []
+    worker = threading.Thread(target=lambda: outcome.append(check()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert outcome, f"still running after {seconds} s"
+    return outcome[0]
+
+
+def test_a_trickling_answer_meets_the_request_deadline() -> None:
+    refs = [bare_id_reference("p", pmid=bundled_pmids()[0])]
+    with FakeRegistry(rate_limits=False) as registry:
+        registry.inject_fault("trickle", rate=1.0, slow_seconds=1.0)  # 1 byte/s, never idle 5 s
+        found = finishes_within(
+            30, lambda: statuses(registry, refs, read_timeout_s=5.0, request_deadline_s=2.0)
+        )
+    assert found == {"p": "unverified"}
+
+
+def test_a_registry_that_never_answers_is_given_up_after_two_requests() -> None:
+    refs = [claiming_reference(work, f"doi-{n}") for n, work in enumerate(bundled_works()[:8])]
+    with FakeRegistry(rate_limits=False) as registry:
+        registry.inject_fault("slow", rate=1.0, slow_seconds=20.0)
+        found = statuses(
+            registry,
+            refs,
+            max_attempts=5,
+            read_timeout_s=0.2,
+            request_deadline_s=1.0,
+            crossref_batch_size=1,
+        )
+        asked = registry.count(service="crossref")
+    assert set(found.values()) == {"unverified"}
+    assert asked <= 2 * 5  # two silent requests open the breaker; the six others are not sent
+
+
+def test_past_the_job_deadline_nothing_more_is_asked() -> None:
+    refs = real_references()
+    with FakeRegistry(rate_limits=False) as registry:
+        registry.inject_fault("slow", rate=1.0, slow_seconds=5.0)
+        settings = registry.settings(**{**FAST, "read_timeout_s": 30.0})
+
+        def check() -> list[str]:
+            with Registries.from_settings(settings) as registries:
+                results = lookup_references(refs, registries, deadline=time.time() + 1.0)
+            return [result.status.value for result in results]
+
+        found = finishes_within(20, check)
+        asked = registry.count()
+    assert set(found) == {"unverified"}
+    assert asked == 1  # cut off at the job's deadline; nothing sent after it

@@ -68,6 +68,12 @@ def test_limiter_follows_advertised_limits_down_never_above_the_maximum() -> Non
     assert limiter.in_flight_limit == 5
 
 
+def test_an_advertised_limit_of_one_an_hour_is_floored_and_cannot_stall_a_job() -> None:
+    limiter = HostLimiter(HostLimits(max_rate=5.0, max_in_flight=1, safety=1.0))
+    limiter.observe(200, {"x-rate-limit-limit": "1", "x-rate-limit-interval": "1h"})
+    assert limiter.rate == pytest.approx(0.5)  # a tenth of the documented maximum
+
+
 def test_limiter_halves_its_pace_on_429_and_recovers_on_success() -> None:
     limiter = HostLimiter(HostLimits(max_rate=10.0, max_in_flight=2, safety=1.0))
     limiter.observe(429, {})

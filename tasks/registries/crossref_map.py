@@ -60,6 +60,11 @@ CROSSREF_TO_CSL_TYPE = {
 RETRACTION_TYPES = frozenset({"retraction", "partial_retraction", "withdrawal", "removal"})
 CORRECTION_TYPES = frozenset({"correction", "erratum", "corrigendum"})
 CONCERN_TYPES = frozenset({"expression_of_concern"})
+_NOTICE_KINDS: dict[str, NoticeKind] = {
+    **dict.fromkeys(RETRACTION_TYPES, "retraction"),
+    **dict.fromkeys(CORRECTION_TYPES, "correction"),
+    **dict.fromkeys(CONCERN_TYPES, "expression_of_concern"),
+}
 
 _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
@@ -196,32 +201,21 @@ def _apply_updates(record: RegistryRecord, work: dict[str, Any]) -> None:
     for entry in work.get("updated-by") or []:
         flagging.append((entry, normalize_doi(entry.get("DOI"))))
     for entry in work.get("update-to") or []:
-        kind, target = _update_kind(entry), normalize_doi(entry.get("DOI"))
+        update, target = _update_kind(entry), normalize_doi(entry.get("DOI"))
         if target == own:
             flagging.append((entry, None))
-        elif target and kind in RETRACTION_TYPES | CORRECTION_TYPES | CONCERN_TYPES:
-            relations = record.relations.setdefault(f"{kind}-of", [])
+        elif target and update in _NOTICE_KINDS:
+            relations = record.relations.setdefault(f"{update}-of", [])
             if target not in relations:
                 relations.append(target)
     for entry, doi in flagging:
-        kind = _update_kind(entry)
-        if kind in RETRACTION_TYPES:
-            record.retracted = True
-            notice_kind: NoticeKind = "retraction"
-        elif kind in CORRECTION_TYPES:
-            record.corrected = True
-            notice_kind = "correction"
-        elif kind in CONCERN_TYPES:
-            record.expression_of_concern = True
-            notice_kind = "expression_of_concern"
-        else:
+        kind = _NOTICE_KINDS.get(_update_kind(entry))
+        if kind is None:
             continue  # new_version, addendum, ...: not a judgement on the work
         notice_doi = doi if doi != own else None  # a notice deposited on the work's own DOI
-        if notice_doi and any(n.identifier == notice_doi for n in record.notices):
-            continue
-        record.notices.append(
+        record.add_notice(
             Notice(
-                kind=notice_kind,
+                kind=kind,
                 identifier=notice_doi,
                 url=f"https://doi.org/{notice_doi}" if notice_doi else None,
                 date=iso_date((entry.get("updated") or {}).get("date-parts")),

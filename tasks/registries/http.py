@@ -33,6 +33,12 @@ import httpx
 from defusedxml import DefusedXmlException
 
 from models.audit import Lookup
+from tasks.registries.deadline import (
+    job_deadline_passed,
+    network_transport,
+    request_ends_at,
+    sending_until,
+)
 from tasks.registries.limits import HostLimiter, HostLimits, shared_limiter
 
 T = TypeVar("T")
@@ -277,10 +283,10 @@ class ResponseCache:
 
 
 class Unreachable:
-    """Stops asking a host nobody can reach (no DNS, no route, refused): after `threshold`
-    requests in a row failed to connect on every attempt, later requests fail at once for
-    `cooldown_s` instead of each waiting through its own retries. Only connection failures count:
-    a 5xx or a timeout means the host is there and may recover within a request's retries."""
+    """Stops asking a host that does not answer (no DNS, no route, refused, or it accepts and
+    never answers): after `threshold` requests in a row got no answer on any attempt (connect
+    failures, timeouts), later requests fail at once for `cooldown_s`; then one more silent
+    request opens it again. A 5xx is an answer: the host is there and may recover."""
 
     def __init__(self, threshold: int = 2, cooldown_s: float = 60.0) -> None:
         self._threshold = threshold
@@ -294,15 +300,16 @@ class Unreachable:
         with self._lock:
             return self._reason if time.monotonic() < self._open_until else None
 
-    def record(self, connect_failure: str | None) -> None:
+    def record(self, silence: str | None) -> None:
+        """One request done: `silence` is why no attempt got an answer, None if one did."""
         with self._lock:
-            if connect_failure is None:
+            if silence is None:
                 self._failures = 0
                 return
             self._failures += 1
             if self._failures >= self._threshold:
                 self._open_until = time.monotonic() + self._cooldown_s
-                self._reason = connect_failure
+                self._reason = silence
 
 
 # Is this 404 the registry's own, authoritative "no such record"?
@@ -332,8 +339,10 @@ class RegistryHttp:
         transport: httpx.BaseTransport | None = None,
         credentials: Credentials | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        request_deadline_s: float = 90.0,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self._request_deadline_s = request_deadline_s
         self.limiter = shared_limiter(self.base_url, limits)
         self._retry = retry or RetryPolicy()
         self._cache = cache
@@ -341,7 +350,7 @@ class RegistryHttp:
         self._counter = _Counter()
         self._unreachable = Unreachable()
         stack: httpx.BaseTransport = ThrottledTransport(
-            transport or httpx.HTTPTransport(retries=0),
+            transport or network_transport(),
             self.limiter,
             self._counter,
             max_body_bytes,
@@ -412,55 +421,71 @@ class RegistryHttp:
         """Ask until a usable answer: parsed 2xx, or None for a 404 that `absent` recognises as
         the registry's own "no such record". Any other 404 (a wrong base path, a gateway, a
         proxy) proves nothing: RegistryUnavailable at once. Raises RegistryUnavailable after the
-        last attempt, RegistryRequestError on 400 and other non-retryable 4xx."""
+        last attempt or at the request's deadline, RegistryRequestError on 400 and other
+        non-retryable 4xx."""
         url = self._client.build_request(method, path, params=params).url
         where = f"{method} {url}"
         # Unavailability is about the service, not the query: name the endpoint, not the ids.
         endpoint = f"{method} {url.scheme}://{url.netloc.decode()}{url.path}"
+        if job_deadline_passed():
+            raise RegistryUnavailable(f"{endpoint}: the job's deadline has passed", 0)
         if skipped := self._unreachable.open_reason():
             raise RegistryUnavailable(self.redact(f"{endpoint}: unreachable, {skipped}"), 0)
+        ends_at = request_ends_at(self._request_deadline_s)
         reason = "no attempt made"
-        connect_failures = 0
-        for attempt in range(1, self._retry.max_attempts + 1):
+        answered = False
+        attempt = 0
+        while attempt < self._retry.max_attempts:
+            attempt += 1
             response: httpx.Response | None = None
             try:
-                response = self._client.request(
-                    method, path, params=params, data=data, json=json, headers=headers
-                )
+                with sending_until(ends_at):
+                    response = self._client.request(
+                        method, path, params=params, data=data, json=json, headers=headers
+                    )
             except httpx.RequestError as exc:
                 reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-                connect_failures += isinstance(exc, httpx.ConnectError)
+                answered |= not isinstance(exc, (httpx.ConnectError, httpx.TimeoutException))
             else:
-                self._unreachable.record(None)
+                answered = True
                 if response.extensions.get("from_cache"):
                     self._counter.add(cache_hits=1)
                 status = response.status_code
                 if status == 404:
                     if absent is not None and absent(response):
-                        return Reply(None, attempt)
+                        return self._done(Reply(None, attempt))
                     self._forget(response)
                     reason = "HTTP 404 that is not the registry's own 'no such record' answer"
                     if response.extensions.get("from_cache"):
                         continue  # an entry cached before this rule: ask the registry itself
+                    self._unreachable.record(None)
                     raise RegistryUnavailable(self.redact(f"{endpoint}: {reason}"), attempt)
                 if 200 <= status < 300:
                     try:
-                        return Reply(parse(response), attempt)
+                        return self._done(Reply(parse(response), attempt))
                     except InvalidResponse as exc:
                         self._forget(response)
                         reason = f"unusable answer: {exc}"
                 elif status in RETRYABLE_STATUSES:
                     reason = f"HTTP {status}"
                 else:
+                    self._unreachable.record(None)
                     snippet = response.text[:300].strip()
                     raise RegistryRequestError(
                         self.redact(f"{where}: HTTP {status}: {snippet}"), status
                     )
             if attempt < self._retry.max_attempts:
-                time.sleep(self._retry.wait_before_retry(attempt, response))
-        every_attempt_failed_to_connect = connect_failures == self._retry.max_attempts
-        self._unreachable.record(reason if every_attempt_failed_to_connect else None)
-        raise RegistryUnavailable(self.redact(f"{endpoint}: {reason}"), self._retry.max_attempts)
+                wait = self._retry.wait_before_retry(attempt, response)
+                if time.monotonic() + wait >= ends_at:
+                    reason += "; no time left before the request's deadline"
+                    break
+                time.sleep(wait)
+        self._unreachable.record(None if answered else reason)
+        raise RegistryUnavailable(self.redact(f"{endpoint}: {reason}"), attempt)
+
+    def _done(self, reply: Reply[T]) -> Reply[T]:
+        self._unreachable.record(None)
+        return reply
 
     def _forget(self, response: httpx.Response) -> None:
         """Only answers we accept stay cached: one bad minute must not poison later jobs."""

@@ -26,6 +26,11 @@ RETRACTED_PUBLICATION_UI = "D016441"
 RETRACTION_REFS = frozenset({"RetractionIn"})
 CORRECTION_REFS = frozenset({"ErratumIn", "CorrectedandRepublishedIn"})
 CONCERN_REFS = frozenset({"ExpressionOfConcernIn"})
+_NOTICE_KINDS: dict[str, NoticeKind] = {
+    **dict.fromkeys(RETRACTION_REFS, "retraction"),
+    **dict.fromkeys(CORRECTION_REFS, "correction"),
+    **dict.fromkeys(CONCERN_REFS, "expression_of_concern"),
+}
 
 _MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTHS = {name: number for number, name in enumerate(_MONTH_NAMES, 1)}
@@ -217,26 +222,16 @@ def _apply_flags(record: RegistryRecord, article: Element, citation: Element) ->
         ):
             record.retracted = True
     for link in citation.findall("CommentsCorrectionsList/CommentsCorrections"):
-        kind = link.get("RefType", "")
+        ref_type = link.get("RefType", "")
         pmid = normalize_pmid(_text(link.find("PMID")))
-        if kind in RETRACTION_REFS:
-            record.retracted = True
-            notice_kind: NoticeKind = "retraction"
-        elif kind in CORRECTION_REFS:
-            record.corrected = True
-            notice_kind = "correction"
-        elif kind in CONCERN_REFS:
-            record.expression_of_concern = True
-            notice_kind = "expression_of_concern"
-        else:
-            if pmid and kind != "Cites":
-                record.relations.setdefault(kind, []).append(pmid)
+        kind = _NOTICE_KINDS.get(ref_type)
+        if kind is None:
+            if pmid and ref_type != "Cites":
+                record.relations.setdefault(ref_type, []).append(pmid)
             continue
-        if pmid and any(n.identifier == pmid for n in record.notices):
-            continue
-        record.notices.append(
+        record.add_notice(
             Notice(
-                kind=notice_kind,
+                kind=kind,
                 identifier=pmid,
                 url=f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/" if pmid else None,
                 date=_ref_source_date(_text(link.find("RefSource"))),

@@ -9,6 +9,18 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tasks.registries.limits import HostLimits
 
+# Every registry citeaudit can ask, by the name CITEAUDIT_REGISTRIES and the rows use.
+REGISTRY_NAMES = (
+    "crossref",
+    "pubmed",
+    "dblp",
+    "arxiv",
+    "semantic_scholar",
+    "openalex",
+    "europepmc",
+)
+_ALIASES = {"s2": "semantic_scholar", "semanticscholar": "semantic_scholar", "epmc": "europepmc"}
+
 
 def _default_cache_dir() -> Path:
     return platformdirs.user_cache_path("citeaudit") / "http"
@@ -44,7 +56,10 @@ class RegistrySettings(BaseSettings):
     cache_ttl_s: float = 86_400.0
 
     connect_timeout_s: float = 10.0
-    read_timeout_s: float = 30.0
+    read_timeout_s: float = 30.0  # per socket read; a trickling answer meets the deadlines below
+    # One request, its retries included; and all of one job's lookups (then: unverified).
+    request_deadline_s: float = Field(90.0, gt=0.0)
+    job_deadline_s: float = Field(4 * 3600.0, gt=0.0)
     max_attempts: int = Field(5, ge=1)
     backoff_base_s: float = 0.5
     backoff_cap_s: float = 30.0
@@ -90,11 +105,22 @@ class RegistrySettings(BaseSettings):
     def openalex_key_value(self) -> str | None:
         return self.openalex_api_key.get_secret_value() if self.openalex_api_key else None
 
-    def selected(self) -> list[str] | None:
-        """The registry names CITEAUDIT_REGISTRIES names (lower-cased), or None: all."""
-        if self.registries is None:
+    @field_validator("registries")
+    @classmethod
+    def _known_registries(cls, value: str | None) -> str | None:
+        """A mistyped name must not silently switch a registry off."""
+        if value is None:
             return None
-        return [name.strip().lower() for name in self.registries.split(",") if name.strip()]
+        names = [_ALIASES.get(n.strip().lower(), n.strip().lower()) for n in value.split(",")]
+        unknown = sorted({n for n in names if n and n not in REGISTRY_NAMES})
+        if unknown:
+            known = ", ".join(REGISTRY_NAMES)
+            raise ValueError(f"unknown registry {', '.join(unknown)} (known: {known}; s2)")
+        return ",".join(n for n in names if n)
+
+    def selected(self) -> list[str] | None:
+        """The registries CITEAUDIT_REGISTRIES names, or None: all."""
+        return None if self.registries is None else self.registries.split(",")
 
     def crossref_limits(self) -> HostLimits:
         """Crossref's public pool: 5 req/s, 1 in flight; polite pool (with mailto): 10 and 5."""

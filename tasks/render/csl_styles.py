@@ -196,14 +196,19 @@ def style_locale(style: str) -> str:
     return root.get("default-locale") or "en-US"
 
 
-def render_bibliography(items: Sequence[CSLItem], style: str) -> Bibliography:
+def render_bibliography(
+    items: Sequence[CSLItem], style: str, locators: Mapping[int, str] | None = None
+) -> Bibliography:
     """Render the items in one style: one pandoc run, or for a large job of a sorted style one
-    run per batch of whole first-author groups (see BATCH_SIZE)."""
+    run per batch of whole first-author groups (see BATCH_SIZE). `locators` (position -> e.g.
+    `p. 45`) go into those items' in-text citations, as the style writes a pinpoint."""
+    locators = locators or {}
     if len(items) <= BATCH_SIZE or style_format(style) == "numeric":
-        return _render_once(items, style)
+        return _render_once(items, style, locators)
     entries: list[Entry] = []
     for positions in first_author_batches(items, BATCH_SIZE):
-        part = _render_once([items[p] for p in positions], style)
+        part_locators = {n: locators[p] for n, p in enumerate(positions) if p in locators}
+        part = _render_once([items[p] for p in positions], style, part_locators)
         entries.extend(replace(e, position=positions[e.position]) for e in part.entries)
     return Bibliography(style=style, entries=entries)
 
@@ -269,7 +274,7 @@ def style_format(style: str) -> str:
     return category.get("citation-format", "") if category is not None else ""
 
 
-def _render_once(items: Sequence[CSLItem], style: str) -> Bibliography:
+def _render_once(items: Sequence[CSLItem], style: str, locators: Mapping[int, str]) -> Bibliography:
     """Render all items in one style with one pandoc run."""
     path = style_path(style)
     if not items:
@@ -293,7 +298,7 @@ def _render_once(items: Sequence[CSLItem], style: str) -> Bibliography:
             encoding="utf-8",
         )
         answer = _run_pandoc(
-            _citing_document(keys),
+            _citing_document(keys, locators),
             path,
             bibliography,
             style_locale(style),
@@ -408,9 +413,21 @@ def _csl_shaped(field: str, value: Any) -> bool:
     return isinstance(value, str | int | float) and not isinstance(value, bool)
 
 
-def _citing_document(keys: Sequence[str]) -> str:
-    # One fenced Div per citation so the writer can find each rendered citation by key.
-    return "\n\n".join(f"::: {{#cite-{key}}}\n[@{key}]\n:::" for key in keys) + "\n"
+def _citing_document(keys: Sequence[str], locators: Mapping[int, str]) -> str:
+    # One fenced Div per citation so the writer can find each rendered citation by key; a
+    # locator follows the key as pandoc's citation syntax has it (`[@r0, p. 45]`).
+    cites = [
+        f"[@{key}, {_markdown_locator(locators[n])}]" if n in locators else f"[@{key}]"
+        for n, key in enumerate(keys)
+    ]
+    divs = (f"::: {{#cite-{key}}}\n{cite}\n:::" for key, cite in zip(keys, cites, strict=True))
+    return "\n\n".join(divs) + "\n"
+
+
+def _markdown_locator(locator: str) -> str:
+    # Brackets, `@` and `;` would end or split the citation; a bare page number takes `p.`.
+    text = re.sub(r"[\[\]@;\\]", " ", _one_line(locator)).strip()
+    return f"p. {text}" if text[:1].isdigit() else text
 
 
 def _run_pandoc(
