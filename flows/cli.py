@@ -22,6 +22,7 @@ from rich.progress import (
 from rich.table import Table
 
 import flows.quiet  # noqa: F401  (must come before anything imports prefect)
+from flows.fix import fix
 from models.audit import Status
 from tasks.render.csl_styles import STYLES
 from tasks.report import flagged_list
@@ -350,6 +351,9 @@ def dedupe(
         "related works",
         highlight=False,
     )
+
+
+app.command("fix")(fix)
 
 
 def main() -> None:  # pragma: no cover - console-script shim
