@@ -108,7 +108,9 @@ def test_fix_corrects_verified_entries_and_marks_the_rest(tmp_path: Path) -> Non
     assert "pages = {e33693}" in sadasivan  # added at the end, before the closing brace
     fields = [line.split("=")[0].strip() for line in sadasivan.splitlines()[1:] if "=" in line]
     assert fields[:-1] == ["author", "title", "journal", "year", "doi", "keywords", "file", "pages"]
-    assert "citeaudit = {correction notice (https://doi.org/10.1371/annotation/c76da2c1" in sadasivan
+    assert (
+        "citeaudit = {correction notice (https://doi.org/10.1371/annotation/c76da2c1" in sadasivan
+    )
     assert text.startswith('% my reading list\n@string{pone = "PLoS ONE"}\n')
     # Found by search: its DOI is added.
     searched = text[text.index("@article{searched2012") : text.index("@article{wrongdoi2019")]
@@ -125,7 +127,10 @@ def test_fix_corrects_verified_entries_and_marks_the_rest(tmp_path: Path) -> Non
     )
     # The diff reads entry by entry.
     diff = fixed.diff()
-    assert "@sadasivan2012 (verified, correction)\n  - title = {Methylphenidate exposure induces" in diff
+    assert (
+        "@sadasivan2012 (verified, correction)\n  - title = {Methylphenidate exposure induces"
+        in diff
+    )
     assert "  - year = 2011\n  + year = {2012}" in diff
     assert "@retracted2012 (verified, retraction)" in diff
     # Fixing the fixed file changes nothing more.
