@@ -22,6 +22,7 @@ from tasks.dedupe.job import JobDedupe, dedupe_job
 from tasks.lookup import lookup_references
 from tasks.metrics import Assessment, assess
 from tasks.read import read_inputs
+from tasks.read.kinds import check_bibliographies
 from tasks.registries import Registries, RegistrySettings
 from tasks.render import csl_styles, exports
 from tasks.render.selection import export_entries, unconfirmed
@@ -44,7 +45,11 @@ def shared_registries() -> Registries:
 
 @task(name="read-inputs")
 def read_step(paths: Sequence[str], input_format: str | None) -> ReadResult:
-    return read_inputs([Path(p) for p in paths], input_format)
+    """Raises NotABibliography (the run ends Failed) for a missing input or one that holds no
+    bibliography (an image, a Word document, an empty file)."""
+    files = [Path(p) for p in paths]
+    check_bibliographies(files)
+    return read_inputs(files, input_format)
 
 
 def job_deadline() -> float:

@@ -28,6 +28,7 @@ from tasks.read import (
     ivcap,
     markdown,
     modelchorus,
+    pdf,
     plaintext,
     rag_context,
     ris,
@@ -35,6 +36,7 @@ from tasks.read import (
 from tasks.read.text import UnreadableFileError, read_head
 
 READERS: tuple[ModuleType, ...] = (
+    pdf,  # by its magic bytes; the text formats below never start with them
     bibtex,
     ris,
     # Agent JSON formats, told apart by content, before csljson; ivcap last of them, as its
@@ -71,7 +73,7 @@ def read_inputs(paths: Sequence[Path], format: str | None = None) -> ReadResult:
     groups: dict[str, tuple[ModuleType, list[Path]]] = {}
     for path in paths:
         try:
-            reader = forced or detect_reader(path, read_head(path))
+            reader = forced or (pdf if pdf.is_pdf(path) else detect_reader(path, read_head(path)))
         except UnreadableFileError as exc:
             result.errors.append(exc.as_input_error(path))
             continue

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from models.audit import InputError
+from tasks.read.kinds import html_to_text, looks_like_html
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16 LE: it starts with the same two bytes
@@ -73,7 +74,8 @@ def read_text(path: Path) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise UnreadableFileError(exc.strerror or str(exc)) from exc
-    return decode_bytes(data)
+    text = decode_bytes(data)
+    return html_to_text(text) if looks_like_html(text) else text
 
 
 def load_json(path: Path) -> tuple[Any, InputError | None]:
@@ -94,4 +96,5 @@ def read_head(path: Path, size: int = 4096) -> str:
             data = handle.read(size)
     except OSError as exc:
         raise UnreadableFileError(exc.strerror or str(exc)) from exc
-    return decode_bytes(data, partial=True)
+    text = decode_bytes(data, partial=True)
+    return html_to_text(text) if looks_like_html(text) else text
