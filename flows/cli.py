@@ -452,6 +452,19 @@ def dedupe(
     )
 
 
+@app.command()
+def registries() -> None:
+    """List the registries an audit asks, their pace and credentials, and why any is not."""
+    from pydantic import ValidationError
+
+    from flows.registries_cli import show_registries
+
+    try:
+        show_registries(out)
+    except ValidationError as exc:
+        usage_error("; ".join(str(e["msg"]) for e in exc.errors()))
+
+
 server_app = typer.Typer(
     help="The background Prefect server citeaudit runs share.", no_args_is_help=True
 )
