@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 
 import flows.quiet  # noqa: F401  (must come before anything imports prefect)
+from flows.fix import fix
 
 if TYPE_CHECKING:
     from tasks.store import Library
@@ -504,6 +505,9 @@ def server_stop() -> None:
         out.print("no background server running", highlight=False)
     else:
         out.print(f"stopped the background server at {stopped.api_url}", highlight=False)
+
+
+app.command("fix")(fix)
 
 
 def main() -> None:
