@@ -182,8 +182,14 @@ def job_files(job: JobRecord, frames: dict[str, pl.DataFrame]) -> dict[str, str]
         input_errors=frames["input_errors"],
         metrics=job.assessment.metrics,
         style=first.style if first else "",
-        bibliography_html=[e.html for e in first.entries] if first else [],
-        bibliography_markdown=[e.markdown for e in first.entries] if first else [],
+        bibliography_html=[e.html for e in first.entries if e.item_id not in marks]
+        if first
+        else [],
+        bibliography_unconfirmed=[
+            (marks[e.item_id], e.html) for e in first.entries if e.item_id in marks
+        ]
+        if first
+        else [],
         links=job.dedupe.links if job.dedupe is not None else pl.DataFrame(),
     )
     files["report.html"] = report.render_html(data)
