@@ -243,8 +243,14 @@ def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
         input_errors=tables["input_errors"],
         metrics=metrics,
         style=first.style if first else "",
-        bibliography_html=[e.html for e in first.entries] if first else [],
-        bibliography_markdown=[e.markdown for e in first.entries] if first else [],
+        bibliography_html=[e.html for e in first.entries if e.item_id not in marks]
+        if first
+        else [],
+        bibliography_unconfirmed=[
+            (marks[e.item_id], e.html) for e in first.entries if e.item_id in marks
+        ]
+        if first
+        else [],
         links=audited.works.links,
     )
     files["report.html"] = report.render_html(data)

@@ -55,7 +55,7 @@ from models.audit import (
     ValidationResult,
 )
 from models.csl import CSLItem
-from tasks.identifiers import find_identifiers, without_identifiers
+from tasks.identifiers import find_identifiers, normalize_arxiv, without_identifiers
 from tasks.match.authors import author_agreement, surname_in_text
 from tasks.match.pages import pages_agreement, pages_in_text
 from tasks.match.titles import best_title_in_text, best_title_similarity
@@ -217,7 +217,7 @@ def decide_unidentified(ref: Reference, candidates: list[RegistryRecord]) -> Val
         given = {"PMCID": ref.ids.pmcid, "URL": ref.ids.url, "ISBN": ref.ids.isbn}
         unchecked = ", ".join(f"{kind} {value}" for kind, value in given.items() if value)
         reason = (
-            f"the reference gives only {unchecked}, which citeaudit does not look up, and no "
+            f"the reference gives only {unchecked}, which no registry asked looks up, and no "
             "title, authors or year to match"
             if unchecked
             else "the reference gives no identifier, title, authors or year to match"
@@ -393,7 +393,11 @@ def _has_claims_item(item: CSLItem) -> bool:
 def _identifier_kind(identifier: str) -> str:
     if identifier.startswith("10."):
         return "DOI"
-    return "PMID" if identifier.isdigit() else "identifier"
+    if identifier.isdigit():
+        return "PMID"
+    if identifier.upper().startswith("PMC") and identifier[3:].isdigit():
+        return "PMCID"
+    return "arXiv id" if normalize_arxiv(identifier) == identifier else "identifier"
 
 
 def _not_found_reason(kind: str, identifier: str) -> str:
@@ -407,6 +411,10 @@ def _not_found_reason(kind: str, identifier: str) -> str:
         )
     if kind == "PMID":
         return f"PubMed does not hold PMID {identifier}"
+    if kind == "PMCID":
+        return f"Europe PMC does not hold {identifier}"
+    if kind == "arXiv id":
+        return f"arXiv does not hold arXiv:{identifier}"
     return f"the registry asked does not hold {identifier}"
 
 

@@ -13,23 +13,22 @@ from types import TracebackType
 import httpx
 
 from tasks.registries.arxiv import ArxivClient
+from tasks.registries.cache import ResponseCache
 from tasks.registries.crossref import CrossrefClient
 from tasks.registries.dblp import DblpClient
 from tasks.registries.europepmc import EuropePmcClient
 from tasks.registries.http import (
-    Credentials,
-    HttpStats,
     RegistryHttp,
     RegistryRequestError,
     RegistryUnavailable,
-    ResponseCache,
     RetryPolicy,
 )
 from tasks.registries.limits import HostLimits
 from tasks.registries.openalex import OpenAlexClient
 from tasks.registries.pubmed import PubMedClient
 from tasks.registries.semantic_scholar import SemanticScholarClient
-from tasks.registries.settings import RegistrySettings
+from tasks.registries.settings import REGISTRY_NAMES, RegistrySettings
+from tasks.registries.transports import Credentials, HttpStats
 
 __all__ = [
     "REGISTRY_NAMES",
@@ -47,17 +46,6 @@ __all__ = [
 ]
 
 USER_AGENT = "citeaudit/0.1 (https://github.com/citeaudit{contact})"
-# Every registry citeaudit can ask, by the name CITEAUDIT_REGISTRIES and the rows use.
-REGISTRY_NAMES = (
-    "crossref",
-    "pubmed",
-    "dblp",
-    "arxiv",
-    "semantic_scholar",
-    "openalex",
-    "europepmc",
-)
-_ALIASES = {"s2": "semantic_scholar", "semanticscholar": "semantic_scholar", "epmc": "europepmc"}
 
 
 def _crossref_credentials(mailto: str | None) -> Credentials:
@@ -104,22 +92,15 @@ def _key_credentials(
 def registry_status(settings: RegistrySettings) -> dict[str, str | None]:
     """Each registry -> None when it will be asked, else why not (the one place that says)."""
     selected = settings.selected()
-    chosen = None if selected is None else {_ALIASES.get(n, n) for n in selected}
     status: dict[str, str | None] = {}
     for name in REGISTRY_NAMES:
-        if chosen is not None and name not in chosen:
+        if selected is not None and name not in selected:
             status[name] = "not in CITEAUDIT_REGISTRIES"
         elif name == "openalex" and not settings.openalex_api_key:
             status[name] = "no OPENALEX_API_KEY (OpenAlex requires a key)"
         else:
             status[name] = None
     return status
-
-
-def unknown_registries(settings: RegistrySettings) -> list[str]:
-    """Names in CITEAUDIT_REGISTRIES that name no registry (a typo must not pass silently)."""
-    names = {_ALIASES.get(n, n) for n in settings.selected() or []}
-    return sorted(names - set(REGISTRY_NAMES))
 
 
 class Registries:

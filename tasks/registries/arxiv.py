@@ -74,12 +74,12 @@ class ArxivClient:
 
     def __init__(self, http: RegistryHttp, *, batch_size: int = 100) -> None:
         self._http = http
-        self._batch_size = batch_size
+        self.batch_size = batch_size
 
     def fetch_ids(self, ids: Sequence[str]) -> dict[str, Lookup]:
         """One Lookup per distinct arXiv id (normalised, no version)."""
         wanted = (i for i in map(normalize_arxiv, ids) if i)
-        return in_batches(wanted, self._batch_size, self._fetch_batch)
+        return in_batches(wanted, self.batch_size, self._fetch_batch)
 
     def _fetch_batch(self, batch: list[str]) -> dict[str, Lookup]:
         params: dict[str, str | int] = {"id_list": ",".join(batch), "max_results": len(batch)}

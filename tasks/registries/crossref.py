@@ -106,7 +106,7 @@ class CrossrefClient:
     ) -> None:
         self._http = http
         self._doi_http = doi_http
-        self._batch_size = batch_size
+        self.batch_size = batch_size
         # Credentials (mailto) are appended below the cache: leave them room.
         self._max_url_chars = max_url_chars - 200
 
@@ -128,7 +128,7 @@ class CrossrefClient:
         for doi in dois:
             candidate = [*batch, doi]
             if batch and (
-                len(candidate) > self._batch_size
+                len(candidate) > self.batch_size
                 or len(self._filter_url(candidate)) > self._max_url_chars
             ):
                 yield batch

@@ -87,7 +87,7 @@ class EuropePmcClient:
 
     def __init__(self, http: RegistryHttp, *, batch_size: int = 100) -> None:
         self._http = http
-        self._batch_size = batch_size
+        self.batch_size = batch_size
 
     def _search(self, query: str, rows: int) -> tuple[list[dict[str, Any]], int]:
         params: dict[str, str | int] = {
@@ -102,7 +102,7 @@ class EuropePmcClient:
     def fetch_pmcids(self, pmcids: Sequence[str]) -> dict[str, Lookup]:
         """One Lookup per distinct PMCID ("PMC123"): a record, not held, or an error."""
         wanted = (p for p in map(normalize_pmcid, pmcids) if p)
-        return in_batches(wanted, self._batch_size, self._fetch_batch)
+        return in_batches(wanted, self.batch_size, self._fetch_batch)
 
     def _fetch_batch(self, batch: list[str]) -> dict[str, Lookup]:
         query = " OR ".join(f"PMCID:{pmcid}" for pmcid in batch)

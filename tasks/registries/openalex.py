@@ -71,12 +71,12 @@ class OpenAlexClient:
 
     def __init__(self, http: RegistryHttp, *, batch_size: int = 50) -> None:
         self._http = http
-        self._batch_size = batch_size
+        self.batch_size = batch_size
 
     def fetch_dois(self, dois: Sequence[str]) -> dict[str, Lookup]:
         """One Lookup per distinct DOI (normalised): a record, not held, or an error."""
         wanted = (d for d in map(normalize_doi, dois) if d and "|" not in d)
-        return in_batches(wanted, self._batch_size, self._fetch_batch)
+        return in_batches(wanted, self.batch_size, self._fetch_batch)
 
     def _fetch_batch(self, batch: list[str]) -> dict[str, Lookup]:
         params: dict[str, str | int] = {

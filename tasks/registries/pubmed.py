@@ -56,7 +56,7 @@ def _article_pmid(element: Element) -> str | None:
 class PubMedClient:
     def __init__(self, http: RegistryHttp, *, batch_size: int = 200) -> None:
         self._http = http
-        self._batch_size = batch_size
+        self.batch_size = batch_size
 
     def fetch_pmids(self, pmids: Sequence[str]) -> dict[str, Lookup]:
         """One Lookup per distinct PMID: a record, not found (absent from efetch and from
@@ -68,8 +68,8 @@ class PubMedClient:
         return lookups
 
     def _batches(self, pmids: list[str]) -> Iterator[list[str]]:
-        for start in range(0, len(pmids), self._batch_size):
-            yield pmids[start : start + self._batch_size]
+        for start in range(0, len(pmids), self.batch_size):
+            yield pmids[start : start + self.batch_size]
 
     def _efetch(self, pmids: Sequence[str]) -> tuple[list[Element], int]:
         form = {"db": "pubmed", "retmode": "xml", "id": ",".join(pmids)}

@@ -80,11 +80,11 @@ class SemanticScholarClient:
 
     def __init__(self, http: RegistryHttp, *, batch_size: int = 500) -> None:
         self._http = http
-        self._batch_size = batch_size
+        self.batch_size = batch_size
 
     def fetch_ids(self, ids: Sequence[str]) -> dict[str, Lookup]:
         """One Lookup per distinct batch id ("DOI:10.1/x", "ARXIV:2106.01345", ...)."""
-        return in_batches(ids, self._batch_size, self._fetch_batch)
+        return in_batches(ids, self.batch_size, self._fetch_batch)
 
     def _fetch_batch(self, batch: list[str]) -> dict[str, Lookup]:
         try:

@@ -9,6 +9,18 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tasks.registries.limits import HostLimits
 
+# Every registry citeaudit can ask, by the name CITEAUDIT_REGISTRIES and the rows use.
+REGISTRY_NAMES = (
+    "crossref",
+    "pubmed",
+    "dblp",
+    "arxiv",
+    "semantic_scholar",
+    "openalex",
+    "europepmc",
+)
+_ALIASES = {"s2": "semantic_scholar", "semanticscholar": "semantic_scholar", "epmc": "europepmc"}
+
 
 def _default_cache_dir() -> Path:
     return platformdirs.user_cache_path("citeaudit") / "http"
@@ -93,11 +105,22 @@ class RegistrySettings(BaseSettings):
     def openalex_key_value(self) -> str | None:
         return self.openalex_api_key.get_secret_value() if self.openalex_api_key else None
 
-    def selected(self) -> list[str] | None:
-        """The registry names CITEAUDIT_REGISTRIES names (lower-cased), or None: all."""
-        if self.registries is None:
+    @field_validator("registries")
+    @classmethod
+    def _known_registries(cls, value: str | None) -> str | None:
+        """A mistyped name must not silently switch a registry off."""
+        if value is None:
             return None
-        return [name.strip().lower() for name in self.registries.split(",") if name.strip()]
+        names = [_ALIASES.get(n.strip().lower(), n.strip().lower()) for n in value.split(",")]
+        unknown = sorted({n for n in names if n and n not in REGISTRY_NAMES})
+        if unknown:
+            known = ", ".join(REGISTRY_NAMES)
+            raise ValueError(f"unknown registry {', '.join(unknown)} (known: {known}; s2)")
+        return ",".join(n for n in names if n)
+
+    def selected(self) -> list[str] | None:
+        """The registries CITEAUDIT_REGISTRIES names, or None: all."""
+        return None if self.registries is None else self.registries.split(",")
 
     def crossref_limits(self) -> HostLimits:
         """Crossref's public pool: 5 req/s, 1 in flight; polite pool (with mailto): 10 and 5."""
