@@ -193,9 +193,7 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
         try:
             with progress_bars():
                 runner = task_runner(workers=workers)
-                summary = flow.with_options(task_runner=runner, on_running=[note_run])(
-                    **parameters
-                )
+                summary = flow.with_options(task_runner=runner, on_running=[note_run])(**parameters)
         except NotABibliography as exc:  # an input changed after it was checked
             usage_error(str(exc))
         except Exception as exc:
