@@ -9,6 +9,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -167,10 +168,12 @@ def progress_bars() -> Iterator[None]:
 def prefect_api() -> Iterator[None]:
     """The Prefect API for this run (flows/server.py): one the user configured, or the shared
     background server, started on first use. Failing to start it is an infrastructure error."""
-    from flows import server
+    from flows import interrupt, server
 
     try:
-        with server.prefect_api():
+        with server.prefect_api() as api:
+            if api.lease is not None:
+                interrupt.on_stop(partial(server.release, api.lease))
             yield
     except server.ServerStartError as exc:
         internal_error(str(exc))
@@ -184,13 +187,19 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> dict[str, Any]:
     module, _, name = flow_name.partition(":")
     with prefect_api():
         flow = getattr(importlib.import_module(module), name)
+        from flows import interrupt
         from flows.runners import task_runner
         from tasks.read.kinds import NotABibliography
+
+        def note_run(flow: Any, flow_run: Any, state: Any) -> None:
+            interrupt.note_flow_run(str(flow_run.id))
 
         try:
             with progress_bars():
                 runner = task_runner(workers=workers)
-                summary: dict[str, Any] = flow.with_options(task_runner=runner)(**parameters)
+                summary: dict[str, Any] = flow.with_options(
+                    task_runner=runner, on_running=[note_run]
+                )(**parameters)
         except NotABibliography as exc:  # an input changed after it was checked
             usage_error(str(exc))
         except Exception as exc:
@@ -277,8 +286,10 @@ def audit(
     ] = None,
 ) -> None:
     """Validate every citation of INPUTS, write OUT/JOB/ and the library."""
+    from flows.interrupt import stop_on_signals
     from tasks.render.csl_styles import STYLES
 
+    stop_on_signals()
     check_inputs(job, inputs, input_format, out_dir)
     if chunk_size < 1 or workers < 1:
         usage_error("--chunk-size and --workers must be at least 1")
@@ -336,6 +347,9 @@ def import_(
     workers: Annotated[int, typer.Option(help="Parallel validation tasks.")] = 4,
 ) -> None:
     """Import a large list into the library in batches; re-run the same command to resume."""
+    from flows.interrupt import stop_on_signals
+
+    stop_on_signals()
     check_inputs(job, inputs, input_format, out_dir)
     if batch_size < 1 or chunk_size < 1 or workers < 1:
         usage_error("--batch-size, --chunk-size and --workers must be at least 1")
@@ -439,6 +453,26 @@ def dedupe(
     )
 
 
+@app.command("mcp")
+def mcp_server(
+    db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Also rewrite each job's folder here.")
+    ] = None,
+    offline: Annotated[bool, typer.Option(help="Do not contact the registries.")] = False,
+    http: Annotated[bool, typer.Option(help="Serve streamable HTTP instead of stdio.")] = False,
+    host: Annotated[str, typer.Option(help="HTTP address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,
+) -> None:
+    """Serve the agent tools (add, validate, format, export, list citations) over MCP, on stdio
+    for the agent framework that starts it (needs the `citeaudit[mcp]` extra)."""
+    try:
+        from flows.agent_mcp import serve
+    except ImportError as exc:
+        usage_error(f"the MCP server needs the mcp extra: pip install 'citeaudit[mcp]' ({exc})")
+    serve(db, str(out_dir) if out_dir else None, offline, http, host, port)
+
+
 @app.command()
 def registries() -> None:
     """List the registries an audit asks, their pace and credentials, and why any is not."""
@@ -499,6 +533,9 @@ app.command("fix")(fix)
 def main() -> None:
     """The console script: an error nobody caught is an internal error, one line and exit 3
     (CITEAUDIT_DEBUG=1 shows its traceback)."""
+    from flows import interrupt
+
+    interrupt.enable()
     try:
         app()
     except Exception as exc:
