@@ -12,10 +12,12 @@ from typing import Any
 import polars as pl
 
 from models.audit import (
+    Checked,
     Claim,
     FieldAgreement,
     Identifiers,
     InputError,
+    Notice,
     Provenance,
     Reference,
     Status,
@@ -30,6 +32,7 @@ CITATION_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "entry_key": pl.Utf8,
     "line": pl.Int64,
     "claim_ids": pl.List(pl.Utf8),
+    "location": pl.Utf8,
     "raw": pl.Utf8,
     "claimed_title": pl.Utf8,
     "claimed_authors": pl.Utf8,
@@ -45,6 +48,7 @@ CITATION_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "status": pl.Utf8,
     "reason": pl.Utf8,
     "registry": pl.Utf8,
+    "registries_asked": pl.List(pl.Utf8),
     "matched_id": pl.Utf8,
     "matched_title": pl.Utf8,
     "matched_authors": pl.Utf8,
@@ -59,6 +63,15 @@ CITATION_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "retracted": pl.Boolean,
     "corrected": pl.Boolean,
     "expression_of_concern": pl.Boolean,
+    # The notice a reader acts on first (a retraction before a concern before a correction, the
+    # latest first); every notice in notices_json.
+    "notice_kind": pl.Utf8,
+    "notice_id": pl.Utf8,
+    "notice_url": pl.Utf8,
+    "notice_date": pl.Utf8,
+    "notice_source": pl.Utf8,
+    "notice_reason": pl.Utf8,
+    "notices_json": pl.Utf8,
     "attempts": pl.Int64,
     "error": pl.Utf8,
     "checked_at": pl.Datetime("us", "UTC"),
@@ -109,6 +122,7 @@ def citation_row(job_id: str, ref: Reference, result: ValidationResult) -> dict[
         "entry_key": ref.provenance.entry_key,
         "line": ref.provenance.line,
         "claim_ids": ref.claim_ids,
+        "location": ref.location,
         "raw": ref.raw,
         **_item_columns("claimed", ref.item),
         "claimed_type": ref.item.type,
@@ -116,6 +130,7 @@ def citation_row(job_id: str, ref: Reference, result: ValidationResult) -> dict[
         "status": result.status.value,
         "reason": result.reason,
         "registry": result.registry,
+        "registries_asked": result.asked,
         "matched_id": result.matched_id,
         **_item_columns("matched", result.record),
         "agreement_title": agreement.title,
@@ -127,6 +142,7 @@ def citation_row(job_id: str, ref: Reference, result: ValidationResult) -> dict[
         "retracted": result.retracted,
         "corrected": result.corrected,
         "expression_of_concern": result.expression_of_concern,
+        **_notice_columns(result.notices),
         "attempts": result.attempts,
         "error": result.error,
         "checked_at": result.checked_at,
@@ -139,15 +155,35 @@ def citation_row(job_id: str, ref: Reference, result: ValidationResult) -> dict[
     }
 
 
-def citations_frame(
-    job_id: str, refs: Sequence[Reference], results: Sequence[ValidationResult]
-) -> pl.DataFrame:
+_NOTICE_ORDER = {"retraction": 0, "expression_of_concern": 1, "correction": 2}
+
+
+def leading_notice(notices: Sequence[Notice]) -> Notice | None:
+    """The notice to act on first: the most serious kind, then the latest."""
+    latest_first = sorted(notices, key=lambda n: n.date or "", reverse=True)
+    return min(latest_first, key=lambda n: _NOTICE_ORDER[n.kind], default=None)
+
+
+def _notice_columns(notices: Sequence[Notice]) -> dict[str, object]:
+    lead = leading_notice(notices)
+    return {
+        "notice_kind": lead.kind if lead else None,
+        "notice_id": lead.identifier if lead else None,
+        "notice_url": lead.url if lead else None,
+        "notice_date": lead.date if lead else None,
+        "notice_source": lead.source if lead else None,
+        "notice_reason": lead.reason if lead else None,
+        "notices_json": (
+            json.dumps([n.model_dump(exclude_none=True) for n in notices], ensure_ascii=False)
+            if notices
+            else None
+        ),
+    }
+
+
+def citations_frame(job_id: str, checked: Sequence[Checked]) -> pl.DataFrame:
     """One row per input citation, sorted by citation_id so re-runs write identical files."""
-    by_id = {r.citation_id: r for r in results}
-    missing = [ref.citation_id for ref in refs if ref.citation_id not in by_id]
-    if missing:
-        raise ValueError(f"{len(missing)} citations have no validation result, e.g. {missing[0]}")
-    rows = [citation_row(job_id, ref, by_id[ref.citation_id]) for ref in refs]
+    rows = [citation_row(job_id, c.reference, c.result) for c in checked]
     return pl.DataFrame(rows, schema=CITATION_SCHEMA).sort("citation_id")
 
 
@@ -203,6 +239,7 @@ def reference_from_row(row: Mapping[str, Any]) -> Reference:
         ids=Identifiers(**{name: row[name] for name in IDENTIFIER_COLUMNS}),
         raw=row["raw"],
         claim_ids=list(row["claim_ids"] or []),
+        location=row.get("location"),  # a library older than the column has none
     )
 
 
@@ -212,6 +249,7 @@ def result_from_row(row: Mapping[str, Any]) -> ValidationResult:
         citation_id=row["citation_id"],
         status=Status(row["status"]),
         registry=row["registry"],
+        asked=list(row.get("registries_asked") or []),
         matched_id=row["matched_id"],
         record=_item(row["record_json"]),
         agreement=FieldAgreement(
@@ -226,7 +264,12 @@ def result_from_row(row: Mapping[str, Any]) -> ValidationResult:
         retracted=bool(row["retracted"]),
         corrected=bool(row["corrected"]),
         expression_of_concern=bool(row["expression_of_concern"]),
+        notices=[Notice.model_validate(n) for n in json.loads(row.get("notices_json") or "[]")],
         attempts=row["attempts"] or 0,
         error=row["error"],
         checked_at=row["checked_at"],
     )
+
+
+def checked_from_row(row: Mapping[str, Any]) -> Checked:
+    return Checked(reference=reference_from_row(row), result=result_from_row(row))

@@ -3,13 +3,14 @@
 Pure functions over the validated references; the numbers come from tasks/confidence.py and
 tasks/trust.py, this module only lays them out as tables."""
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
-from models.audit import Claim, Reference, Status, ValidationResult
+from models.audit import Checked, Claim, Reference, Status, ValidationResult
 from models.citation import Citation, CitationMap
 from tasks.confidence import (
     DEFAULT_CONFIDENCE,
@@ -53,17 +54,10 @@ class Assessment:
     metrics: dict[str, Any]
 
 
-def assess(
-    refs: Sequence[Reference],
-    results: Sequence[ValidationResult],
-    claims: Sequence[Claim],
-    duplicates: int = 0,
-) -> Assessment:
-    by_id = {r.citation_id: r for r in results}
+def assess(checked: Sequence[Checked], claims: Sequence[Claim], duplicates: int = 0) -> Assessment:
     domains = load_trusted_domains()
     rows = []
-    for ref in refs:
-        result = by_id[ref.citation_id]
+    for ref, result in ((c.reference, c.result) for c in checked):
         score = score_reference(ref, result)
         source = citation_from_reference(ref, result).source
         rows.append(
@@ -81,7 +75,12 @@ def assess(
             }
         )
     citation_scores = pl.DataFrame(rows, schema=SCORE_SCHEMA)
-    claim_scores = score_claims(claims, {r.citation_id: r for r in refs}, by_id)
+    claim_scores = score_claims(
+        claims,
+        {c.citation_id: c.reference for c in checked},
+        {c.citation_id: c.result for c in checked},
+    )
+    results = [c.result for c in checked]
     return Assessment(
         citation_scores,
         claim_scores,
@@ -173,9 +172,21 @@ def job_metrics(
         "retracted": sum(1 for r in results if r.retracted),
         "corrected": sum(1 for r in results if r.corrected),
         "expression_of_concern": sum(1 for r in results if r.expression_of_concern),
+        # Requests sent per citation, per registry (searches, and each citation's share of
+        # its batched lookups), and how often each registry was asked or decided.
+        "requests_per_citation": _requests_per_citation(results),
+        "registries_asked": dict(Counter(name for r in results for name in r.asked)),
+        "decided_by": dict(Counter(r.registry for r in results if r.registry)),
         "claims": claim_scores.height,
         "unsupported_claims": int(claim_scores["unsupported"].sum()) if claim_scores.height else 0,
     }
+
+
+def _requests_per_citation(results: Sequence[ValidationResult]) -> dict[str, float]:
+    totals: Counter[str] = Counter()
+    for result in results:
+        totals.update(result.requests)
+    return {name: round(n / len(results), 4) for name, n in sorted(totals.items())}
 
 
 def _mean(values: pl.Series) -> float | None:

@@ -8,21 +8,22 @@ bibliography people paste into a paper must not carry them (the report lists the
 
 from collections.abc import Mapping, Sequence
 
-from models.audit import Reference, Status, ValidationResult
+from models.audit import Checked, Status
 from models.csl import CSLItem
+from tasks.identifiers import normalize_doi
+from tasks.render.exports import ExportEntry, usable_key
 
 EXCLUDED = (Status.NOT_FOUND, Status.MISMATCH)
+# Listed, but apart and marked: no registry confirmed them (possibly fabricated, or not asked).
+UNCONFIRMED = (Status.UNMATCHED, Status.UNVERIFIED)
 
 
 def bibliography_items(
-    refs: Sequence[Reference],
-    results: Mapping[str, ValidationResult],
-    work_ids: Mapping[str, str] | None = None,
+    checked: Sequence[Checked], work_ids: Mapping[str, str] | None = None
 ) -> list[CSLItem]:
     items: list[CSLItem] = []
     seen: set[str] = set()
-    for ref in refs:
-        result = results[ref.citation_id]
+    for ref, result in ((c.reference, c.result) for c in checked):
         if result.status in EXCLUDED or result.retracted or not ref.scholarly:
             continue
         work = (work_ids or {}).get(ref.citation_id, ref.citation_id)
@@ -35,5 +36,33 @@ def bibliography_items(
         chosen = record if use_record and record is not None else ref.item
         if not (chosen.title or chosen.DOI or chosen.URL):
             continue  # nothing a reader could find the work by
-        items.append(chosen.model_copy(update={"id": ref.citation_id}))
+        # A citer's DOI may be a URL (`https://doi.org/10...`): styles print the link themselves.
+        doi = (normalize_doi(chosen.DOI) or chosen.DOI) if chosen.DOI else None
+        items.append(chosen.model_copy(update={"id": ref.citation_id, "DOI": doi}))
     return items
+
+
+def export_entries(items: Sequence[CSLItem], checked: Sequence[Checked]) -> list[ExportEntry]:
+    """The listed items as the exports write them: under the citation key their input gave
+    (a made-up one only when it gave none) and with their audit outcome."""
+    keys = {c.citation_id: usable_key(c.reference.provenance.entry_key) for c in checked}
+    results = {c.citation_id: c.result for c in checked}
+    return [
+        ExportEntry(
+            item,
+            key=keys.get(item.id),
+            status=results[item.id].status.value,
+            reason=results[item.id].reason,
+        )
+        for item in items
+    ]
+
+
+def unconfirmed(items: Sequence[CSLItem], checked: Sequence[Checked]) -> dict[str, str]:
+    """Listed items no registry confirmed: item id -> status, for the bibliographies' marks."""
+    results = {c.citation_id: c.result for c in checked}
+    return {
+        item.id: results[item.id].status.value
+        for item in items
+        if results[item.id].status in UNCONFIRMED
+    }
