@@ -37,7 +37,7 @@ from tasks.read import (
     ris,
 )
 from tasks.read.manuscript import cited_only, is_manuscript
-from tasks.read.text import UnreadableFileError, read_head
+from tasks.read.text import UnreadableFileError, decoding_note, read_head
 
 READERS: tuple[ModuleType, ...] = (
     pdf,  # by its magic bytes; the text formats below never start with them
@@ -90,7 +90,18 @@ def read_inputs(paths: Sequence[Path], format: str | None = None) -> ReadResult:
         read = reader.read(group)
         result.extend(read)
         result.errors.extend(nothing_read(group, read, reader.FORMAT))
+        if reader is not pdf:
+            result.errors.extend(decoding_warnings(group))
     return cited_only(result, manuscripts) if manuscripts else result
+
+
+def decoding_warnings(paths: Sequence[Path]) -> list[InputError]:
+    """A warning row per text file that was not clean UTF-8 (or its BOM's encoding)."""
+    return [
+        InputError(source_file=str(path), reason=f"warning: {note}")
+        for path in paths
+        if (note := decoding_note(path))
+    ]
 
 
 def nothing_read(paths: Sequence[Path], read: ReadResult, format: str) -> list[InputError]:
