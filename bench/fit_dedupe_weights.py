@@ -101,8 +101,8 @@ def main() -> int:
     )
     fitted_on = (
         f"DBLP-Scholar train split (Ditto), {len(y)} compared labelled pairs the weights "
-        f"decide (a year missing, no volume or pages); threshold {threshold} has pairwise F1 {f1:.4f} on them (false pairs "
-        f"counted {false_weight:.2f} times)"
+        f"decide (a year missing, no volume or pages); threshold {threshold} has pairwise "
+        f"F1 {f1:.4f} on them (false pairs counted {false_weight:.2f} times)"
     )
     WEIGHTS_FILE.write_text(weights.to_json(fitted_on) + "\n", encoding="utf-8")
     print(f"{fitted_on}\nwrote {WEIGHTS_FILE}")
