@@ -10,7 +10,7 @@ import polars as pl
 from polars.expr.whenthen import ChainedThen, Then
 
 from tasks.dedupe.candidates import CHAPTER_TYPES
-from tasks.dedupe.departments import department_with_topic
+from tasks.dedupe.recurring import recurring_with_topic
 from tasks.dedupe.records import CONFLICT_KINDS
 from tasks.dedupe.similarity import (
     SURNAME_SCORERS,
@@ -103,10 +103,10 @@ def compared_pairs(
         ),
         same_page=first_page_a.eq(first_page_b).fill_null(False),
         pages_apart=first_page_a.ne(first_page_b).fill_null(False),
-        department_topic=department_with_topic(records, pairs["a"], pairs["b"]),
+        recurring_topic=recurring_with_topic(records, pairs["a"], pairs["b"]),
     )
     # Pairs met by title words alone with titles below every title threshold (and neither a
-    # dropped subtitle or head, a shared first page nor a department's topic to excuse it) can
+    # dropped subtitle or head, a shared first page nor a recurring title's topic to excuse it) can
     # only be "distinct": at scale they are most candidates, so they skip the rules. The ones
     # that are still alike count as votes against merging their clusters; the rest are dropped.
     by_title = ~pl.col("keyed") & pl.col("title_sim").is_not_null()
@@ -114,7 +114,7 @@ def compared_pairs(
     excused = (
         (pl.col("part_sim") >= thresholds.title)
         | (pl.col("same_page") & (pl.col("title_sim") >= thresholds.floor))
-        | pl.col("department_topic")
+        | pl.col("recurring_topic")
     )
     below = by_title & (pl.col("title_sim") < lowest) & ~excused
     apart = pairs.filter(below & (pl.col("title_sim") >= thresholds.floor)).select(
@@ -290,8 +290,8 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         | (((journal_a & unnamed_b) | (journal_b & unnamed_a)) & _differ("year"))
         | (((kind_a & unnamed_b) | (kind_b & unnamed_a)) & ~col("venues_alike") & _same("source"))
     ).fill_null(False)
-    # A recurring column is one work only for the same year and issue locator, or for the same
-    # year and authors where neither list holds that column twice in the year, or for the same
+    # A recurring title is one work only for the same year and issue locator, or for the same
+    # year and authors where neither list holds that title twice in the year, or for the same
     # year and author list where neither holds it twice by those authors.
     twins = pl.max_horizontal("repeated_a", "repeated_b")
     located = _same("year") & (
@@ -310,9 +310,9 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         & _same("year")
         & col("venues_alike")
     ).fill_null(False)
-    # A department's piece cited by its topic too, by the same editors in the same year and venue.
+    # A recurring title's piece cited by its topic too, by the same editors in the same year and venue.
     topic = (
-        col("department_topic") & _same("year") & same_list & col("venues_alike").fill_null(False)
+        col("recurring_topic") & _same("year") & same_list & col("venues_alike").fill_null(False)
     )
     # A citation without its year (scraped ones: a venue cut off, a name or venue glued to the
     # title, initials only) lacks what backs a looser title; there the learned weights
@@ -343,7 +343,7 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     )
     # One paper printed twice (a conference paper and its journal version; other pages in
     # another year) is two works, each a version of the other: the same authors (known), a title
-    # long enough to be one paper's, and no recurring column ("Editor's notes" every year).
+    # long enough to be one paper's, and no recurring title ("Editor's notes" every year).
     printed_twice = (
         (venues_apart | (pages_apart & _differ("year")))
         & near_version
