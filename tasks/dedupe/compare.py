@@ -10,8 +10,8 @@ import polars as pl
 from polars.expr.whenthen import ChainedThen, Then
 
 from tasks.dedupe.candidates import CHAPTER_TYPES
-from tasks.dedupe.recurring import recurring_with_topic
 from tasks.dedupe.records import CONFLICT_KINDS
+from tasks.dedupe.recurring import recurring_with_topic
 from tasks.dedupe.similarity import (
     SURNAME_SCORERS,
     TITLE_SCORERS,
