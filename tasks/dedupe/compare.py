@@ -310,7 +310,7 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         & _same("year")
         & col("venues_alike")
     ).fill_null(False)
-    # A recurring title's piece cited by its topic too, by the same editors in the same year and venue.
+    # A recurring title's piece cited by its topic too, by the same editors, year and venue.
     topic = (
         col("recurring_topic") & _same("year") & same_list & col("venues_alike").fill_null(False)
     )
