@@ -52,7 +52,8 @@ def repeated_in_list(records: pl.DataFrame) -> pl.Series:
     2 a twin by the same authors ("Book review column", Aberer, twice in 2002). Authors tell the
     first kind apart; title, author and year cannot tell which of the second another list's
     record is. Only recurring titles: a list citing the same short title twice ("Deep
-    learning", LeCun 2015) is the duplicate dedupe is there to find. Call after `recurring_titles`."""
+    learning", LeCun 2015) is the duplicate dedupe is there to find. Call after
+    `recurring_titles`."""
     unlocated = pl.col("volume").is_null() & pl.col("pages").is_null()
     keys = ("source", "title_key", "year")
     authors = pl.col("surnames").list.unique().list.sort()
