@@ -1,10 +1,13 @@
 """Scoring candidate pairs and deciding for each: the same work, related works, or distinct.
 
-Similarities come for all pairs at once (tasks/dedupe/similarity.py); the decision is a list of
-rules in priority order, evaluated as polars expressions.
+Similarities come for all pairs at once (tasks/dedupe/similarity.py); the evidence about a pair
+is named pieces (`_evidence`: titles alike, authors agreeing, venues apart, ...) and the
+decision is a table of named rules over them (`RULES`, in priority order), evaluated as polars
+expressions.
 """
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import polars as pl
 from polars.expr.whenthen import ChainedThen, Then
@@ -54,6 +57,58 @@ _NUMERALS = rf"\b\d+\b|{_ROMAN}"
 _NUMERALS_ANYWHERE = rf"\d+|{_ROMAN}"
 
 
+@dataclass(frozen=True)
+class Rule:
+    """One row of the decision table: when all the evidence named in `when` holds (and no rule
+    above it did), the pair is `decision`, labelled with its merge reason or link kind (`label`,
+    or the evidence `label_from` naming it); a link points from a to b where the evidence
+    `forward` holds."""
+
+    name: str
+    when: tuple[str, ...]
+    decision: str
+    label: str | None = None
+    label_from: str | None = None
+    forward: str | None = None
+
+
+# The decision table, in priority order: the first rule that holds decides; where none does,
+# the pair is distinct. The evidence each rule names is defined in `_evidence`.
+RULES: tuple[Rule, ...] = (
+    Rule("one DOI", ("same_doi",), MERGE, "doi"),
+    Rule("the same citation again", ("same_citation",), MERGE, "citation"),
+    Rule(
+        "related as the registry says", ("related",), LINK,
+        label_from="relation_kind", forward="relation_forward",
+    ),
+    Rule(
+        "a notice and the work it is about", ("one_notice", "title_ok"), LINK,
+        label_from="notice_kind", forward="notice_first",
+    ),
+    Rule("notices of other kinds", ("notices_apart",), DISTINCT),
+    Rule(
+        "a preprint and its version", ("stages_apart", "preprint_version"), LINK, "preprint-of",
+        forward="preprint_first",
+    ),
+    Rule("a preprint and another work", ("stages_apart",), DISTINCT),
+    Rule("one book", ("same_isbn", "book_title_ok"), MERGE, "isbn"),
+    Rule("parts of one book", ("same_book",), LINK, "chapter-of-same-book"),
+    Rule("one work under two identifiers", ("conflict", "fuzzy"), LINK, "co-publication"),
+    Rule(
+        "one paper printed twice, under two identifiers", ("conflict", "printed_twice"), LINK,
+        "version-of",
+    ),
+    Rule("other identifiers", ("conflict",), DISTINCT),
+    Rule("one PMID", ("same_pmid",), MERGE, "pmid"),
+    Rule("one PMCID", ("same_pmcid",), MERGE, "pmcid"),
+    Rule("one arXiv id", ("same_arxiv",), MERGE, "arxiv"),
+    Rule("one URL", ("url_ok",), MERGE, "url"),
+    Rule("two forms of one title in one list", ("forms_apart", "same_source"), DISTINCT),
+    Rule("alike", ("fuzzy",), MERGE, "fuzzy"),
+    Rule("one paper printed twice", ("printed_twice",), LINK, "version-of"),
+)  # fmt: skip
+
+
 def score_pairs(
     records: pl.DataFrame, pairs: pl.DataFrame, thresholds: DedupeThresholds
 ) -> pl.DataFrame:
@@ -67,7 +122,7 @@ def score_pairs(
     # label, link direction, score and vote all read the same rules; eagerly each read them anew.
     decided = (
         scored.lazy()
-        .with_columns(**_decide(scored, thresholds))
+        .with_columns(**_decide(thresholds))
         .select(
             "a", "b", "decision", "label", "forward", "score", "vote", "venues_alike", "forms_alike"
         )
@@ -166,7 +221,8 @@ def _name_part(x: str, y: str) -> pl.Expr:
     )
 
 
-def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
+def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
+    """What is known about a pair, each piece named: the rule table (RULES) reads it by name."""
     col = pl.col
     words = pl.min_horizontal(
         col("title_key_a").str.count_matches(" ") + 1, col("title_key_b").str.count_matches(" ") + 1
@@ -381,43 +437,6 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         & ~numerals_apart.fill_null(False)
     )
 
-    # (condition, decision, label, forward) in priority order; the first that holds decides.
-    rules: list[tuple[pl.Expr, str, pl.Expr, pl.Expr]] = [
-        (_same("doi"), MERGE, pl.lit("doi"), pl.lit(None)),
-        (same_citation, MERGE, pl.lit("citation"), pl.lit(None)),
-        (col("relation").is_not_null(), LINK, relation, relation_forward),
-        (one_notice & title_ok, LINK, notice_kind, col("notice_a").is_not_null()),
-        (notice_apart, DISTINCT, pl.lit(None), pl.lit(None)),
-        (
-            stages_apart & (near_version | _same("arxiv")),
-            LINK,
-            pl.lit("preprint-of"),
-            col("preprint_a"),
-        ),
-        (stages_apart, DISTINCT, pl.lit(None), pl.lit(None)),
-        (
-            _same("isbn") & (title_ok | dropped_part | ~_both("title_key")),
-            MERGE,
-            pl.lit("isbn"),
-            pl.lit(None),
-        ),
-        (_same("isbn") | chapters, LINK, pl.lit("chapter-of-same-book"), pl.lit(None)),
-        (conflict & fuzzy, LINK, pl.lit("co-publication"), pl.lit(None)),
-        (conflict & printed_twice, LINK, pl.lit("version-of"), pl.lit(None)),
-        (conflict, DISTINCT, pl.lit(None), pl.lit(None)),
-        *[(_same(k), MERGE, pl.lit(k), pl.lit(None)) for k in ("pmid", "pmcid", "arxiv")],
-        (url_ok, MERGE, pl.lit("url"), pl.lit(None)),
-        (forms_apart & _same("source"), DISTINCT, pl.lit(None), pl.lit(None)),
-        (fuzzy, MERGE, pl.lit("fuzzy"), pl.lit(None)),
-        (printed_twice, LINK, pl.lit("version-of"), pl.lit(None)),
-    ]
-
-    def first(pick: Callable[[tuple[pl.Expr, str, pl.Expr, pl.Expr]], pl.Expr]) -> pl.Expr:
-        expr: Then | ChainedThen = pl.when(rules[0][0]).then(pick(rules[0]))
-        for rule in rules[1:]:
-            expr = expr.when(rule[0]).then(pick(rule))
-        return expr.otherwise(None)
-
     # A dropped subtitle, a shared first page, a reworded title, or the same author list and
     # year behind a looser title ("GridDB: a relational interface for the grid", "... a database
     # interface to the grid") make up for a title less alike (or none): average linkage must not
@@ -444,21 +463,65 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         (3 * title_part + author_part + year_part + page_part.fill_null(0.0))
         / (5 + page_part.is_not_null().cast(pl.Int8))
     ).fill_null(0.0)
-    decision = first(lambda r: pl.lit(r[1])).fill_null(DISTINCT)
-    label = first(lambda r: r[2])
     return {
-        "forms_alike": ~forms_apart,
+        "same_doi": _same("doi"),
+        "same_citation": same_citation,
+        "related": col("relation").is_not_null(),
+        "relation_kind": relation,
+        "relation_forward": relation_forward,
+        "one_notice": one_notice,
+        "title_ok": title_ok,
+        "notice_kind": notice_kind,
+        "notice_first": col("notice_a").is_not_null(),
+        "notices_apart": notice_apart,
+        "stages_apart": stages_apart,
+        "preprint_version": near_version | _same("arxiv"),
+        "preprint_first": col("preprint_a"),
+        "same_isbn": _same("isbn"),
+        "book_title_ok": title_ok | dropped_part | ~_both("title_key"),
+        "same_book": _same("isbn") | chapters,
+        "conflict": conflict,
+        "fuzzy": fuzzy,
+        "printed_twice": printed_twice,
+        **{f"same_{kind}": _same(kind) for kind in ("pmid", "pmcid", "arxiv")},
+        "url_ok": url_ok,
+        "forms_apart": forms_apart,
+        "same_source": _same("source"),
+        "title_part": title_part,
+        "fuzzy_score": fuzzy_score,
+    }
+
+
+def _decide(th: DedupeThresholds) -> dict[str, pl.Expr]:
+    """The decision table read for every pair: decision, label, forward, score and vote."""
+    evidence = _evidence(th)
+
+    def first(pick: Callable[[Rule], pl.Expr]) -> pl.Expr:
+        holds = [pl.all_horizontal(evidence[name] for name in rule.when) for rule in RULES]
+        expr: Then | ChainedThen = pl.when(holds[0]).then(pick(RULES[0]))
+        for rule, condition in zip(RULES[1:], holds[1:], strict=True):
+            expr = expr.when(condition).then(pick(rule))
+        return expr.otherwise(None)
+
+    def label(rule: Rule) -> pl.Expr:
+        return evidence[rule.label_from] if rule.label_from else pl.lit(rule.label, pl.Utf8)
+
+    decision = first(lambda rule: pl.lit(rule.decision)).fill_null(DISTINCT)
+    labelled = first(label)
+    ruled_merge = decision.eq(MERGE) & labelled.ne("fuzzy")
+    return {
+        "forms_alike": ~evidence["forms_apart"],
         "decision": decision,
-        "label": label,
-        "forward": first(lambda r: r[3]).cast(pl.Boolean),
-        "score": pl.when(decision.eq(MERGE) & label.ne("fuzzy"))
-        .then(1.0)
-        .otherwise(fuzzy_score.round(4)),
+        "label": labelled,
+        "forward": first(
+            lambda rule: evidence[rule.forward] if rule.forward else pl.lit(None)
+        ).cast(pl.Boolean),
+        "score": pl.when(ruled_merge).then(1.0).otherwise(evidence["fuzzy_score"].round(4)),
         # A pair's say in average linkage: identifiers 1, a title match its title similarity,
         # a pair the rules set apart (author, year, identifiers, kind) 0.
-        "vote": pl.when(decision.eq(MERGE) & label.ne("fuzzy"))
+        "vote": pl.when(ruled_merge)
         .then(1.0)
         .when(decision.eq(MERGE))
-        .then(title_part)
+        .then(evidence["title_part"])
         .otherwise(0.0),
     }
