@@ -28,7 +28,7 @@ from tasks.citation_ids import assign_citation_ids, link_claims, plan_chunks, un
 from tasks.dedupe.job import repeats_within_jobs
 from tasks.render.csl_styles import STYLES
 from tasks.render.selection import bibliography_items
-from tasks.store import check_job_id
+from tasks.store import check_job_id, write_lock
 
 DEFAULT_CHUNK = 200
 # Big task arguments go in `quote(...)`: Prefect would otherwise walk every nested model looking
@@ -76,27 +76,29 @@ def finish_job(
     styles: list[str],
 ) -> dict[str, Any]:
     """dedupe -> score -> render -> persist: how every job ends, once its citations are
-    validated (no bibliographies when `styles` is empty)."""
-    works = dedupe_step(job_id, quote(refs), quote(results), db)
-    duplicates = repeats_within_jobs(works.columns).height
-    assessment = assess_step(quote(refs), quote(results), quote(claims), duplicates=duplicates)
-    work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
-    items = bibliography_items(refs, {r.citation_id: r for r in results}, work_ids)
-    bibliographies = render_step(quote(items), styles) if styles else {}
-    job = JobRecord(
-        job_id=job_id,
-        inputs=inputs,
-        refs=refs,
-        results=results,
-        errors=errors,
-        claims=claims,
-        assessment=assessment,
-        items=items,
-        bibliographies=bibliographies,
-        dedupe=works,
-    )
-    # quote() is unwrapped before the task runs; typed as what the task receives.
-    return persist_step(cast(JobRecord, quote(job)), out_dir, db)
+    validated (no bibliographies when `styles` is empty). The library stays locked from the
+    dedupe's read to the persist's write, so work ids are minted against what is stored."""
+    with write_lock(db):
+        works = dedupe_step(job_id, quote(refs), quote(results), db)
+        duplicates = repeats_within_jobs(works.columns).height
+        assessment = assess_step(quote(refs), quote(results), quote(claims), duplicates=duplicates)
+        work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
+        items = bibliography_items(refs, {r.citation_id: r for r in results}, work_ids)
+        bibliographies = render_step(quote(items), styles) if styles else {}
+        job = JobRecord(
+            job_id=job_id,
+            inputs=inputs,
+            refs=refs,
+            results=results,
+            errors=errors,
+            claims=claims,
+            assessment=assessment,
+            items=items,
+            bibliographies=bibliographies,
+            dedupe=works,
+        )
+        # quote() is unwrapped before the task runs; typed as what the task receives.
+        return persist_step(cast(JobRecord, quote(job)), out_dir, db)
 
 
 @flow(

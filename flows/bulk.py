@@ -34,12 +34,21 @@ DEFAULT_BATCH = 5_000
 BIBLIOGRAPHY_LIMIT = 5_000
 
 
-def input_fingerprint(paths: Sequence[str], input_format: str | None, batch_size: int) -> str:
-    """What decides the batches: the input files' bytes, in order, the format and batch size."""
-    digest = hashlib.sha256(f"{input_format}\x1f{batch_size}".encode())
+def file_digests(paths: Sequence[str]) -> dict[str, str]:
+    """Each input file's content digest: what keys the import's progress and citation ids."""
+    digests = {}
     for path in paths:
         with Path(path).open("rb") as handle:
-            digest.update(hashlib.file_digest(handle, "sha256").digest())
+            digests[path] = hashlib.file_digest(handle, "sha256").hexdigest()
+    return digests
+
+
+def input_fingerprint(digests: Sequence[str], input_format: str | None, batch_size: int) -> str:
+    """What decides the batches: the input files' contents, in order, the format and batch
+    size (never their names: a renamed copy resumes)."""
+    digest = hashlib.sha256(f"{input_format}\x1f{batch_size}".encode())
+    for file_digest in digests:
+        digest.update(bytes.fromhex(file_digest))
     return digest.hexdigest()
 
 
@@ -108,9 +117,10 @@ def bulk_import(
     run) and `bibliographies_skipped`.
     """
     check_job_id(job_id)
-    fingerprint = input_fingerprint(inputs, input_format, batch_size)
     read = read_step(inputs, input_format)
-    claims, refs = unique_claim_ids(read.claims, assign_citation_ids(read.references))
+    digests = file_digests(inputs)
+    fingerprint = input_fingerprint([digests[p] for p in inputs], input_format, batch_size)
+    claims, refs = unique_claim_ids(read.claims, assign_citation_ids(read.references, digests))
     claims = link_claims(claims, refs)
     planned = batches(refs, batch_size)
     done = batches_done_step(job_id, fingerprint, db)

@@ -7,6 +7,7 @@ request inside the registry clients, not per task."""
 import threading
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -227,17 +228,20 @@ def store_job(job: JobRecord, out_dir: str | None, db: str | None) -> dict[str, 
             "works": (job.dedupe.works, ["work_id"]),
             "work_links": (job.dedupe.links, ["work_id_a", "work_id_b", "kind"]),
         }
-    if out_dir is not None:
-        folder = JobFolder(out_dir, job.job_id)
-        for name in ("citations", "input_errors", "claims"):
-            folder.write_parquet(f"{name}.parquet", frames[name])
-        if job.dedupe is not None:
-            folder.write_parquet("works.parquet", job.dedupe.cited_works)
-        for name, text in job_files(job, frames).items():
-            folder.write_text(name, text)
-        folder.write_json("metrics.json", job.assessment.metrics)
-    with Library(db_path_from_env(db)) as library:
-        library.save_job(job.job_id, job.inputs, frames, shared, retired)
+    with ExitStack() as outputs:
+        if out_dir is not None:
+            # Written beside the job's folder and swapped in once the library holds the rows:
+            # the folder and the library rows always come from one run.
+            folder = outputs.enter_context(JobFolder(out_dir, job.job_id).replacing())
+            for name in ("citations", "input_errors", "claims"):
+                folder.write_parquet(f"{name}.parquet", frames[name])
+            if job.dedupe is not None:
+                folder.write_parquet("works.parquet", job.dedupe.cited_works)
+            for name, text in job_files(job, frames).items():
+                folder.write_text(name, text)
+            folder.write_json("metrics.json", job.assessment.metrics)
+        with Library(db_path_from_env(db)) as library:
+            library.save_job(job.job_id, job.inputs, frames, shared, retired)
     return frames
 
 
