@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from typer.testing import CliRunner
+
+from flows.cli import app
 from models.audit import Lookup, Reference, ValidationResult
 from tasks.match.decide import decide_identified, decide_unidentified
 from tasks.read import bibtex
@@ -173,3 +176,14 @@ def test_fix_command_writes_a_new_file_and_prints_the_diff(fake_registry, tmp_pa
     assert "5 entries: 3 corrected, 2 marked" in done.stdout
     unchanged = [line for line in before.splitlines() if line not in fixed.splitlines()]
     assert unchanged == []  # every line the user wrote is still there
+
+
+def test_fix_usage_errors(tmp_path: Path) -> None:
+    ris = tmp_path / "refs.ris"
+    ris.write_text("TY  - JOUR\nTI  - A title\nER  - \n")
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@article{a, title={A title}}\n")
+    for args in (["fix", str(ris)], ["fix", str(bib), "-o", str(bib)], ["fix", "nothing.bib"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+    assert bib.read_text() == "@article{a, title={A title}}\n"
