@@ -234,13 +234,19 @@ def profile_api_url() -> str | None:
     return str(url) if url else None
 
 
+@dataclass(frozen=True)
+class Api:
+    url: str
+    lease: Path | None  # this process's lease on the background server, if it uses that
+
+
 @contextlib.contextmanager
-def prefect_api() -> Iterator[str]:
+def prefect_api() -> Iterator[Api]:
     """Point this process (and processes it starts) at a Prefect API for the block: the one
     configured, else the background server, leased for the block."""
     url = configured_api_url()
     if url:
-        yield url
+        yield Api(url, None)
         return
     url, held = ensure_server()
     os.environ["PREFECT_API_URL"] = url
@@ -249,9 +255,9 @@ def prefect_api() -> Iterator[str]:
             from prefect.settings import PREFECT_API_URL, temporary_settings
 
             with temporary_settings(updates={PREFECT_API_URL: url}):
-                yield url
+                yield Api(url, held)
         else:
-            yield url
+            yield Api(url, held)
     finally:
         release(held)
 
@@ -278,6 +284,9 @@ def idle_for(folder: Path, now: float) -> float:
 
 
 def supervise(folder: Path) -> int:
+    # Started by a run that blocks stop signals in all its threads (flows/interrupt.py); the
+    # mask is inherited, and this process must answer `citeaudit server stop`.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     stopping = False
 
     def on_term(signum: int, frame: object) -> None:

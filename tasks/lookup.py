@@ -271,11 +271,12 @@ def _preprint_for_a_venue(ref: Reference, result: ValidationResult) -> bool:
 
 
 def _is_preprint_record(registry: str | None, record: CSLItem) -> bool:
-    return (
-        registry == "arxiv"
-        or is_preprint_venue(record.container_title)
-        or bool(record.DOI and record.DOI.lower().startswith("10.48550/arxiv"))
-    )
+    """A record of the preprint itself: arXiv's, or one whose venue is a preprint server (CoRR),
+    or an arXiv DOI's record naming no venue. A record that names a venue places it there."""
+    if registry == "arxiv" or is_preprint_venue(record.container_title):
+        return True
+    arxiv_doi = bool(record.DOI and record.DOI.lower().startswith("10.48550/arxiv"))
+    return arxiv_doi and not record.container_title
 
 
 def _only_a_preprint(ref: Reference, preprint: ValidationResult, trail: _Trail) -> ValidationResult:

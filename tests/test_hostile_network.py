@@ -141,3 +141,26 @@ def test_past_the_job_deadline_nothing_more_is_asked() -> None:
         asked = registry.count()
     assert set(found) == {"unverified"}
     assert asked == 1  # cut off at the job's deadline; nothing sent after it
+
+
+def test_credentials_never_follow_a_redirect_elsewhere_nor_reach_the_cache(tmp_path: Path) -> None:
+    mailto, api_key = "auditor@lab.example", "0123456789abcdef0123456789abcdef0123"
+    secrets = [mailto, mailto.replace("@", "%40"), api_key]
+    with FakeRegistry(rate_limits=False) as registry:
+        registry.inject_fault("redirect", rate=1.0)  # a 301 keeping the query string
+        found = statuses(
+            registry,
+            real_references(),
+            mailto=mailto,
+            ncbi_api_key=api_key,
+            cache_enabled=True,
+            cache_dir=tmp_path / "cache",
+        )
+        log = registry.log
+    moved = [record for record in log if record.host.startswith("localhost")]
+    assert moved and set(found.values()) == {"verified"}  # redirects were followed
+    assert not [record.path for record in moved if any(s in record.path for s in secrets)]
+    at_home = [record.path for record in log if not record.host.startswith("localhost")]
+    assert any(mailto.replace("@", "%40") in path for path in at_home)  # sent to the registry
+    cached = [f.read_bytes() for f in (tmp_path / "cache").rglob("*") if f.is_file()]
+    assert cached and not [c for c in cached if any(s.encode() in c for s in secrets)]

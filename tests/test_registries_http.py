@@ -9,20 +9,20 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tasks.registries.cache import ResponseCache
 from tasks.registries.http import (
     InvalidResponse,
     RegistryHttp,
     RegistryRequestError,
     RegistryUnavailable,
-    ResponseCache,
     RetryPolicy,
     json_body,
     parse_retry_after,
-    redact,
     xml_body,
 )
 from tasks.registries.limits import HostLimiter, HostLimits, TokenBucket, parse_interval
 from tasks.registries.settings import RegistrySettings
+from tasks.registries.transports import redact
 
 FAST = RetryPolicy(max_attempts=3, backoff_base_s=0.001, backoff_cap_s=0.01)
 

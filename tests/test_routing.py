@@ -105,13 +105,16 @@ def test_the_next_registry_is_asked_only_while_nothing_decided(fake: FakeRegistr
 
 def test_a_preprint_cited_as_published_is_a_venue_mismatch(fake: FakeRegistry) -> None:
     fake.scholarly.add_arxiv_entry(arxiv_entry())
-    claimed_cvpr = cited(**{"container-title": "CVPR"})
+    claimed_cvpr = cited(ids=Identifiers(arxiv="1706.03762"), **{"container-title": "CVPR"})
+    without_id = cited("no-id", **{"container-title": "CVPR"})
     with registries_for(fake) as registries:
-        [result] = lookup_references([claimed_cvpr], registries)
+        result, searched = lookup_references([claimed_cvpr, without_id], registries)
     assert result.status is Status.MISMATCH, result.reason
     assert result.registry == "arxiv" and result.matched_id == "1706.03762"
     assert "only as a preprint" in result.reason and "'CVPR'" in result.reason
-    assert result.asked == ["dblp", "semantic_scholar", "arxiv", "crossref"]
+    assert result.asked == ["arxiv", "dblp", "semantic_scholar", "crossref"]
+    # Without the id, arXiv is not searched for a CS venue's paper: a preprint proves no venue.
+    assert searched.status is Status.UNMATCHED and "arxiv" not in searched.asked
 
 
 def test_the_same_preprint_cited_as_a_preprint_is_verified(fake: FakeRegistry) -> None:

@@ -13,16 +13,14 @@ from types import TracebackType
 import httpx
 
 from tasks.registries.arxiv import ArxivClient
+from tasks.registries.cache import ResponseCache
 from tasks.registries.crossref import CrossrefClient
 from tasks.registries.dblp import DblpClient
 from tasks.registries.europepmc import EuropePmcClient
 from tasks.registries.http import (
-    Credentials,
-    HttpStats,
     RegistryHttp,
     RegistryRequestError,
     RegistryUnavailable,
-    ResponseCache,
     RetryPolicy,
 )
 from tasks.registries.limits import HostLimits
@@ -30,6 +28,7 @@ from tasks.registries.openalex import OpenAlexClient
 from tasks.registries.pubmed import PubMedClient
 from tasks.registries.semantic_scholar import SemanticScholarClient
 from tasks.registries.settings import REGISTRY_NAMES, RegistrySettings
+from tasks.registries.transports import Credentials, HttpStats
 
 __all__ = [
     "REGISTRY_NAMES",

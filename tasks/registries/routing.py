@@ -4,8 +4,9 @@ A reference without identifier is searched by title in the registries that hold 
 
     kind         how it is recognised                              registries, in order
     cs           a computer-science venue (the venue table's       dblp, semantic_scholar,
-                 conferences, CS journals and series), or an       openalex, arxiv, crossref
-                 OpenReview / ACL Anthology link
+                 conferences, CS journals and series), or an       openalex, crossref
+                 OpenReview / ACL Anthology link                   (not arXiv: a preprint
+                                                                   proves no venue)
     preprint     an arXiv/CoRR venue or an arXiv mention           arxiv, dblp, semantic_scholar,
                                                                    openalex, crossref
     biomedical   bioRxiv/medRxiv or biomedical words in title      pubmed, europepmc, crossref,
@@ -14,6 +15,7 @@ A reference without identifier is searched by title in the registries that hold 
                                                                    semantic_scholar, pubmed
 
 The first registry whose candidate verifies decides; the rest are asked only while nothing has.
+A reference with an arXiv id naming a venue is looked up at arXiv first (tasks/lookup.py).
 Registries not selected (CITEAUDIT_REGISTRIES) or without a required key are left out."""
 
 import re
@@ -25,7 +27,7 @@ from tasks.match.venues import venue_of
 Kind = Literal["cs", "preprint", "biomedical", "other"]
 
 ORDER: dict[Kind, tuple[str, ...]] = {
-    "cs": ("dblp", "semantic_scholar", "openalex", "arxiv", "crossref"),
+    "cs": ("dblp", "semantic_scholar", "openalex", "crossref"),
     "preprint": ("arxiv", "dblp", "semantic_scholar", "openalex", "crossref"),
     "biomedical": ("pubmed", "europepmc", "crossref", "openalex"),
     "other": ("crossref", "openalex", "semantic_scholar", "pubmed"),

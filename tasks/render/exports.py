@@ -178,37 +178,42 @@ def _bibtex_entry(export: ExportEntry, key: str) -> model.Entry:
         entry_type = "mastersthesis"
     container = "booktitle" if entry_type in _BOOKTITLE_TYPES else "journal"
     fields: dict[str, str | None] = {
-        "author": _bibtex_names(item.author),
-        "editor": _bibtex_names(item.editor),
-        "title": _latex_text(item.title),
-        container: _latex_text(item.container_title),
-        "series": _latex_text(item.collection_title),
+        "author": bibtex_names(item.author),
+        "editor": bibtex_names(item.editor),
+        "title": latex_text(item.title),
+        container: latex_text(item.container_title),
+        "series": latex_text(item.collection_title),
         "year": str(item.year()) if item.year() else None,
         "month": _month(item.issued),
-        "volume": _latex_text(item.volume),
-        "number": _latex_text(item.issue or item.number),
-        "pages": _latex_text(re.sub(r"\s*[-–—]+\s*", "--", item.page)) if item.page else None,
-        "edition": _latex_text(item.edition),
-        _PUBLISHER_FIELD.get(entry_type, "publisher"): _latex_text(item.publisher),
-        "address": _latex_text(item.publisher_place),
+        "volume": latex_text(item.volume),
+        "number": latex_text(item.issue or item.number),
+        "pages": bibtex_pages(item.page) if item.page else None,
+        "edition": latex_text(item.edition),
+        _PUBLISHER_FIELD.get(entry_type, "publisher"): latex_text(item.publisher),
+        "address": latex_text(item.publisher_place),
         "doi": _verbatim(item.DOI),
         "url": _verbatim(item.URL),
         "isbn": _verbatim(item.ISBN),
         "issn": _verbatim(item.ISSN),
         "pmid": _verbatim(item.PMID),
         "pmcid": _verbatim(item.PMCID),
-        "language": _latex_text(item.language),
-        "note": _latex_text(item.note),
+        "language": latex_text(item.language),
+        "note": latex_text(item.note),
         "keywords": f"citeaudit:{export.status}" if export.status else None,
-        "abstract": _latex_text(item.abstract),
+        "abstract": latex_text(item.abstract),
     }
     return model.Entry(
         entry_type, key, [model.Field(name, value) for name, value in fields.items() if value]
     )
 
 
-def _latex_text(value: str | None) -> str | None:
+def latex_text(value: str | None) -> str | None:
     return _LATEX.unicode_to_latex(_balanced(value)) if value else None
+
+
+def bibtex_pages(pages: str) -> str:
+    """`12-19` and `12–19` as BibTeX's `12--19`."""
+    return latex_text(re.sub(r"\s*[-–—]+\s*", "--", pages)) or ""
 
 
 def _verbatim(value: str | None) -> str | None:
@@ -236,7 +241,7 @@ def _balanced(text: str) -> str:
     return "".join(kept)
 
 
-def _bibtex_names(names: list[CSLName] | None) -> str | None:
+def bibtex_names(names: list[CSLName] | None) -> str | None:
     """`Family, Given and ...`; organisations braced so BibTeX does not split them; the et-al
     marker as BibTeX's own `and others`."""
     if not named(names):
