@@ -283,7 +283,7 @@ def test_one_file_audited_as_several_jobs_is_rechecked_job_by_job(
     report = (tmp_path / "out" / "audit-1" / "report.md").read_text()
     listed = report.split("## Changes since the last audit")[1].split("\n## ")[0]
     lines = [line for line in listed.splitlines() if line.startswith("- ")]  # one per citation
-    assert len(lines) == summary["changed_citations"]
+    assert len(lines) == summary.changed_citations
     assert all(line.startswith("- job `job-") for line in lines)
     retracted = listed.split("### Newly retracted")[1].split("\n### ")[0]
     for job in ("job-a", "job-b"):
