@@ -108,7 +108,7 @@ def test_fix_corrects_verified_entries_and_marks_the_rest(tmp_path: Path) -> Non
     # Corrected in place: the registry's title and year; macro, keys, order, own fields kept.
     assert "title    = {Methylphenidate Exposure Induces Dopamine Neuron Loss" in sadasivan
     assert "year     = {2012}" in sadasivan and "journal  = pone," in sadasivan
-    assert "pages = {e33693}" in sadasivan  # added at the end, before the closing brace
+    assert "  pages    = {e33693}," in sadasivan  # added at the end, lined up with the rest
     fields = [line.split("=")[0].strip() for line in sadasivan.splitlines()[1:] if "=" in line]
     assert fields[:-1] == ["author", "title", "journal", "year", "doi", "keywords", "file", "pages"]
     assert (
@@ -117,7 +117,7 @@ def test_fix_corrects_verified_entries_and_marks_the_rest(tmp_path: Path) -> Non
     assert text.startswith('% my reading list\n@string{pone = "PLoS ONE"}\n')
     # Found by search: its DOI is added.
     searched = text[text.index("@article{searched2012") : text.index("@article{wrongdoi2019")]
-    assert "doi = {10.1371/journal.pone.0033693}" in searched
+    assert "  doi     = {10.1371/journal.pone.0033693}" in searched
     # A DOI pointing at another paper, and a retracted work: marked, never deleted or corrected.
     wrong = text[text.index("@article{wrongdoi2019") : text.index("@article{retracted2012")]
     assert "citeaudit = {mismatch: DOI resolves to a different paper" in wrong
