@@ -86,7 +86,13 @@ def compared_pairs(
     numbered = records["title_key"].str.contains(r"\d").fill_null(False)
     numbered = numbered.gather(pairs["a"]) | numbered.gather(pairs["b"])
     first_page_a, first_page_b = (first_page(records["pages"], pairs[x]) for x in ("a", "b"))
+    modelled = in_domain(records, pairs["a"], pairs["b"])
     pairs = pairs.with_columns(
+        modelled=modelled,
+        # Only where the learned weights decide, which read it.
+        title_words_sim=similarity(
+            records["title_key"], pairs["a"], pairs["b"], TITLE_WORDS_SCORERS, where=modelled
+        ),
         title_sim=title_sim,
         part_sim=part_similarity(
             records["title_key"],
@@ -130,7 +136,6 @@ def compared_pairs(
             thresholds.team_strangers,
         ),
         venues_alike=venues_alike(records["container"].gather(a), records["container"].gather(b)),
-        title_words_sim=similarity(records["title_key"], a, b, TITLE_WORDS_SCORERS),
     )
     return scored, apart
 
@@ -313,7 +318,7 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     # title, initials only) lacks what backs a looser title; there the learned weights
     # (tasks/dedupe/weights.py) weigh all the evidence together, under the same hard stops.
     weights = th.weights or load_weights()
-    learned = (in_domain() & (weights.probability() >= weights.threshold)).fill_null(False)
+    learned = (col("modelled") & (weights.probability() >= weights.threshold)).fill_null(False)
     fuzzy = (
         (
             (
@@ -332,7 +337,9 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         & ~(pages_apart & _differ("year"))
     )
     near_version = (
-        title_ok & author_ok & (~_both("year") | (year_gap <= th.preprint_years)).fill_null(False)
+        (title_ok | learned)
+        & author_ok
+        & (~_both("year") | (year_gap <= th.preprint_years)).fill_null(False)
     )
     # One paper printed twice (a conference paper and its journal version; other pages in
     # another year) is two works, each a version of the other: the same authors (known), a title
