@@ -45,6 +45,13 @@ CHECKED = [Checked(reference=r, result=RESULTS[r.citation_id]) for r in REFS]
 
 
 def test_left_out_works_and_a_doi_given_as_a_url() -> None:
+    record = CSLItem.model_validate(
+        {"id": "r", "title": "[A broader scope].", "original-title": "Ein breiterer Blick."}
+    )
+    verified = RESULTS["c3"].model_copy(update={"record": record})
+    checked = [*CHECKED[:2], Checked(reference=REFS[2], result=verified), *CHECKED[3:]]
+    items = bibliography_items(checked)
+    assert items[2].title == "[A broader scope]." and items[2].original_title is None
     items = bibliography_items(CHECKED)
     assert [i.id for i in items] == ["c1", "c2", "c3", "c6"]  # not_found, retracted left out
     assert items[0].DOI == "10.1038/srep16696"  # never https://doi.org/https://doi.org/...

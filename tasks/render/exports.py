@@ -254,12 +254,12 @@ def bibtex_names(names: list[CSLName] | None) -> str | None:
         elif name.family:
             family = " ".join(p for p in (name.non_dropping_particle, name.family) if p)
             given = " ".join(p for p in (name.given, name.dropping_particle) if p)
-            text = _LATEX.unicode_to_latex(family)
+            text = latex_text(family) or ""
             if name.suffix:
-                text += ", " + _LATEX.unicode_to_latex(name.suffix)
-            parts.append(text + (", " + _LATEX.unicode_to_latex(given) if given else ""))
+                text += ", " + (latex_text(name.suffix) or "")
+            parts.append(text + (", " + (latex_text(given) or "") if given else ""))
         elif name.literal or name.given:
-            parts.append("{" + _LATEX.unicode_to_latex(name.literal or name.given or "") + "}")
+            parts.append("{" + (latex_text(name.literal or name.given) or "") + "}")
     return " and ".join(parts) or None
 
 

@@ -34,7 +34,11 @@ def bibliography_items(
         record = result.record
         # An identifier-only record (agency without metadata) has nothing better than the claim.
         use_record = result.status is Status.VERIFIED and record is not None and record.title
-        chosen = record if use_record and record is not None else ref.item
+        chosen = ref.item
+        if use_record and record is not None:
+            # A registry's other-language title is a matching aid, not a translation's original:
+            # styles would print it as "Originally published as ...".
+            chosen = record.model_copy(update={"original_title": None})
         if not (chosen.title or chosen.DOI or chosen.URL):
             continue  # nothing a reader could find the work by
         # A citer's DOI may be a URL (`https://doi.org/10...`): styles print the link themselves.
