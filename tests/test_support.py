@@ -1,0 +1,100 @@
+"""Claim support: the numpy MiniLM encoder, pair scoring on real SciFact claims, abstracts from
+the registries' own records."""
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from defusedxml import ElementTree
+
+from tasks.registries.crossref_map import crossref_work_to_csl
+from tasks.registries.pubmed_map import pubmed_article_to_csl
+from tasks.support import encoder as encoder_module
+from tasks.support.relevance import Pair, score_pairs, sentences
+
+FIXTURES = Path(__file__).parent / "fixtures"
+needs_model = pytest.mark.skipif(
+    not encoder_module.available(), reason="the support extra is not installed (CI installs it)"
+)
+
+
+def _sample() -> list[dict]:
+    lines = (FIXTURES / "support" / "scifact_sample.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def _jsonl(path: Path) -> list[dict]:
+    with gzip.open(path, "rt") as lines:
+        return [json.loads(line) for line in lines]
+
+
+def _pair(claim: str, doc: dict) -> Pair:
+    return Pair(claim, doc["title"], " ".join(doc["abstract"]))
+
+
+@needs_model
+def test_numpy_encoder_reproduces_sentence_transformers() -> None:
+    reference = json.loads((FIXTURES / "support" / "minilm_reference.json").read_text())
+    ours = encoder_module.encoder().embed(reference["texts"])
+    assert np.abs(ours - np.array(reference["embeddings"])).max() < 1e-4
+
+
+@needs_model
+def test_embedding_does_not_depend_on_the_batch_it_is_in() -> None:
+    texts = ["short one here", "a much longer sentence " * 12, "middle length sentence here now"]
+    together = encoder_module.encoder().embed(texts)
+    alone = np.vstack([encoder_module.encoder().embed([t]) for t in texts])
+    assert np.abs(together - alone).max() < 1e-5
+
+
+@needs_model
+def test_cited_abstracts_are_related_and_random_ones_mostly_not() -> None:
+    sample = _sample()
+    pairs = [_pair(s["claim"], s["cited"]) for s in sample]
+    pairs += [_pair(s["claim"], s["uncited"]) for s in sample]
+    scored = score_pairs(pairs, encoder_module.encoder())
+    cited, uncited = scored[: len(sample)], scored[len(sample) :]
+    assert sum(s.label == "related" for s in cited) >= len(sample) - 1
+    assert sum(s.label == "unrelated" for s in uncited) >= 0.8 * len(sample)
+    for support, pair in zip(cited, pairs, strict=False):
+        assert support.evidence is not None
+        assert support.evidence == pair.title or support.evidence in (pair.abstract or "")
+
+
+@needs_model
+def test_a_work_without_abstract_is_undecided_never_unrelated() -> None:
+    [support] = score_pairs(
+        [Pair("Aspirin lowers fever.", "Aspirin", None)], encoder_module.encoder()
+    )
+    assert (support.support, support.label, support.evidence) == (None, "no abstract", None)
+
+
+def test_sentences_split_on_sentence_ends_and_drop_fragments() -> None:
+    text = "<jats:p>Methods.</jats:p> We measured 12 mice daily. Results (n = 12) were clear."
+    assert sentences(text) == [
+        "We measured 12 mice daily.",
+        "Results (n = 12) were clear.",
+    ]
+
+
+def test_crossref_abstract_is_plain_text_without_its_heading() -> None:
+    works = _jsonl(FIXTURES / "registry" / "crossref_works.jsonl.gz")
+    with_abstract = [w for w in works if "<jats:title>" in str(w.get("abstract", ""))]
+    assert with_abstract
+    for work in with_abstract[:20]:
+        abstract = crossref_work_to_csl(work).item.abstract
+        assert abstract and "<jats:" not in abstract
+        assert not abstract.lower().startswith("abstract")
+
+
+def test_pubmed_abstract_joins_its_sections() -> None:
+    rows = _jsonl(FIXTURES / "registry" / "pubmed_articles.jsonl.gz")
+    labelled = next(r for r in rows if "<AbstractText Label=" in r["xml"])
+    element = ElementTree.fromstring(labelled["xml"])
+    abstract = pubmed_article_to_csl(element).item.abstract
+    sections = element.findall(".//AbstractText")
+    assert len(sections) > 1 and abstract
+    for section in sections:
+        assert "".join(section.itertext()).split()[0] in abstract
