@@ -17,6 +17,12 @@
   Each citation is its own reference list (bench/dedupe_sources.py). Beside each figure: how
   many false pairs join citations no field tells apart (labels parting them on knowledge the
   data does not hold), and for coraLarge the F1 had its largest such split been parted.
+- DBLP-Scholar (Ditto's train and validation splits: labelled pairs of a DBLP record and a
+  scraped Google Scholar record, lower-cased, venues cut off, titles garbled). Each split's
+  distinct records are deduped as one batch (DBLP one list, every Scholar record its own); a
+  pair is predicted a match as the benchmark defines one: the same work, or works linked
+  `version-of` (a conference paper and its journal version are one entry there). Precision,
+  recall and F1 over the labelled pairs; the same-work-only figure is printed beside it.
 """
 
 import itertools
@@ -27,7 +33,17 @@ from collections.abc import Callable, Iterable
 
 import polars as pl
 
-from bench.dedupe_sources import DEDUPE_DATA, Labelled, cora, cora_jedai, dblp_acm
+from bench.dedupe_sources import (
+    DBLP_SCHOLAR,
+    DBLP_SCHOLAR_SPLITS,
+    DEDUPE_DATA,
+    Labelled,
+    LabelledPair,
+    cora,
+    cora_jedai,
+    dblp_acm,
+    dblp_scholar,
+)
 from tasks.dedupe import assign_works, records_frame
 
 Pair = tuple[str, str]
@@ -60,16 +76,26 @@ def line(name: str, predicted: set[Pair], truth: set[Pair], seconds: float) -> s
 
 def dedupe(batches: Iterable[list[Labelled]]) -> dict[str, str]:
     """Work id per citation, each batch deduped against the library of the batches before it."""
+    return dedupe_linked(batches)[0]
+
+
+def dedupe_linked(
+    batches: Iterable[list[Labelled]],
+) -> tuple[dict[str, str], pl.DataFrame]:
+    """Work id per citation and the links between works, each batch deduped against the
+    library of the batches before it."""
     library = None
     work_of: dict[str, str] = {}
+    links = []
     for batch in batches:
         new = records_frame([r.reference for r in batch])
         result = assign_works(new, library)
         assigned = result.assignments
         work_of.update(zip(assigned["citation_id"], assigned["work_id"], strict=True))
+        links.append(result.links)
         rows = result.library_rows(new)
         library = rows if library is None else pl.concat([library, rows])
-    return work_of
+    return work_of, pl.concat(links)
 
 
 def bench_dblp_acm() -> None:
@@ -158,10 +184,49 @@ def bench_cora() -> None:
             print(f"{'':<34} {untold_split(records, work_of, truth)}")
 
 
+def versions(links: pl.DataFrame) -> set[Pair]:
+    """The pairs of work ids linked `version-of`."""
+    return set(
+        links.filter(pl.col("kind") == "version-of").select("work_id_a", "work_id_b").iter_rows()
+    )
+
+
+def pair_scores(
+    pairs: list[LabelledPair], work_of: dict[str, str], versions: set[Pair]
+) -> tuple[float, float, float]:
+    """Precision, recall, F1 over labelled pairs, a pair predicted a match when both records
+    are in one work or in works linked as `versions` (pairs of work ids, either order)."""
+    predicted = {
+        (p.a, p.b)
+        for p in pairs
+        if (x := work_of[p.a]) == (y := work_of[p.b]) or (x, y) in versions or (y, x) in versions
+    }
+    return scores(predicted, {(p.a, p.b) for p in pairs if p.same})
+
+
+def bench_dblp_scholar() -> None:
+    if not DBLP_SCHOLAR.is_dir():
+        print(f"no DBLP-Scholar data at {DBLP_SCHOLAR}: not measured", file=sys.stderr)
+        return
+    for split, file in DBLP_SCHOLAR_SPLITS.items():
+        records, pairs = dblp_scholar(DBLP_SCHOLAR / file)
+        start = time.perf_counter()
+        work_of, links = dedupe_linked([records])
+        seconds = time.perf_counter() - start
+        p, r, f = pair_scores(pairs, work_of, versions(links))
+        print(
+            f"{'DBLP-Scholar, ' + split:<34} precision {p:.4f}  recall {r:.4f}  F1 {f:.4f}  "
+            f"({sum(x.same for x in pairs)} of {len(pairs)} pairs true, {len(records)} records, "
+            f"{seconds:.2f} s)"
+        )
+        print(f"{'':<34} the same work only: F1 {pair_scores(pairs, work_of, set())[2]:.4f}")
+
+
 def main() -> None:
     if not DEDUPE_DATA.is_dir():
         print(f"no shared data at {DEDUPE_DATA}: nothing to measure")
         return
+    bench_dblp_scholar()
     bench_dblp_acm()
     bench_cora()
 

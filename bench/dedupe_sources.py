@@ -20,7 +20,7 @@ from bench.citation_fields import (
     year_in,
 )
 from models.audit import Provenance, Reference
-from models.csl import CSLDate, CSLItem
+from models.csl import CSLDate, CSLItem, CSLName
 from tasks.identifiers import identifiers_of
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -180,3 +180,59 @@ def cora_jedai() -> list[Labelled]:
     return [
         cited(cora_item(_jedai_cora_row(row), "cora-jedai"), root(row["Entity Id"])) for row in rows
     ]
+
+
+DBLP_SCHOLAR = DEDUPE_DATA / "dblp_scholar_ditto"
+DBLP_SCHOLAR_SPLITS = {"train": "train.txt.balance", "validation": "valid.txt"}
+_DITTO_FIELD = re.compile(r"COL (\w+) VAL ?(.*?) ?(?=COL \w+ VAL|$)")
+
+
+@dataclass(frozen=True)
+class LabelledPair:
+    a: str  # citation ids: the DBLP side, the Scholar side
+    b: str
+    same: bool  # the benchmark's label: one work
+
+
+def ditto_item(key: str, record: str) -> CSLItem:
+    """One side of a Ditto pair ("COL title VAL ... COL authors VAL p triantafillou , t
+    papadakis COL venue VAL vldb COL year VAL 1997.0") as a CSL item, read as a reader of such a
+    list would: authors split at commas, each the initials then the surname; the year wherever
+    it is. The noise stays in: lower case, entities written "& hellip ;", mojibake, titles with
+    a name or venue glued on are what dedupe must survive."""
+    fields = {name: value.strip() for name, value in _DITTO_FIELD.findall(record)}
+    authors = [a.split() for a in fields.get("authors", "").split(" , ")]
+    return CSLItem(
+        id=key,
+        type="paper-conference",
+        title=fields.get("title") or None,
+        author=[CSLName(family=a[-1], given=" ".join(a[:-1]) or None) for a in authors if a],
+        container_title=fields.get("venue", "").strip(" ,") or None,
+        issued=_issued(year_in(fields.get("year", ""))),
+    )
+
+
+def dblp_scholar(path: Path) -> tuple[list[Labelled], list[LabelledPair]]:
+    """The distinct records of one split (file) of Ditto's DBLP-Scholar pairs (DBLP one list; every
+    Scholar record a list of its own: scraped from many papers' reference lists) and its
+    labelled pairs. Records are told apart by their text: one text met in many pairs is one
+    record."""
+    keys: dict[tuple[str, str], str] = {}
+    records: list[Labelled] = []
+
+    def record(source: str, text: str) -> str:
+        if (source, text) not in keys:
+            key = keys[source, text] = f"{source}:{len(keys)}"
+            own_list = source if source == "DBLP" else key
+            item = ditto_item(key, text)
+            records.append(Labelled(reference(key, own_list, item), source, key))
+        return keys[source, text]
+
+    pairs = []
+    with path.open(encoding="utf-8") as handle:
+        for line in filter(str.strip, handle):
+            dblp, scholar, label = line.rstrip("\n").split("\t")
+            pairs.append(
+                LabelledPair(record("DBLP", dblp), record("Scholar", scholar), label == "1")
+            )
+    return records, pairs

@@ -16,6 +16,7 @@ from flows.steps import (
     JobRecord,
     assess_step,
     dedupe_step,
+    job_deadline,
     lookup_chunk,
     persist_step,
     read_step,
@@ -45,7 +46,8 @@ def validate_all(
     `unverified`, so every citation still gets exactly one result. Progress goes to the CLI's
     listener and, given `shown`, to the Prefect UI."""
     chunks = plan_chunks(refs, chunk_size)
-    futures = {lookup_chunk.submit(chunk, offline): chunk for chunk in chunks}
+    deadline = job_deadline()
+    futures = {lookup_chunk.submit(chunk, offline, deadline): chunk for chunk in chunks}
     results: list[ValidationResult] = []
     done = 0
     progress.report("validate", 0, len(refs))

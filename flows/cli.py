@@ -1,31 +1,26 @@
-"""The `citeaudit` command line."""
+"""The `citeaudit` command line.
+
+Imports stay lazy: `--help` and `--version` must answer in well under a second, and Prefect alone
+costs seconds to import, so each command imports what it runs."""
 
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.table import Table
 
 import flows.quiet  # noqa: F401  (must come before anything imports prefect)
-from models.audit import Status
-from tasks.render.csl_styles import STYLES
-from tasks.report import flagged_list
-from tasks.store import Library, UnsafeJobId, check_job_id, db_path_from_env
+from flows.fix import fix
+
+if TYPE_CHECKING:
+    from tasks.store import Library
 
 app = typer.Typer(
     help="Audit research citations against Crossref and PubMed.",
@@ -37,8 +32,21 @@ out = Console()
 err = Console(stderr=True)
 
 
+def show_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"citeaudit {version('citeaudit')}")
+        raise typer.Exit()
+
+
 @app.callback()
-def citeaudit() -> None:
+def citeaudit(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=show_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
     """Audit research citations against Crossref and PubMed."""
 
 
@@ -47,16 +55,41 @@ def usage_error(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def parse_statuses(text: str) -> set[Status]:
+def internal_error(message: str) -> NoReturn:
+    """An internal or infrastructure failure (Prefect, the library lock): one line, exit 3."""
+    typer.echo(f"citeaudit: error: {message}", err=True)
+    raise typer.Exit(3)
+
+
+# `--fail-on` names statuses, `retracted` (a flag beside the status) and `any`: every outcome a
+# reader must look at.
+RETRACTED = "retracted"
+FLAGGED_OUTCOMES = ("mismatch", "not_found", "unmatched", "unverified", RETRACTED)
+
+
+def parse_gate(text: str) -> set[str]:
+    """The outcomes `--fail-on` fails the run on."""
+    from models.audit import Status
+
     wanted = {s.strip() for s in text.split(",") if s.strip()}
-    known = [s.value for s in Status]
+    known = [s.value for s in Status] + [RETRACTED, "any"]
     unknown = sorted(wanted - set(known))
     if unknown:
         usage_error(f"--fail-on: unknown status {', '.join(unknown)} (known: {', '.join(known)})")
-    return {Status(s) for s in wanted}
+    if "any" in wanted:
+        wanted = (wanted - {"any"}) | set(FLAGGED_OUTCOMES)
+    return wanted
+
+
+def gate_failed(summary: dict[str, Any], gate: set[str]) -> bool:
+    counts = dict(summary["status_counts"])
+    counts[RETRACTED] = int(summary.get("metrics", {}).get(RETRACTED, 0))
+    return any(counts.get(outcome, 0) for outcome in gate)
 
 
 def print_summary(summary: dict[str, object]) -> None:
+    from rich.table import Table
+
     out.print(f"job {summary['job_id']}: {summary['citations']} citations", highlight=False)
     table = Table()
     table.add_column("status")
@@ -97,6 +130,15 @@ def print_summary(summary: dict[str, object]) -> None:
 @contextmanager
 def progress_bars() -> Iterator[None]:
     """One bar per stage the running flow reports (flows/progress.py), on a terminal only."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     from flows import progress
 
     with Progress(
@@ -122,23 +164,61 @@ def progress_bars() -> Iterator[None]:
             progress.set_listener(None)
 
 
-def run_flow(flow: Any, workers: int, **parameters: Any) -> dict[str, Any]:
-    """Run a job flow in this process on `workers` task threads, with progress bars."""
-    from flows.runners import task_runner
+@contextmanager
+def prefect_api() -> Iterator[None]:
+    """The Prefect API for this run (flows/server.py): one the user configured, or the shared
+    background server, started on first use. Failing to start it is an infrastructure error."""
+    from flows import interrupt, server
 
-    with progress_bars():
-        summary: dict[str, Any] = flow.with_options(task_runner=task_runner(workers=workers))(
-            **parameters
-        )
+    try:
+        with server.prefect_api() as api:
+            if api.lease is not None:
+                interrupt.on_stop(partial(server.release, api.lease))
+            yield
+    except server.ServerStartError as exc:
+        internal_error(str(exc))
+
+
+def run_flow(flow_name: str, workers: int, **parameters: Any) -> dict[str, Any]:
+    """Run the job flow `module:name` in this process on `workers` task threads, with progress
+    bars, against the run's Prefect API (imported only once that API is set)."""
+    import importlib
+
+    module, _, name = flow_name.partition(":")
+    with prefect_api():
+        flow = getattr(importlib.import_module(module), name)
+        from flows import interrupt
+        from flows.runners import task_runner
+        from tasks.read.kinds import NotABibliography
+
+        def note_run(flow: Any, flow_run: Any, state: Any) -> None:
+            interrupt.note_flow_run(str(flow_run.id))
+
+        try:
+            with progress_bars():
+                runner = task_runner(workers=workers)
+                summary: dict[str, Any] = flow.with_options(
+                    task_runner=runner, on_running=[note_run]
+                )(**parameters)
+        except NotABibliography as exc:  # an input changed after it was checked
+            usage_error(str(exc))
+        except Exception as exc:
+            if os.environ.get("CITEAUDIT_DEBUG"):
+                raise
+            internal_error(f"{type(exc).__name__}: {exc}")
     return summary
 
 
 def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir: Path) -> None:
     """Arguments and settings, checked before a flow starts: a bad one is a one-line usage
     error (exit 2), never a traceback from inside a task or an exit 1 a --fail-on gate reads."""
+    from pydantic import ValidationError
+
     from flows.runners import task_runner
     from tasks.read import READERS
+    from tasks.read.kinds import NotABibliography, check_bibliographies
     from tasks.registries import RegistrySettings
+    from tasks.store import UnsafeJobId, check_job_id
     from tasks.trust import load_trusted_domains
 
     try:
@@ -148,8 +228,10 @@ def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir
     for path in inputs:
         if path.is_dir():
             usage_error(f"{path} is a folder: give the reference files in it")
-        if not path.is_file():
-            usage_error(f"no such input file: {path}")
+    try:
+        check_bibliographies(inputs)
+    except NotABibliography as exc:
+        usage_error(str(exc))
     formats = [reader.FORMAT for reader in READERS]
     if input_format is not None and input_format not in formats:
         usage_error(f"--format: unknown format {input_format!r} (known: {', '.join(formats)})")
@@ -168,9 +250,11 @@ def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir
         usage_error(f"configuration: {exc}")
 
 
-def open_library(db: str | None) -> Library:
+def open_library(db: str | None) -> "Library":
     """The library for commands that only read it: a mistyped path is an error, not a new
     empty library."""
+    from tasks.store import Library, db_path_from_env
+
     path = db_path_from_env(db)
     if not path.is_file():
         usage_error(f"no library at {path} (set --db or CITEAUDIT_DB)")
@@ -188,28 +272,37 @@ def audit(
         str | None, typer.Option("--format", help="Force an input format.")
     ] = None,
     fail_on: Annotated[
-        str, typer.Option(help="Exit 1 if any citation has one of these statuses.")
+        str,
+        typer.Option(
+            help="Exit 1 if any citation has one of these outcomes: a status, 'retracted', or "
+            "'any' (mismatch, not_found, unmatched, unverified, retracted)."
+        ),
     ] = "",
     chunk_size: Annotated[int, typer.Option(help="Citations per Prefect task.")] = 200,
     workers: Annotated[int, typer.Option(help="Parallel validation tasks.")] = 4,
     styles: Annotated[
-        str, typer.Option(help="Bibliography styles, comma-separated (default: all seven).")
-    ] = ",".join(STYLES),
+        str | None,
+        typer.Option(help="Bibliography styles, comma-separated (default: the job's default)."),
+    ] = None,
 ) -> None:
     """Validate every citation of INPUTS, write OUT/JOB/ and the library."""
+    from flows.interrupt import stop_on_signals
+    from tasks.render.csl_styles import STYLES
+
+    stop_on_signals()
     check_inputs(job, inputs, input_format, out_dir)
     if chunk_size < 1 or workers < 1:
         usage_error("--chunk-size and --workers must be at least 1")
-    gate = parse_statuses(fail_on)
-    chosen_styles = [s.strip() for s in styles.split(",") if s.strip()]
-    unknown = [s for s in chosen_styles if s not in STYLES]
-    if unknown or not chosen_styles:
-        usage_error(f"--styles: unknown style {', '.join(unknown)} (known: {', '.join(STYLES)})")
-
-    from flows.audit import audit_job
-
+    gate = parse_gate(fail_on)
+    chosen_styles = None
+    if styles is not None:
+        chosen_styles = [s.strip() for s in styles.split(",") if s.strip()]
+        unknown = [s for s in chosen_styles if s not in STYLES]
+        if unknown or not chosen_styles:
+            known = ", ".join(STYLES)
+            usage_error(f"--styles: unknown style {', '.join(unknown)} (known: {known})")
     summary = run_flow(
-        audit_job,
+        "flows.audit:audit_job",
         workers,
         inputs=[str(p) for p in inputs],
         job_id=job,
@@ -221,8 +314,7 @@ def audit(
         styles=chosen_styles,
     )
     print_summary(summary)
-    counts = summary["status_counts"]
-    if any(counts.get(s.value, 0) for s in gate):
+    if gate_failed(summary, gate):
         raise typer.Exit(1)
 
 
@@ -234,9 +326,10 @@ def serve(
     limit: Annotated[int | None, typer.Option(help="Most flow runs at once.")] = None,
 ) -> None:
     """Serve every deployment (and its schedule) from this process, without a work pool."""
-    from flows.serve import DEPLOYMENTS_FILE, serve_all
+    with prefect_api():
+        from flows.serve import DEPLOYMENTS_FILE, serve_all
 
-    serve_all(deployments or DEPLOYMENTS_FILE, limit=limit)
+        serve_all(deployments or DEPLOYMENTS_FILE, limit=limit)
 
 
 @app.command("import")
@@ -254,13 +347,14 @@ def import_(
     workers: Annotated[int, typer.Option(help="Parallel validation tasks.")] = 4,
 ) -> None:
     """Import a large list into the library in batches; re-run the same command to resume."""
+    from flows.interrupt import stop_on_signals
+
+    stop_on_signals()
     check_inputs(job, inputs, input_format, out_dir)
     if batch_size < 1 or chunk_size < 1 or workers < 1:
         usage_error("--batch-size, --chunk-size and --workers must be at least 1")
-    from flows.bulk import bulk_import
-
     summary = run_flow(
-        bulk_import,
+        "flows.bulk:bulk_import",
         workers,
         inputs=[str(p) for p in inputs],
         job_id=job,
@@ -285,6 +379,9 @@ def report(
     db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
 ) -> None:
     """Reprint a job's summary from the library, and where its report is."""
+    from models.audit import Status
+    from tasks.report import flagged_list
+
     with open_library(db) as library:
         row = library.job(job)
         if row is None:
@@ -309,6 +406,10 @@ def jobs(
     db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
 ) -> None:
     """List the jobs in the library with their counts."""
+    from rich.table import Table
+
+    from models.audit import Status
+
     with open_library(db) as library:
         rows = library.jobs().to_dicts()
     table = Table(title=f"{len(rows)} jobs")
@@ -352,5 +453,97 @@ def dedupe(
     )
 
 
-def main() -> None:  # pragma: no cover - console-script shim
-    sys.exit(app())
+@app.command("mcp")
+def mcp_server(
+    db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Also rewrite each job's folder here.")
+    ] = None,
+    offline: Annotated[bool, typer.Option(help="Do not contact the registries.")] = False,
+    http: Annotated[bool, typer.Option(help="Serve streamable HTTP instead of stdio.")] = False,
+    host: Annotated[str, typer.Option(help="HTTP address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,
+) -> None:
+    """Serve the agent tools (add, validate, format, export, list citations) over MCP, on stdio
+    for the agent framework that starts it (needs the `citeaudit[mcp]` extra)."""
+    try:
+        from flows.agent_mcp import serve
+    except ImportError as exc:
+        usage_error(f"the MCP server needs the mcp extra: pip install 'citeaudit[mcp]' ({exc})")
+    serve(db, str(out_dir) if out_dir else None, offline, http, host, port)
+
+
+@app.command()
+def registries() -> None:
+    """List the registries an audit asks, their pace and credentials, and why any is not."""
+    from pydantic import ValidationError
+
+    from flows.registries_cli import show_registries
+
+    try:
+        show_registries(out)
+    except ValidationError as exc:
+        usage_error("; ".join(str(e["msg"]) for e in exc.errors()))
+
+
+server_app = typer.Typer(
+    help="The background Prefect server citeaudit runs share.", no_args_is_help=True
+)
+app.add_typer(server_app, name="server")
+
+
+@server_app.command("status")
+def server_status() -> None:
+    """Say whether the background server runs, where, and since when."""
+    import time
+
+    from flows import server
+
+    folder = server.server_dir()
+    configured = server.configured_api_url()
+    if configured:
+        out.print(f"PREFECT_API_URL is set: runs use {configured}", highlight=False)
+    info = server.running_server(folder)
+    if info is None:
+        out.print(f"no background server running ({folder})", highlight=False)
+        return
+    minutes = (time.time() - info.started_at) / 60
+    out.print(
+        f"background server running at {info.api_url} (pid {info.pid}, up {minutes:.0f} min, "
+        f"home {folder})",
+        highlight=False,
+    )
+
+
+@server_app.command("stop")
+def server_stop() -> None:
+    """Stop the background server (the next run starts it again)."""
+    from flows import server
+
+    stopped = server.stop()
+    if stopped is None:
+        out.print("no background server running", highlight=False)
+    else:
+        out.print(f"stopped the background server at {stopped.api_url}", highlight=False)
+
+
+app.command("fix")(fix)
+
+
+def main() -> None:
+    """The console script: an error nobody caught is an internal error, one line and exit 3
+    (CITEAUDIT_DEBUG=1 shows its traceback)."""
+    from flows import interrupt
+
+    interrupt.enable()
+    try:
+        app()
+    except Exception as exc:
+        if os.environ.get("CITEAUDIT_DEBUG"):
+            raise
+        typer.echo(f"citeaudit: internal error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(3)
+
+
+if __name__ == "__main__":
+    main()

@@ -5,6 +5,7 @@ server time, so one per citation would dominate a 10,000-citation job); retries 
 request inside the registry clients, not per task."""
 
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +22,10 @@ from tasks.dedupe.job import JobDedupe, dedupe_job
 from tasks.lookup import lookup_references
 from tasks.metrics import Assessment, assess
 from tasks.read import read_inputs
+from tasks.read.kinds import check_bibliographies
 from tasks.registries import Registries, RegistrySettings
 from tasks.render import csl_styles, exports
+from tasks.render.selection import export_entries, unconfirmed
 from tasks.store import JobFolder, Library, db_path_from_env
 
 _registries: dict[tuple[str, str | None, str | None], Registries] = {}
@@ -42,13 +45,24 @@ def shared_registries() -> Registries:
 
 @task(name="read-inputs")
 def read_step(paths: Sequence[str], input_format: str | None) -> ReadResult:
-    return read_inputs([Path(p) for p in paths], input_format)
+    """Raises NotABibliography (the run ends Failed) for a missing input or one that holds no
+    bibliography (an image, a Word document, an empty file)."""
+    files = [Path(p) for p in paths]
+    check_bibliographies(files)
+    return read_inputs(files, input_format)
+
+
+def job_deadline() -> float:
+    """When the job's lookups must end (epoch seconds): CITEAUDIT_JOB_DEADLINE_S from now."""
+    return time.time() + RegistrySettings().job_deadline_s
 
 
 @task(name="look-up-chunk")
-def lookup_chunk(refs: Sequence[Reference], offline: bool) -> list[ValidationResult]:
+def lookup_chunk(
+    refs: Sequence[Reference], offline: bool, deadline: float | None = None
+) -> list[ValidationResult]:
     registries = None if offline else shared_registries()
-    return lookup_references(refs, registries, offline=offline)
+    return lookup_references(refs, registries, offline=offline, deadline=deadline)
 
 
 def unverified_chunk(refs: Sequence[Reference], error: str) -> list[ValidationResult]:
@@ -71,6 +85,16 @@ def dedupe_step(
     results: Sequence[ValidationResult],
     db: str | None,
 ) -> JobDedupe:
+    return dedupe_in_library(job_id, refs, results, db)
+
+
+def dedupe_in_library(
+    job_id: str,
+    refs: Sequence[Reference],
+    results: Sequence[ValidationResult],
+    db: str | None,
+) -> JobDedupe:
+    """The job's citations deduped against every other job of the library."""
     with Library(db_path_from_env(db)) as library:
         others = library.dedupe_library(exclude_job=job_id)
         earlier = library.table("dedupe_records", job_id)
@@ -140,13 +164,16 @@ def job_frames(job: JobRecord) -> dict[str, pl.DataFrame]:
 def job_files(job: JobRecord, frames: dict[str, pl.DataFrame]) -> dict[str, str]:
     """The job's text outputs by file name: bibliographies, exports, metrics and the report."""
     files: dict[str, str] = {}
+    results = {r.citation_id: r for r in job.results}
+    marks = unconfirmed(job.items, results)
     for style, bib in job.bibliographies.items():
-        files[f"bibliography.{style}.md"] = csl_styles.to_markdown(bib)
-        files[f"bibliography.{style}.html"] = csl_styles.to_html(bib)
-        files[f"bibliography.{style}.txt"] = csl_styles.to_text(bib)
-    files["references.bib"] = exports.to_bibtex(job.items)
-    files["references.ris"] = exports.to_ris(job.items)
-    files["references.json"] = exports.to_csl_json(job.items)
+        files[f"bibliography.{style}.md"] = csl_styles.to_markdown(bib, marks)
+        files[f"bibliography.{style}.html"] = csl_styles.to_html(bib, marks)
+        files[f"bibliography.{style}.txt"] = csl_styles.to_text(bib, marks)
+    listed = export_entries(job.items, job.refs, results)
+    files["references.bib"] = exports.to_bibtex(listed)
+    files["references.ris"] = exports.to_ris(listed)
+    files["references.json"] = exports.to_csl_json(listed)
     first = next(iter(job.bibliographies.values()), None)
     data = report.ReportData(
         job_id=job.job_id,
@@ -155,8 +182,14 @@ def job_files(job: JobRecord, frames: dict[str, pl.DataFrame]) -> dict[str, str]
         input_errors=frames["input_errors"],
         metrics=job.assessment.metrics,
         style=first.style if first else "",
-        bibliography_html=[e.html for e in first.entries] if first else [],
-        bibliography_markdown=[e.markdown for e in first.entries] if first else [],
+        bibliography_html=[e.html for e in first.entries if e.item_id not in marks]
+        if first
+        else [],
+        bibliography_unconfirmed=[
+            (marks[e.item_id], e.html) for e in first.entries if e.item_id in marks
+        ]
+        if first
+        else [],
         links=job.dedupe.links if job.dedupe is not None else pl.DataFrame(),
     )
     files["report.html"] = report.render_html(data)
@@ -167,29 +200,11 @@ def job_files(job: JobRecord, frames: dict[str, pl.DataFrame]) -> dict[str, str]
 @task(name="persist")
 def persist_step(job: JobRecord, out_dir: str, db: str | None) -> dict[str, Any]:
     """Write the job's folder and replace its rows in the DuckDB library."""
-    frames = job_frames(job)
-    folder = JobFolder(out_dir, job.job_id)
-    for name, frame in frames.items():
-        folder.write_parquet(f"{name}.parquet", frame)
-    shared: dict[str, tuple[pl.DataFrame, Sequence[str]]] = {}
-    retired: list[str] = []
-    if job.dedupe is not None:
-        folder.write_parquet("works.parquet", job.dedupe.cited_works)
-        retired = job.dedupe.retired
-        frames["dedupe_records"] = job.dedupe.records
-        shared = {
-            "works": (job.dedupe.works, ["work_id"]),
-            "work_links": (job.dedupe.links, ["work_id_a", "work_id_b", "kind"]),
-        }
-    for name, text in job_files(job, frames).items():
-        folder.write_text(name, text)
-    folder.write_json("metrics.json", job.assessment.metrics)
-    with Library(db_path_from_env(db)) as library:
-        library.save_job(job.job_id, job.inputs, frames, shared, retired)
+    frames = store_job(job, out_dir, db)
     publish_artifacts(job.job_id, frames)
     return {
         "job_id": job.job_id,
-        "out": str(folder.path),
+        "out": str(JobFolder(out_dir, job.job_id).path),
         "citations": frames["citations"].height,
         "input_errors": frames["input_errors"].height,
         "input_errors_list": [e.model_dump() for e in job.errors],
@@ -197,6 +212,33 @@ def persist_step(job: JobRecord, out_dir: str, db: str | None) -> dict[str, Any]
         "metrics": job.assessment.metrics,
         "flagged": report.flagged_list(frames["citations"]),
     }
+
+
+def store_job(job: JobRecord, out_dir: str | None, db: str | None) -> dict[str, pl.DataFrame]:
+    """Write the job's folder (unless `out_dir` is None) and replace its rows in the library;
+    returns the job's tables as stored."""
+    frames = job_frames(job)
+    shared: dict[str, tuple[pl.DataFrame, Sequence[str]]] = {}
+    retired: list[str] = []
+    if job.dedupe is not None:
+        retired = job.dedupe.retired
+        frames["dedupe_records"] = job.dedupe.records
+        shared = {
+            "works": (job.dedupe.works, ["work_id"]),
+            "work_links": (job.dedupe.links, ["work_id_a", "work_id_b", "kind"]),
+        }
+    if out_dir is not None:
+        folder = JobFolder(out_dir, job.job_id)
+        for name in ("citations", "input_errors", "claims"):
+            folder.write_parquet(f"{name}.parquet", frames[name])
+        if job.dedupe is not None:
+            folder.write_parquet("works.parquet", job.dedupe.cited_works)
+        for name, text in job_files(job, frames).items():
+            folder.write_text(name, text)
+        folder.write_json("metrics.json", job.assessment.metrics)
+    with Library(db_path_from_env(db)) as library:
+        library.save_job(job.job_id, job.inputs, frames, shared, retired)
+    return frames
 
 
 def publish_artifacts(job_id: str, frames: dict[str, pl.DataFrame]) -> None:

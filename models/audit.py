@@ -27,7 +27,17 @@ class Status(StrEnum):
     UNVERIFIED = "unverified"
 
 
-Registry = Literal["crossref", "pubmed", "datacite", "other-agency"]
+Registry = Literal[
+    "crossref",
+    "pubmed",
+    "datacite",
+    "other-agency",
+    "dblp",
+    "arxiv",
+    "semantic_scholar",
+    "openalex",
+    "europepmc",
+]
 
 
 class Identifiers(BaseModel):
@@ -112,6 +122,21 @@ class FieldAgreement(BaseModel):
     pages: float | None = Field(None, ge=0.0, le=1.0)
 
 
+NoticeKind = Literal["retraction", "correction", "expression_of_concern"]
+
+
+class Notice(BaseModel):
+    """A registry's notice on a work (a retraction, correction or expression of concern): what a
+    reader needs to act on it."""
+
+    kind: NoticeKind
+    identifier: str | None = Field(None, description="the notice's DOI or PMID")
+    url: str | None = None
+    date: str | None = Field(None, description="ISO 8601: YYYY, YYYY-MM or YYYY-MM-DD")
+    source: str | None = Field(None, description="publisher, retraction-watch or pubmed")
+    reason: str | None = None
+
+
 class ValidationResult(BaseModel):
     citation_id: str
     status: Status
@@ -124,10 +149,15 @@ class ValidationResult(BaseModel):
     retracted: bool = False
     corrected: bool = False
     expression_of_concern: bool = False
+    notices: list[Notice] = Field(default_factory=list, description="the matched record's notices")
     # The matched record's registry relations (RegistryRecord.relations), for dedupe's links.
     relations: dict[str, list[str]] = Field(default_factory=dict)
     attempts: int = 0
     error: str | None = None
+    # The registries asked about this citation, in order, and the requests spent on it per
+    # registry (a batched request counts as its share: 1 / the ids it carried).
+    asked: list[str] = Field(default_factory=list)
+    requests: dict[str, float] = Field(default_factory=dict)
     checked_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
@@ -135,19 +165,36 @@ class RegistryRecord(BaseModel):
     """A work as a registry holds it, mapped to CSL, with the flags the registry sets on it."""
 
     registry: Registry
-    identifier: str = Field(..., description="normalised DOI (crossref/datacite) or PMID (pubmed)")
+    identifier: str = Field(
+        ...,
+        description="the registry's own id: normalised DOI (crossref/datacite), PMID (pubmed), "
+        "arXiv id, DBLP key, Semantic Scholar paperId, OpenAlex W-id, PMCID or Europe PMC id",
+    )
     item: CSLItem
     retracted: bool = False
     corrected: bool = False
     expression_of_concern: bool = False
     # Crossref `relation` / PubMed links: kind -> identifiers, e.g. {"is-preprint-of": ["10.1/x"]}
     relations: dict[str, list[str]] = Field(default_factory=dict)
-    notices: list[str] = Field(default_factory=list, description="DOIs/PMIDs of update notices")
+    notices: list[Notice] = Field(default_factory=list, description="its update notices")
     metadata_missing: bool = Field(
         default=False,
         description="the registry confirmed the identifier exists and answered that it has no "
         "metadata to give: `item` holds the identifier only (not evidence of fabrication)",
     )
+
+    def add_notice(self, notice: Notice) -> None:
+        """Flag the work by the notice's kind and keep the notice (once per notice id)."""
+        if notice.kind == "retraction":
+            self.retracted = True
+        elif notice.kind == "correction":
+            self.corrected = True
+        else:
+            self.expression_of_concern = True
+        if notice.identifier is None or all(
+            n.identifier != notice.identifier for n in self.notices
+        ):
+            self.notices.append(notice)
 
 
 class Lookup(BaseModel):

@@ -83,6 +83,10 @@ class CSLItem(_CSLBase):
     author: list[CSLName] | None = None
     editor: list[CSLName] | None = None
     title: str | None = None
+    # A registry's other titles a citer may give instead: the original-language or translated
+    # title (Crossref `original-title`, a second `title`; PubMed `VernacularTitle`), the short one.
+    original_title: str | None = Field(None, alias="original-title")
+    title_short: str | None = Field(None, alias="title-short")
     container_title: str | None = Field(None, alias="container-title")
     container_title_short: str | None = Field(None, alias="container-title-short")
     collection_title: str | None = Field(None, alias="collection-title")
@@ -122,7 +126,14 @@ class CSLItem(_CSLBase):
             return ", ".join(str(v) for v in value) or None
         return value
 
-    @field_validator("title", "container_title", "container_title_short", mode="before")
+    @field_validator(
+        "title",
+        "original_title",
+        "title_short",
+        "container_title",
+        "container_title_short",
+        mode="before",
+    )
     @classmethod
     def _first_of_list(cls, value: Any) -> Any:
         # Crossref's JSON writes titles as lists; CSL-JSON wants one string.
@@ -132,6 +143,11 @@ class CSLItem(_CSLBase):
 
     def year(self) -> int | None:
         return self.issued.year() if self.issued else None
+
+    def titles(self) -> list[str]:
+        """Every title the work goes by: its title, then its original-language and short titles."""
+        found = (self.title, self.original_title, self.title_short)
+        return list(dict.fromkeys(title for title in found if title))
 
     def years(self) -> list[int]:
         """The issued year, then the print year when it differs: either is the work's year."""

@@ -16,6 +16,7 @@ from models.audit import (
     FieldAgreement,
     Identifiers,
     InputError,
+    Notice,
     Provenance,
     Reference,
     Status,
@@ -30,6 +31,7 @@ CITATION_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "entry_key": pl.Utf8,
     "line": pl.Int64,
     "claim_ids": pl.List(pl.Utf8),
+    "location": pl.Utf8,
     "raw": pl.Utf8,
     "claimed_title": pl.Utf8,
     "claimed_authors": pl.Utf8,
@@ -45,6 +47,7 @@ CITATION_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "status": pl.Utf8,
     "reason": pl.Utf8,
     "registry": pl.Utf8,
+    "registries_asked": pl.List(pl.Utf8),
     "matched_id": pl.Utf8,
     "matched_title": pl.Utf8,
     "matched_authors": pl.Utf8,
@@ -59,6 +62,15 @@ CITATION_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "retracted": pl.Boolean,
     "corrected": pl.Boolean,
     "expression_of_concern": pl.Boolean,
+    # The notice a reader acts on first (a retraction before a concern before a correction, the
+    # latest first); every notice in notices_json.
+    "notice_kind": pl.Utf8,
+    "notice_id": pl.Utf8,
+    "notice_url": pl.Utf8,
+    "notice_date": pl.Utf8,
+    "notice_source": pl.Utf8,
+    "notice_reason": pl.Utf8,
+    "notices_json": pl.Utf8,
     "attempts": pl.Int64,
     "error": pl.Utf8,
     "checked_at": pl.Datetime("us", "UTC"),
@@ -109,6 +121,7 @@ def citation_row(job_id: str, ref: Reference, result: ValidationResult) -> dict[
         "entry_key": ref.provenance.entry_key,
         "line": ref.provenance.line,
         "claim_ids": ref.claim_ids,
+        "location": ref.location,
         "raw": ref.raw,
         **_item_columns("claimed", ref.item),
         "claimed_type": ref.item.type,
@@ -116,6 +129,7 @@ def citation_row(job_id: str, ref: Reference, result: ValidationResult) -> dict[
         "status": result.status.value,
         "reason": result.reason,
         "registry": result.registry,
+        "registries_asked": result.asked,
         "matched_id": result.matched_id,
         **_item_columns("matched", result.record),
         "agreement_title": agreement.title,
@@ -127,6 +141,7 @@ def citation_row(job_id: str, ref: Reference, result: ValidationResult) -> dict[
         "retracted": result.retracted,
         "corrected": result.corrected,
         "expression_of_concern": result.expression_of_concern,
+        **_notice_columns(result.notices),
         "attempts": result.attempts,
         "error": result.error,
         "checked_at": result.checked_at,
@@ -134,6 +149,32 @@ def citation_row(job_id: str, ref: Reference, result: ValidationResult) -> dict[
         "record_json": (
             json.dumps(result.record.to_csl(), ensure_ascii=False, sort_keys=True)
             if result.record
+            else None
+        ),
+    }
+
+
+_NOTICE_ORDER = {"retraction": 0, "expression_of_concern": 1, "correction": 2}
+
+
+def leading_notice(notices: Sequence[Notice]) -> Notice | None:
+    """The notice to act on first: the most serious kind, then the latest."""
+    latest_first = sorted(notices, key=lambda n: n.date or "", reverse=True)
+    return min(latest_first, key=lambda n: _NOTICE_ORDER[n.kind], default=None)
+
+
+def _notice_columns(notices: Sequence[Notice]) -> dict[str, object]:
+    lead = leading_notice(notices)
+    return {
+        "notice_kind": lead.kind if lead else None,
+        "notice_id": lead.identifier if lead else None,
+        "notice_url": lead.url if lead else None,
+        "notice_date": lead.date if lead else None,
+        "notice_source": lead.source if lead else None,
+        "notice_reason": lead.reason if lead else None,
+        "notices_json": (
+            json.dumps([n.model_dump(exclude_none=True) for n in notices], ensure_ascii=False)
+            if notices
             else None
         ),
     }
@@ -203,6 +244,7 @@ def reference_from_row(row: Mapping[str, Any]) -> Reference:
         ids=Identifiers(**{name: row[name] for name in IDENTIFIER_COLUMNS}),
         raw=row["raw"],
         claim_ids=list(row["claim_ids"] or []),
+        location=row.get("location"),  # a library older than the column has none
     )
 
 
@@ -212,6 +254,7 @@ def result_from_row(row: Mapping[str, Any]) -> ValidationResult:
         citation_id=row["citation_id"],
         status=Status(row["status"]),
         registry=row["registry"],
+        asked=list(row.get("registries_asked") or []),
         matched_id=row["matched_id"],
         record=_item(row["record_json"]),
         agreement=FieldAgreement(
@@ -226,6 +269,7 @@ def result_from_row(row: Mapping[str, Any]) -> ValidationResult:
         retracted=bool(row["retracted"]),
         corrected=bool(row["corrected"]),
         expression_of_concern=bool(row["expression_of_concern"]),
+        notices=[Notice.model_validate(n) for n in json.loads(row.get("notices_json") or "[]")],
         attempts=row["attempts"] or 0,
         error=row["error"],
         checked_at=row["checked_at"],

@@ -1,88 +1,159 @@
 """Check one chunk of references against the registries: the function the Prefect task wraps.
 
-Routing, per reference (the first that applies):
-    DOI                  Crossref `fetch_dois`, all DOIs of the chunk in batched calls (the client
-                         falls back to the DOI's agency, e.g. DataCite); the DOI decides even when
-                         a PMID is also given
+Routing, per reference (the first that applies; a registry not asked is skipped):
+    DOI                  Crossref `fetch_dois`, batched (the client falls back to the DOI's agency,
+                         e.g. DataCite); an arXiv DOI (10.48550/arXiv.ID) goes to arXiv instead
     PMID                 PubMed `fetch_pmids`, batched
-    arXiv id             its DataCite DOI 10.48550/arXiv.ID, with the DOIs above
-    none of these        Crossref search on the free text (or "title author year venue"), plus
-                         PubMed search when the reference looks biomedical or Crossref's candidates
-                         fail and nothing marks it as a computer-science conference paper;
-                         then `decide_unidentified`
-Non-scholarly sources (`Reference.scholarly` false) are never sent to a registry.
+    PMCID                Europe PMC `fetch_pmcids`, batched
+    arXiv id             arXiv `fetch_ids`, batched (Crossref's DataCite DOI when arXiv is off)
+    none of these        a title search in the registries that index the reference's kind of
+                         work (tasks/registries/routing.py), each candidate list judged by
+                         `decide_unidentified`; the first registry that verifies decides
+An identifier lookup that could not be asked is retried by the same id at Semantic Scholar.
 
-A failure never spreads: a registry that cannot be asked makes its references `unverified` (never
-`not_found` or `unmatched`), and an error while checking one reference becomes that reference's
-`unverified` reason.
+A preprint record (arXiv, CoRR) verifies a reference that names a published venue only if no
+registry places the paper at a venue: the search goes on, and when none does, the reference is a
+`mismatch` on venue ("exists only as a preprint"). Non-scholarly sources (`Reference.scholarly`
+false) are never sent to a registry.
+
+A failure never spreads: a reference stays `unverified` when a registry that could have decided
+it could not be asked and no other decided it; an error while checking one reference becomes
+that reference's `unverified` reason. Each result records the registries asked and the requests
+spent on it per registry (a batched request counts as its share).
 """
 
-import re
+import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 
 from models.audit import Identifiers, Lookup, Reference, RegistryRecord, Status, ValidationResult
-from models.csl import named
-from tasks.identifiers import identifiers_of
+from models.csl import CSLItem, named
+from tasks.identifiers import identifiers_of, normalize_arxiv
 from tasks.match.decide import decide_identified, decide_unidentified
-from tasks.match.venues import venue_of
-from tasks.registries import Registries, RegistryUnavailable
+from tasks.match.venues import is_preprint_venue, venue_of
+from tasks.registries import REGISTRY_NAMES, Registries, RegistryUnavailable
+from tasks.registries.deadline import job_deadline
+from tasks.registries.routing import search_order
 
 SEARCH_ROWS = 5
-_BIOMEDICAL = re.compile(
-    r"\b(med\w*|clin\w*|biol\w*|bioch\w*|cell\w*|genet\w*|genom\w*|neuro\w*|pharm\w*|cancer|"
-    r"oncol\w*|onco\w*|health|lancet|jama|bmj|nurs\w*|surg\w*|pediatr\w*|psychiatr\w*|immun\w*|"
-    r"infect\w*|epidemiol\w*|patients?|disease\w*|protein\w*|mice|mouse|rats?|trial\w*|therap\w*|"
-    r"tumou?r\w*|cardi\w*|diabet\w*|virus|viral|bacteri\w*|dna|rna|physiol\w*|pathol\w*)\b",
-    re.IGNORECASE,
-)
+# Registries that can search without a title (free text): the others need one.
+_FREE_TEXT = frozenset({"crossref", "pubmed"})
+# The id form Semantic Scholar's batch reads, per registry an identifier was first sent to.
+_S2_FORMS = {"crossref": "DOI:{}", "arxiv": "ARXIV:{}", "pubmed": "PMID:{}"}
+
+
+@dataclass
+class _Trail:
+    """Whom we asked about one reference, and how many requests it cost each."""
+
+    asked: list[str] = field(default_factory=list)
+    requests: dict[str, float] = field(default_factory=dict)
+
+    def add(self, registry: str, requests: float) -> None:
+        if registry not in self.asked:
+            self.asked.append(registry)
+        self.requests[registry] = round(self.requests.get(registry, 0.0) + requests, 4)
 
 
 def lookup_references(
-    refs: Sequence[Reference], registries: Registries | None, *, offline: bool = False
+    refs: Sequence[Reference],
+    registries: Registries | None,
+    *,
+    offline: bool = False,
+    deadline: float | None = None,
 ) -> list[ValidationResult]:
-    """Exactly one result per reference, in input order."""
+    """Exactly one result per reference, in input order. Past `deadline` (the job's, in epoch
+    seconds) no registry is asked: what is left stays `unverified`."""
     if offline:
         return [_unverified(ref, "offline") for ref in refs]
     if registries is None:
         return [_unverified(ref, "no registry clients configured") for ref in refs]
+    with job_deadline(deadline):
+        return _look_up(refs, registries)
+
+
+def _look_up(refs: Sequence[Reference], registries: Registries) -> list[ValidationResult]:
+    active = {name for name in REGISTRY_NAMES if registries.asks(name)}
+    trails = [_Trail() for _ in refs]
     results: dict[int, ValidationResult] = {}
-    by_doi: dict[int, str] = {}
-    by_pmid: dict[int, str] = {}
+    by_registry: dict[str, dict[int, str]] = {}
     for index, ref in enumerate(refs):
         if not ref.scholarly:
             results[index] = _unverified(ref, "not a scholarly source: no registry can hold it")
             continue
-        ids = _identifiers(ref)
-        if ids.doi:
-            by_doi[index] = ids.doi
-        elif ids.pmid:
-            by_pmid[index] = ids.pmid
-        elif ids.arxiv:
-            by_doi[index] = f"10.48550/arxiv.{ids.arxiv}"
-    _check_identified(refs, by_doi, registries.crossref.fetch_dois, results)
-    _check_identified(refs, by_pmid, registries.pubmed.fetch_pmids, results)
+        if route := _id_route(_identifiers(ref), active):
+            by_registry.setdefault(route[0], {})[index] = route[1]
+    for name, wanted in by_registry.items():
+        _check_identified(refs, name, wanted, _fetcher(registries, name), results, trails)
+    if "semantic_scholar" in active:
+        _ask_s2_for_unanswered(refs, by_registry, registries, results, trails)
     for index, ref in enumerate(refs):
-        if index not in results:
-            results[index] = _guarded(ref, partial(_check_by_search, ref, registries))
-    return [results[index] for index in range(len(refs))]
+        result = results.get(index)
+        if result is None:
+            check = partial(_check_by_search, ref, registries, active, trails[index])
+            results[index] = _guarded(ref, check)
+        elif _preprint_for_a_venue(ref, result):
+            # The identifier names a preprint, the reference a venue: is it published there?
+            check = partial(
+                _check_by_search, ref, registries, active, trails[index], preprint=result
+            )
+            results[index] = _guarded(ref, check)
+    return [
+        results[i].model_copy(update={"asked": trails[i].asked, "requests": trails[i].requests})
+        for i in range(len(refs))
+    ]
+
+
+def _id_route(ids: Identifiers, active: set[str]) -> tuple[str, str] | None:
+    """The registry an identifier is looked up at, and the identifier as it is asked."""
+    arxiv_doi = normalize_arxiv(ids.doi) if ids.doi and ids.doi.startswith("10.48550/") else None
+    if arxiv_doi and "arxiv" in active:
+        return "arxiv", arxiv_doi
+    if ids.doi and "crossref" in active:
+        return "crossref", ids.doi
+    if ids.pmid and "pubmed" in active:
+        return "pubmed", ids.pmid
+    if ids.pmcid and "europepmc" in active:
+        return "europepmc", ids.pmcid
+    if ids.arxiv and "arxiv" in active:
+        return "arxiv", ids.arxiv
+    if ids.arxiv and "crossref" in active:
+        return "crossref", f"10.48550/arxiv.{ids.arxiv}"
+    return None
+
+
+def _fetcher(registries: Registries, name: str) -> Callable[[Sequence[str]], dict[str, Lookup]]:
+    clients = {
+        "crossref": registries.crossref.fetch_dois,
+        "pubmed": registries.pubmed.fetch_pmids,
+        "europepmc": registries.europepmc.fetch_pmcids if registries.europepmc else None,
+        "arxiv": registries.arxiv.fetch_ids if registries.arxiv else None,
+    }
+    fetch = clients[name]
+    if fetch is None:
+        raise RuntimeError(f"{name} is active but has no client")
+    return fetch
 
 
 def _check_identified(
     refs: Sequence[Reference],
+    name: str,
     wanted: dict[int, str],
     fetch: Callable[[Sequence[str]], dict[str, Lookup]],
     results: dict[int, ValidationResult],
+    trails: list[_Trail],
 ) -> None:
-    if not wanted:
-        return
+    distinct = sorted(set(wanted.values()))
     try:
-        lookups = fetch(sorted(set(wanted.values())))
+        lookups = fetch(distinct)
     except Exception as exc:  # the client should not raise; if it does, nothing was checked
         for index in wanted:
             results[index] = _unverified(refs[index], f"registry lookup failed: {exc}", error=exc)
         return
+    share = _batch_share_of(fetch, len(distinct))
     for index, identifier in wanted.items():
+        trails[index].add(name, share)
         lookup = lookups.get(identifier) or Lookup(
             identifier=identifier, error="the registry client gave no answer for it"
         )
@@ -90,16 +161,131 @@ def _check_identified(
         results[index] = _guarded(ref, partial(decide_identified, ref, lookup))
 
 
-def _check_by_search(ref: Reference, registries: Registries) -> ValidationResult:
-    query = _search_text(ref)
-    if not query:
+def _batch_share_of(fetch: Callable[[Sequence[str]], dict[str, Lookup]], distinct: int) -> float:
+    batch_size = max(1, int(getattr(getattr(fetch, "__self__", None), "batch_size", 1)))
+    return math.ceil(distinct / batch_size) / distinct if distinct else 0.0
+
+
+def _ask_s2_for_unanswered(
+    refs: Sequence[Reference],
+    by_registry: dict[str, dict[int, str]],
+    registries: Registries,
+    results: dict[int, ValidationResult],
+    trails: list[_Trail],
+) -> None:
+    """Identifiers whose registry could not be asked, tried at Semantic Scholar. Only a record
+    it holds decides: Semantic Scholar lacking an id proves nothing about the id."""
+    wanted: dict[int, tuple[str, str]] = {}
+    for name, indexes in by_registry.items():
+        form = _S2_FORMS.get(name)
+        for index, identifier in indexes.items():
+            if form and results[index].status is Status.UNVERIFIED:
+                wanted[index] = (identifier, form.format(identifier))
+    if not wanted or registries.semantic_scholar is None:
+        return
+    s2_ids = sorted({s2_id for _, s2_id in wanted.values()})
+    lookups = registries.semantic_scholar.fetch_ids(s2_ids)
+    share = _batch_share_of(registries.semantic_scholar.fetch_ids, len(s2_ids))
+    for index, (identifier, s2_id) in wanted.items():
+        trails[index].add("semantic_scholar", share)
+        found = lookups.get(s2_id)
+        if found is not None and found.record is not None:
+            lookup = Lookup(identifier=identifier, record=found.record, attempts=found.attempts)
+            ref = refs[index]
+            results[index] = _guarded(ref, partial(decide_identified, ref, lookup))
+
+
+def _check_by_search(
+    ref: Reference,
+    registries: Registries,
+    active: set[str],
+    trail: _Trail,
+    *,
+    preprint: ValidationResult | None = None,
+) -> ValidationResult:
+    """Ask the registries of the reference's kind in turn until one verifies it."""
+    if not _free_text(ref):
+        return decide_unidentified(ref, [])  # nothing to search with
+    closest: ValidationResult | None = None
+    failures: list[tuple[str, RegistryUnavailable]] = []
+    for name in search_order(ref, active):
+        if name in trail.asked or (not ref.item.title and name not in _FREE_TEXT):
+            continue
+        try:
+            candidates = _search(registries, name, ref, trail)
+        except RegistryUnavailable as exc:
+            failures.append((name, exc))
+            continue
+        result = decide_unidentified(ref, candidates)
+        if result.status is Status.VERIFIED:
+            if _preprint_for_a_venue(ref, result):
+                preprint = preprint or result
+                continue
+            return result
+        if closest is None or (result.match_score or 0.0) > (closest.match_score or 0.0):
+            closest = result
+    if failures:
+        names = ", ".join(name for name, _ in failures)
+        reason = f"registry search failed at {names}, which may hold it: {failures[0][1]}"
+        return _unverified(ref, reason, error=failures[0][1])
+    if preprint is not None:
+        return _only_a_preprint(ref, preprint, trail)
+    if closest is None:
         return decide_unidentified(ref, [])
-    candidates: list[RegistryRecord] = registries.crossref.search(query, rows=SEARCH_ROWS)
-    result = decide_unidentified(ref, candidates)
-    if result.status == Status.VERIFIED or not _worth_pubmed(ref):
-        return result
-    candidates += registries.pubmed.search(_pubmed_term(ref), retmax=SEARCH_ROWS)
-    return decide_unidentified(ref, candidates)
+    asked = ", ".join(trail.asked)
+    return closest.model_copy(update={"reason": f"asked {asked}: {closest.reason}"})
+
+
+def _search(
+    registries: Registries, name: str, ref: Reference, trail: _Trail
+) -> list[RegistryRecord]:
+    """One registry's candidates for the reference (RegistryUnavailable when it cannot answer)."""
+    title = ref.item.title
+    if name == "crossref":
+        trail.add(name, 1)
+        if title:
+            return registries.crossref.search_title(
+                title, ref.item.first_author_family(), rows=SEARCH_ROWS
+            )
+        return registries.crossref.search(_free_text(ref), rows=SEARCH_ROWS)
+    if name == "pubmed":
+        articles = registries.pubmed.search(_pubmed_term(ref), retmax=SEARCH_ROWS)
+        trail.add(name, 2 if articles else 1)  # esearch, then efetch of what it found
+        return articles
+    client = getattr(registries, name)
+    if client is None or not title:
+        return []
+    trail.add(name, 1)
+    rows = 1 if name == "semantic_scholar" else SEARCH_ROWS
+    found: list[RegistryRecord] = client.search(title, rows=rows)
+    return found
+
+
+def _preprint_for_a_venue(ref: Reference, result: ValidationResult) -> bool:
+    """Verified by a preprint record while the reference names a known published venue."""
+    if result.status is not Status.VERIFIED or result.record is None:
+        return False
+    claimed = venue_of(ref.item.container_title) or venue_of(ref.item.event_title)
+    published = claimed is not None and claimed.kind in ("conference", "journal")
+    return published and _is_preprint_record(result.registry, result.record)
+
+
+def _is_preprint_record(registry: str | None, record: CSLItem) -> bool:
+    """A record of the preprint itself: arXiv's, or one whose venue is a preprint server (CoRR),
+    or an arXiv DOI's record naming no venue. A record that names a venue places it there."""
+    if registry == "arxiv" or is_preprint_venue(record.container_title):
+        return True
+    arxiv_doi = bool(record.DOI and record.DOI.lower().startswith("10.48550/arxiv"))
+    return arxiv_doi and not record.container_title
+
+
+def _only_a_preprint(ref: Reference, preprint: ValidationResult, trail: _Trail) -> ValidationResult:
+    venue = ref.item.container_title or ref.item.event_title
+    reason = (
+        f"exists only as a preprint ({preprint.registry} record {preprint.matched_id}); no "
+        f"registry asked ({', '.join(trail.asked)}) places it at the venue claimed, '{venue}'"
+    )
+    return preprint.model_copy(update={"status": Status.MISMATCH, "reason": reason})
 
 
 def _guarded(ref: Reference, check: Callable[[], ValidationResult]) -> ValidationResult:
@@ -131,17 +317,13 @@ def _identifiers(ref: Reference) -> Identifiers:
     return ref.ids if ref.ids.any() else identifiers_of(ref.item, ref.raw)
 
 
-def _search_text(ref: Reference) -> str:
+def _free_text(ref: Reference) -> str:
     if ref.raw and ref.raw.strip() and not ref.item.title:
         return ref.raw.strip()
     item = ref.item
     year = item.year()
-    parts = [
-        item.title,
-        " ".join(n.family or n.literal or "" for n in named(item.author)[:3]),
-        str(year) if year else None,
-        item.container_title,
-    ]
+    authors = " ".join(n.family or n.literal or "" for n in named(item.author)[:3])
+    parts = [item.title, authors, str(year) if year else None, item.container_title]
     return " ".join(p for p in parts if p).strip()
 
 
@@ -149,14 +331,4 @@ def _pubmed_term(ref: Reference) -> str:
     if ref.item.title:
         first = ref.item.first_author_family()
         return " ".join(p for p in (ref.item.title, first) if p)
-    return _search_text(ref)
-
-
-def _worth_pubmed(ref: Reference) -> bool:
-    """PubMed holds biomedicine: ask it when the reference looks biomedical, or when Crossref's
-    candidates failed and the venue is not a known conference (no CS conference paper is there)."""
-    text = " ".join(p for p in (ref.item.container_title, ref.item.title, ref.raw) if p)
-    if _BIOMEDICAL.search(text):
-        return True
-    venue = venue_of(ref.item.container_title)
-    return venue is None or venue.kind not in ("conference", "preprint")
+    return _free_text(ref)

@@ -3,6 +3,7 @@
 Pure functions over the validated references; the numbers come from tasks/confidence.py and
 tasks/trust.py, this module only lays them out as tables."""
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -173,9 +174,21 @@ def job_metrics(
         "retracted": sum(1 for r in results if r.retracted),
         "corrected": sum(1 for r in results if r.corrected),
         "expression_of_concern": sum(1 for r in results if r.expression_of_concern),
+        # Requests sent per citation, per registry (searches, and each citation's share of
+        # its batched lookups), and how often each registry was asked or decided.
+        "requests_per_citation": _requests_per_citation(results),
+        "registries_asked": dict(Counter(name for r in results for name in r.asked)),
+        "decided_by": dict(Counter(r.registry for r in results if r.registry)),
         "claims": claim_scores.height,
         "unsupported_claims": int(claim_scores["unsupported"].sum()) if claim_scores.height else 0,
     }
+
+
+def _requests_per_citation(results: Sequence[ValidationResult]) -> dict[str, float]:
+    totals: Counter[str] = Counter()
+    for result in results:
+        totals.update(result.requests)
+    return {name: round(n / len(results), 4) for name, n in sorted(totals.items())}
 
 
 def _mean(values: pl.Series) -> float | None:

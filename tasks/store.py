@@ -46,6 +46,14 @@ def db_path_from_env(explicit: str | None = None) -> Path:
     return Path(explicit or os.environ.get("CITEAUDIT_DB") or DEFAULT_DB)
 
 
+def shared_mode() -> int:
+    """The mode a new file gets under the user's umask: mkstemp's files are 0600, so a report
+    would otherwise be unreadable to the colleagues the umask lets read it."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 class JobFolder:
     """`OUT/JOB/`: the only place a job's files go."""
 
@@ -62,6 +70,7 @@ class JobFolder:
         self.path.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.path)
         try:
+            os.fchmod(fd, shared_mode())
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
@@ -82,6 +91,7 @@ class JobFolder:
         target = self.file(name)
         self.path.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.path)
+        os.fchmod(fd, shared_mode())
         os.close(fd)
         try:
             frame.write_parquet(tmp, statistics=False)

@@ -3,21 +3,33 @@
 Registries and citers write the same words differently: LaTeX (`{BERT}`, `Sch\\"{o}lkopf`), HTML
 (`<i>E. coli</i>`, `&#246;`), accents, Greek letters (`α` vs `alpha`), dashes and case. Everything
 here maps those to one plain form; comparison itself lives in tasks/match/.
+
+Every script keeps its letters: accents are dropped only from Latin (and Greek) letters, where
+citers drop them too (`Schölkopf`/`Scholkopf`); Cyrillic `й`, Japanese `が` and Hangul stay as
+written. Han and kana are one word per character (they write no spaces between words).
+Transliteration (`transliterate`) is a separate, explicit step: only for comparing a romanised
+citation with a native-script record.
 """
 
 import html
-import re
 import unicodedata
 from functools import lru_cache
 
+import regex
+from anyascii import anyascii
 from pylatexenc.latex2text import LatexNodes2Text
 
 _LATEX = LatexNodes2Text(math_mode="text")
-_LATEX_MARK = re.compile(r"[\\{}$]")
+_LATEX_MARK = regex.compile(r"[\\{}$]")
 # A bare % starts a LaTeX comment and a bare & is a table separator: both are plain text here.
-_UNESCAPED_SPECIAL = re.compile(r"(?<!\\)([%&])")
-_HTML_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
-_NON_WORD = re.compile(r"[^0-9a-z]+")
+_UNESCAPED_SPECIAL = regex.compile(r"(?<!\\)([%&])")
+_HTML_TAG = regex.compile(r"</?[a-zA-Z][^>]*>")
+# Letters, digits and the marks that belong to them (Devanagari vowel signs, kana voicing).
+_NON_WORD = regex.compile(r"[^\p{L}\p{N}\p{M}]+")
+_IDEOGRAPH = regex.compile(r"([\p{Han}\p{Hiragana}\p{Katakana}])")
+# Scripts whose accents citers drop: Latin and Greek (Greek letters are spelled out below).
+_ACCENTLESS = regex.compile(r"[\p{Latin}\p{Greek}]")
+_NOT_LATIN = regex.compile(r"[^\p{Latin}\p{Common}\p{Inherited}\p{Greek}]")
 
 # Letters NFKD does not decompose into ASCII, and Greek letters as citers spell them out.
 _SPECIAL = str.maketrans(
@@ -91,17 +103,38 @@ def strip_markup(text: str) -> str:
 
 @lru_cache(maxsize=65536)
 def fold(text: str) -> str:
-    """Case- and accent-folded text: `Schölkopf` -> `scholkopf`, `β-Catenin` -> ` beta -catenin`.
+    """Case- and accent-folded text: `Schölkopf` -> `scholkopf`, `β-Catenin` -> ` beta -catenin`,
+    `Ёжик` -> `ёжик`, `ｶﾞ` -> `ガ` (NFKC).
 
     Keeps punctuation and spacing; callers tokenise as they need."""
     text = strip_markup(text).translate(_SPECIAL).lower().translate(_GREEK_TABLE)
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+    kept: list[str] = []
+    strip = False  # whether the marks that follow belong to a Latin or Greek letter
+    for char in unicodedata.normalize("NFKD", text):
+        if unicodedata.combining(char):
+            if not strip:
+                kept.append(char)
+            continue
+        strip = _ACCENTLESS.match(char) is not None
+        kept.append(char)
+    return unicodedata.normalize("NFKC", "".join(kept)).casefold()
 
 
 def words(text: str) -> list[str]:
-    """Folded alphanumeric words; hyphens and punctuation separate words."""
-    return _NON_WORD.sub(" ", fold(text)).split()
+    """Folded words of letters and digits, in any script; hyphens and punctuation separate
+    words, and each Han or kana character is a word of its own."""
+    return _NON_WORD.sub(" ", _IDEOGRAPH.sub(r" \1 ", fold(text))).split()
+
+
+def is_latin(text: str) -> bool:
+    """Whether the text is written in Latin letters only (digits and punctuation aside)."""
+    return _NOT_LATIN.search(text) is None
+
+
+def transliterate(text: str) -> str:
+    """The text romanised (`Иванов` -> `Ivanov`, `张伟` -> `ZhangWei`), for comparing a
+    romanised citation with a native-script record; never used to compare two native forms."""
+    return anyascii(text)
 
 
 def normalise_title(text: str) -> str:

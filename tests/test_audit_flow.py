@@ -3,6 +3,7 @@ DuckDB read back."""
 
 from pathlib import Path
 
+import bibtexparser
 import duckdb
 import polars as pl
 import pytest
@@ -253,3 +254,20 @@ def test_and_others_declares_a_shortened_author_list(registry_env, tmp_path, aut
     else:
         assert row["agreement_authors"] == pytest.approx(0.4)
         assert "disagrees on authors" in row["reason"]
+
+
+def test_exports_keep_keys_and_bibliographies_set_unconfirmed_apart(registry_env, tmp_path):
+    bib = Path(__file__).parents[1] / "examples" / "references.bib"
+    run(tmp_path, bib)
+    folder = tmp_path / "out" / "job-1"
+    table = citations(tmp_path)
+    status = dict(zip(table["entry_key"], table["status"], strict=True))
+    keys = [e.key for e in bibtexparser.parse_string(bib.read_text()).entries]
+    listed = [k for k in keys if status[k] not in ("not_found", "mismatch")]
+    exported = bibtexparser.parse_string((folder / "references.bib").read_text())
+    assert [e.key for e in exported.entries] == listed  # the user's own keys, in input order
+    assert exported.entries[0]["keywords"] == f"citeaudit:{status[listed[0]]}"
+    assert status["made2023up"] == "unmatched"
+    apa = (folder / "bibliography.apa.md").read_text()
+    confirmed, _, apart = apa.partition("## Could not be verified")
+    assert "\\[unmatched\\]" in apart and "\\[unmatched\\]" not in confirmed

@@ -276,6 +276,6 @@ def test_one_file_audited_as_several_jobs_is_rechecked_job_by_job(
     listed = report.split("## Changes since the last audit")[1].split("\n## ")[0]
     lines = [line for line in listed.splitlines() if line.startswith("- ")]
     assert len(lines) == changes.height
-    assert all(line.startswith("- job_id: job-") for line in lines)
+    assert all(line.startswith("- job\\_id: job-") for line in lines)
     for job in ("job-a", "job-b", "job-c"):  # flagged rows name their job too
         assert f"** job `{job}` `to-be-retracted`" in report

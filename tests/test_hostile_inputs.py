@@ -121,3 +121,90 @@ def test_the_cli_reports_each_bad_entry_and_audits_the_rest(tmp_path: Path) -> N
     assert "input error" in result.output
     assert "broken_brace.bib:Broken2019: malformed entry" in result.output
     assert "binary.bib: unreadable file" in result.output
+
+
+ACCENTED_BIB = (
+    "@article{muller2001, author={M\u00fcller, J\u00fcrgen and \u00d1and\u00fa, Jos\u00e9},"
+    " title={\u00c9tude l\u00e9g\u00e8re}, year={2001}}\n"
+    "@article{godel1931, author={G\u00f6del, Kurt},"
+    " title={\u00dcber formal unentscheidbare S\u00e4tze}, year={1931}}\n"
+)
+
+
+def test_one_stray_byte_changes_nothing_else_and_is_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "stray.bib"
+    path.write_bytes(ACCENTED_BIB.encode().replace(b"year={1931}", b"year={1931}\xff"))
+    result = read_inputs([path])
+    authors = {r.provenance.entry_key: r.item.author for r in result.references}
+    assert [a.family for a in authors["muller2001"] or []] == ["M\u00fcller", "\u00d1and\u00fa"]
+    assert [a.family for a in authors["godel1931"] or []] == ["G\u00f6del"]
+    [warning] = result.errors
+    assert warning.source_file == str(path) and warning.reason.startswith("warning:")
+    assert "line 2" in warning.reason
+
+
+def test_a_legacy_encoding_is_detected_for_the_whole_file_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "legacy.bib"
+    path.write_bytes(ACCENTED_BIB.encode("cp1252", errors="replace"))
+    result = read_inputs([path])
+    titles = {r.item.title for r in result.references}
+    assert titles == {"\u00c9tude l\u00e9g\u00e8re", "\u00dcber formal unentscheidbare S\u00e4tze"}
+    [warning] = result.errors
+    assert warning.source_file == str(path) and "cp1252" in warning.reason
+
+
+def test_a_line_that_is_a_sici_doi_is_a_doi(tmp_path: Path) -> None:
+    sici = "10.1175/1520-0493(1974)102<0736:wacoj>2.0.co;2"
+    path = tmp_path / "dois.txt"
+    path.write_text(f"{sici}\n", encoding="utf-8")
+    [ref] = read_inputs([path]).references
+    assert ref.ids.doi == sici
+    assert ref.item.issued is None  # the (1974) inside the DOI is not a claimed year
+
+
+def test_json_nested_a_thousand_levels_is_an_input_error_for_that_file(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 1000 + "]" * 1000, encoding="utf-8")
+    deep_object = tmp_path / "deep_object.json"
+    deep_object.write_text('{"a":' * 500 + "1" + "}" * 500, encoding="utf-8")
+    good = tmp_path / "good.bib"
+    good.write_text(GOOD_BIB, encoding="utf-8")
+    result = read_inputs([deep, deep_object, good])
+    assert [r.provenance.entry_key for r in result.references] == ["good1"]
+    failed = {Path(e.source_file).name: e.reason for e in result.errors}
+    assert set(failed) == {"deep.json", "deep_object.json"}
+    assert all("nested deeper" in reason for reason in failed.values())
+
+
+BOUNDED_READ = """
+import json, resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, 1_500_000_000))
+from tasks.read import read_inputs
+result = read_inputs([Path(p) for p in sys.argv[1:]])
+print(json.dumps({"refs": [r.provenance.entry_key for r in result.references],
+                  "errors": [[e.source_file, e.entry_key, e.reason] for e in result.errors]}))
+"""
+
+
+def test_doubling_string_macros_are_an_input_error_not_gigabytes(tmp_path: Path) -> None:
+    macros = ['@string{m0 = "xx"}'] + [
+        f"@string{{m{n} = m{n - 1} # m{n - 1}}}" for n in range(1, 36)
+    ]
+    bomb = tmp_path / "bomb.bib"
+    bomb.write_text("\n".join(macros) + "\n@article{boom, title = m35, year = 2020}\n")
+    assert bomb.stat().st_size < 1000  # expands to 2**36 characters
+    good = tmp_path / "good.bib"
+    good.write_text(GOOD_BIB, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", BOUNDED_READ, str(bomb), str(good)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    read = json.loads(done.stdout.splitlines()[-1])
+    assert read["refs"] == ["good1"]
+    [[source, entry, reason]] = read["errors"]
+    assert (source, entry) == (str(bomb), "boom") and "@string" in reason

@@ -41,6 +41,17 @@ def registries(fake_registry: FakeRegistry) -> Iterator[Registries]:
         yield clients
 
 
+@pytest.fixture
+def crossref_pubmed(fake_registry: FakeRegistry) -> Iterator[Registries]:
+    """Only Crossref and PubMed asked (CITEAUDIT_REGISTRIES=crossref,pubmed): arXiv ids go to
+    Crossref as their DataCite DOIs."""
+    settings = fake_registry.settings(
+        max_attempts=2, backoff_base_s=0.01, backoff_cap_s=0.05, registries="crossref,pubmed"
+    )
+    with Registries.from_settings(settings) as clients:
+        yield clients
+
+
 def ref(
     key: str, raw: str | None = None, ids: Identifiers | None = None, **fields: Any
 ) -> Reference:
@@ -154,7 +165,9 @@ def test_pmid_reference_is_checked_at_pubmed(registries: Registries) -> None:
     assert result.registry == "pubmed" and result.matched_id == "24349601"
 
 
-def test_arxiv_id_is_looked_up_as_its_datacite_doi(registries: Registries) -> None:
+def test_arxiv_id_is_looked_up_as_its_datacite_doi_when_arxiv_is_off(
+    crossref_pubmed: Registries,
+) -> None:
     cited = ref(
         "arxiv",
         ids=Identifiers(arxiv="1902.02534"),
@@ -162,13 +175,13 @@ def test_arxiv_id_is_looked_up_as_its_datacite_doi(registries: Registries) -> No
         author=people("I. Heibi", "S. Peroni", "D. Shotton"),
         issued=CSLDate.from_year(2019),
     )
-    [result] = lookup_references([cited], registries)
+    [result] = lookup_references([cited], crossref_pubmed)
     assert result.status == Status.VERIFIED, result.reason
     assert result.registry == "datacite" and result.matched_id == "10.48550/arxiv.1902.02534"
 
 
 def test_datacite_doi_whose_metadata_could_not_be_fetched_is_unverified(
-    fake_registry: FakeRegistry, registries: Registries
+    fake_registry: FakeRegistry, crossref_pubmed: Registries
 ) -> None:
     fake_registry.inject_fault("server_error", service="doi", rate=1.0)
     cited = ref(
@@ -178,7 +191,7 @@ def test_datacite_doi_whose_metadata_could_not_be_fetched_is_unverified(
         author=people("K. He", "X. Zhang"),
         issued=CSLDate.from_year(2016),
     )
-    [result] = lookup_references([cited], registries)
+    [result] = lookup_references([cited], crossref_pubmed)
     assert result.status == Status.UNVERIFIED, result.reason
     assert result.reason.startswith("could not check DOI 10.48550/arxiv.1902.02534")
     assert result.error and "HTTP 500" in result.error

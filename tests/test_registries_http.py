@@ -9,20 +9,20 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tasks.registries.cache import ResponseCache
 from tasks.registries.http import (
     InvalidResponse,
     RegistryHttp,
     RegistryRequestError,
     RegistryUnavailable,
-    ResponseCache,
     RetryPolicy,
     json_body,
     parse_retry_after,
-    redact,
     xml_body,
 )
 from tasks.registries.limits import HostLimiter, HostLimits, TokenBucket, parse_interval
 from tasks.registries.settings import RegistrySettings
+from tasks.registries.transports import redact
 
 FAST = RetryPolicy(max_attempts=3, backoff_base_s=0.001, backoff_cap_s=0.01)
 
@@ -66,6 +66,12 @@ def test_limiter_follows_advertised_limits_down_never_above_the_maximum() -> Non
     assert limiter.in_flight_limit == 1
     limiter.observe(200, {"x-concurrency-limit": "99"})
     assert limiter.in_flight_limit == 5
+
+
+def test_an_advertised_limit_of_one_an_hour_is_floored_and_cannot_stall_a_job() -> None:
+    limiter = HostLimiter(HostLimits(max_rate=5.0, max_in_flight=1, safety=1.0))
+    limiter.observe(200, {"x-rate-limit-limit": "1", "x-rate-limit-interval": "1h"})
+    assert limiter.rate == pytest.approx(0.5)  # a tenth of the documented maximum
 
 
 def test_limiter_halves_its_pace_on_429_and_recovers_on_success() -> None:
@@ -155,7 +161,7 @@ def test_unusable_cached_body_is_evicted_and_fetched_again(tmp_path: Path) -> No
     assert http.stats.sent == 2
 
 
-def test_400_is_a_request_error_404_an_answer_and_5xx_unavailable() -> None:
+def test_400_is_a_request_error_an_authoritative_404_an_answer_and_5xx_unavailable() -> None:
     def answer(request: httpx.Request) -> httpx.Response:
         status = int(request.url.path.strip("/"))
         return _json_reply(request, {"status": "failed"}, status)
@@ -166,14 +172,17 @@ def test_400_is_a_request_error_404_an_answer_and_5xx_unavailable() -> None:
         transport=httpx.MockTransport(answer),
         retry=FAST,
     )
-    assert http.get("/404", json_body).value is None
+    assert http.get("/404", json_body, absent=lambda r: "failed" in r.text).value is None
+    with pytest.raises(RegistryUnavailable, match="not the registry's own") as gateway:
+        http.get("/404", json_body, absent=lambda r: "Resource not found." in r.text)
+    assert gateway.value.attempts == 1  # a 404 is an answer: not asked again
     with pytest.raises(RegistryRequestError) as rejected:
         http.get("/400", json_body)
     assert rejected.value.status == 400
     with pytest.raises(RegistryUnavailable) as unavailable:
         http.get("/503", json_body)
     assert unavailable.value.attempts == 3 and "HTTP 503" in str(unavailable.value)
-    assert http.stats.sent == 1 + 1 + 3
+    assert http.stats.sent == 2 + 1 + 3
 
 
 def test_xml_body_refuses_entities_but_allows_a_doctype() -> None:

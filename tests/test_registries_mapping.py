@@ -10,6 +10,7 @@ from xml.etree.ElementTree import Element
 import defusedxml.ElementTree as SafeET
 import pytest
 
+from models.audit import Notice, RegistryRecord
 from tasks.registries.crossref import crossref_work_to_csl
 from tasks.registries.pubmed import pubmed_article_to_csl
 from tasks.registries.pubmed_map import expand_pages
@@ -22,6 +23,10 @@ def crossref_work(safe_doi: str) -> dict[str, Any]:
         "message"
     ]
     return message
+
+
+def ids(record: RegistryRecord) -> list[str | None]:
+    return [notice.identifier for notice in record.notices]
 
 
 def pubmed_articles(name: str) -> list[Element]:
@@ -49,7 +54,7 @@ def test_journal_article_fields() -> None:
 def test_correction_in_updated_by_flags_corrected_with_its_notice() -> None:
     record = crossref_work_to_csl(crossref_work("10.1371_journal.pone.0033693"))
     assert record.corrected and not record.retracted and not record.expression_of_concern
-    assert record.notices == ["10.1371/annotation/c76da2c1-ccb8-4797-94c1-359d3ceceeda"]
+    assert ids(record) == ["10.1371/annotation/c76da2c1-ccb8-4797-94c1-359d3ceceeda"]
 
 
 def test_new_version_of_itself_is_no_flag_and_no_notice() -> None:
@@ -72,7 +77,7 @@ def test_retraction_in_updated_by_flags_retracted(source: str) -> None:
     ]
     record = crossref_work_to_csl(work)
     assert record.retracted and not record.corrected
-    assert record.notices == ["10.3389/fgene.2018.99999"]
+    assert ids(record) == ["10.3389/fgene.2018.99999"]
 
 
 @pytest.mark.parametrize(
@@ -201,7 +206,7 @@ def test_pubmed_article_fields_and_erratum() -> None:
         "Nathaniel L",
     )
     assert record.corrected and not record.retracted
-    assert record.notices == ["39705317"]
+    assert ids(record) == ["39705317"]
 
 
 def test_collective_names_and_character_references() -> None:
@@ -250,7 +255,7 @@ def test_retraction_shapes_flag_retracted() -> None:
     assert link is not None
     link.set("RefType", "RetractionIn")
     record = pubmed_article_to_csl(article)
-    assert record.retracted and record.notices == ["39705317"]
+    assert record.retracted and ids(record) == ["39705317"]
 
     link.set("RefType", "ExpressionOfConcernIn")
     record = pubmed_article_to_csl(article)
@@ -273,3 +278,63 @@ def test_every_article_of_a_biopython_efetch_maps() -> None:
     for article in articles:
         record = pubmed_article_to_csl(article)
         assert record.identifier.isdigit() and record.item.title and record.item.year()
+
+
+def test_notices_carry_link_date_source_and_reason() -> None:
+    """The documented shapes on real records: a Retraction Watch `updated-by` entry with its
+    reasons; PubMed's RetractionIn with the notice's citation and note."""
+    work = crossref_work("10.3389_fgene.2017.00147")
+    work["updated-by"] = [
+        {
+            "DOI": "10.3389/fgene.2018.99999",
+            "type": "retraction",
+            "label": "Retraction",
+            "source": "retraction-watch",
+            "record-id": 41234,
+            "reasons": ["+Concerns/Issues About Data", "+Duplication of Image"],
+            "updated": {"date-parts": [[2024, 3, 5]]},
+        },
+        {
+            "DOI": "10.3389/fgene.2017.00200",
+            "type": "correction",
+            "source": "publisher",
+            "updated": {"date-parts": [[2017, 11]]},
+        },
+    ]
+    record = crossref_work_to_csl(work)
+    assert record.notices == [
+        Notice(
+            kind="retraction",
+            identifier="10.3389/fgene.2018.99999",
+            url="https://doi.org/10.3389/fgene.2018.99999",
+            date="2024-03-05",
+            source="retraction-watch",
+            reason="Concerns/Issues About Data; Duplication of Image",
+        ),
+        Notice(
+            kind="correction",
+            identifier="10.3389/fgene.2017.00200",
+            url="https://doi.org/10.3389/fgene.2017.00200",
+            date="2017-11",
+            source="publisher",
+        ),
+    ]
+
+    (article,) = pubmed_articles("pubmed_38147649.xml")
+    link = article.find("MedlineCitation/CommentsCorrectionsList/CommentsCorrections")
+    assert link is not None
+    link.set("RefType", "RetractionIn")
+    source = link.find("RefSource")
+    assert source is not None
+    source.text = "Proc Natl Acad Sci U S A. 2024 Dec 24;121(52):e2424323121."
+    note = SafeET.fromstring("<Note>Data could not be reproduced.</Note>")
+    link.append(note)
+    (notice,) = pubmed_article_to_csl(article).notices
+    assert notice == Notice(
+        kind="retraction",
+        identifier="39705317",
+        url="https://pubmed.ncbi.nlm.nih.gov/39705317/",
+        date="2024-12",
+        source="pubmed",
+        reason="Data could not be reproduced.",
+    )

@@ -26,6 +26,7 @@ from models.csl import CSLItem
 from tasks.render import csl_styles
 from tasks.render.csl_styles import (
     STYLES,
+    UNCONFIRMED_HEADING,
     Bibliography,
     render_bibliographies,
     render_bibliography,
@@ -366,3 +367,22 @@ def test_an_et_al_marker_prints_as_et_al_never_as_a_person(marker: dict[str, str
         assert "others" not in entry.text and "& et al" not in entry.text
     alone = CSLItem.from_csl({"id": "y", "author": [marker]})
     assert "author" not in csl_styles.pandoc_item(alone, "k")  # a marker alone names nobody
+
+
+def test_unconfirmed_works_are_listed_apart_and_marked(rendered: dict[str, Bibliography]) -> None:
+    bibliography = rendered["apa"]
+    second, fifth = bibliography.entries[1], bibliography.entries[4]
+    marks = {second.item_id: "unmatched", fifth.item_id: "unverified"}
+    text = to_text(bibliography, marks)
+    confirmed, _, apart = text.partition(f"\n{UNCONFIRMED_HEADING}\n")
+    assert len(confirmed.splitlines()) == 44 and second.text not in confirmed
+    assert f"[unmatched] {second.text}" in apart and f"[unverified] {fifth.text}" in apart
+    markdown = to_markdown(bibliography, marks)
+    head, _, tail = markdown.partition(f"## {UNCONFIRMED_HEADING}")
+    assert second.markdown not in head
+    assert f"**\\[unmatched\\]** {second.markdown}" in tail
+    page = to_html(bibliography, marks)
+    head, _, tail = page.partition(f"<h2>{UNCONFIRMED_HEADING}</h2>")
+    assert head.count('class="csl-entry"') == 44 and tail.count('class="csl-entry"') == 2
+    assert '<span class="citeaudit-mark">[unverified]</span>' in tail
+    assert to_text(bibliography) == to_text(bibliography, {})  # nothing to set apart

@@ -9,7 +9,7 @@ import rispy
 from bibtexparser.middlewares import LatexDecodingMiddleware
 
 from models.csl import CSLItem
-from tasks.render.exports import citation_keys, to_bibtex, to_csl_json, to_ris
+from tasks.render.exports import ExportEntry, citation_keys, to_bibtex, to_csl_json, to_ris
 
 FIXTURES = Path(__file__).parent / "fixtures" / "csl"
 
@@ -90,15 +90,31 @@ def test_bibtex_types(items: list[CSLItem]) -> None:
     assert types[by_id["item-46"]] == "misc"
 
 
-def test_citation_keys_are_readable_unique_and_stable(items: list[CSLItem]) -> None:
-    keys = citation_keys(items)
+def test_citation_keys_are_the_inputs_own(items: list[CSLItem]) -> None:
+    """A `\\cite{item-02}` in the user's paper must still resolve."""
+    assert citation_keys(items) == [item.id for item in items]
+    assert citation_keys([SPECIAL, SPECIAL]) == ["special", "speciala"]  # a repeat gets a suffix
+    numbered = CSLItem.from_csl({"id": "12", "title": "Deep learning"})  # a line number: no key
+    assert citation_keys([numbered]) == ["anonnddeep"]
+
+
+def test_made_up_citation_keys_are_readable_unique_and_stable(items: list[CSLItem]) -> None:
+    entries = [ExportEntry(item) for item in items]  # the input gave no keys
+    keys = citation_keys(entries)
     assert len(set(keys)) == len(keys)
-    assert keys == citation_keys(items)
+    assert keys == citation_keys(entries)
     assert keys[1] == "smith2014honey"
-    twice = citation_keys([SPECIAL, SPECIAL, SPECIAL])
+    twice = citation_keys([ExportEntry(SPECIAL)] * 3)
     assert twice == ["muller2023rd", "muller2023rda", "muller2023rdb"]
-    anonymous = CSLItem.from_csl({"id": "x"})
-    assert citation_keys([anonymous]) == ["anonnd"]
+    assert citation_keys([ExportEntry(CSLItem.from_csl({"id": "x"}))]) == ["anonnd"]
+    # A made-up key never takes a key the input gave, whichever comes first.
+    kept = ExportEntry(CSLItem.from_csl({"id": "a"}), key="anonnd")
+    assert citation_keys([ExportEntry(CSLItem.from_csl({"id": "b"})), kept]) == [
+        "anonnda",
+        "anonnd",
+    ]
+    many = citation_keys([ExportEntry(CSLItem.from_csl({"id": str(n)})) for n in range(2000)])
+    assert len(set(many)) == 2000 and many[:3] == ["anonnd", "anonnda", "anonndb"]
 
 
 def test_ris_round_trip(items: list[CSLItem]) -> None:
@@ -145,3 +161,54 @@ def test_et_al_marker_is_bibtex_and_others_and_no_ris_author() -> None:
     entry = bibtexparser.parse_string(to_bibtex([item])).entries[0]
     assert entry["author"] == "Ralser, Markus and others"  # not {others}, a braced person
     assert rispy.loads(to_ris([item]))[0]["authors"] == ["Ralser, Markus"]
+
+
+VERIFIED = ExportEntry(SPECIAL, key="muller2023", status="verified", reason="crossref agrees")
+FORGED = CSLItem.from_csl(
+    {
+        "id": "evil",
+        "type": "article-journal",
+        "title": "Innocent title\nDO  - 10.666/evil\nER  - \n\nTY  - JOUR\r\nTI  - Forged",
+        "author": [{"family": "Doe\nAU  - Forged, A.", "given": "J."}],
+        "URL": "https://example.org/a}, note={pwned",
+        "DOI": "10.1000/x}y",
+        "note": "unbalanced } brace { here",
+    }
+)
+
+
+def test_exports_carry_the_audit_outcome_under_the_input_key() -> None:
+    unmatched = ExportEntry(FORGED, key=None, status="unmatched", reason="no confident match")
+    library = _parsed(to_bibtex([VERIFIED, unmatched]))
+    first, second = library.entries
+    assert first.key == "muller2023"
+    assert first.fields_dict["keywords"].value == "citeaudit:verified"
+    assert second.fields_dict["keywords"].value == "citeaudit:unmatched"
+    assert [c.comment for c in library.comments] == [
+        "muller2023: citeaudit: verified. crossref agrees",
+        f"{second.key}: citeaudit: unmatched. no confident match",
+    ]
+    ris = rispy.loads(to_ris([VERIFIED, unmatched]))
+    assert ris[0]["id"] == "muller2023" and ris[0]["keywords"] == ["citeaudit:verified"]
+    assert ris[1]["notes"][-1] == "citeaudit: unmatched. no confident match"
+    csl = json.loads(to_csl_json([VERIFIED, unmatched]))
+    assert csl[0]["id"] == "muller2023" and csl[0]["note"] == "citeaudit: verified. crossref agrees"
+
+
+def test_ris_values_stay_on_their_line() -> None:
+    records = rispy.loads(to_ris([FORGED]))
+    assert len(records) == 1
+    assert "doi" in records[0] and records[0]["doi"] == "10.1000/x}y"
+    assert records[0]["title"].startswith("Innocent title DO  - 10.666/evil")
+    assert records[0]["authors"] == ["Doe AU  - Forged, A., J."]
+
+
+def test_bibtex_braces_balanced_and_urls_escaped() -> None:
+    text = to_bibtex([FORGED])
+    library = bibtexparser.parse_string(text)
+    assert library.failed_blocks == []
+    (entry,) = library.entries
+    assert set(entry.fields_dict) == {"title", "author", "doi", "url", "note"}
+    assert entry.fields_dict["url"].value == "https://example.org/a%7D, note=%7Bpwned"
+    assert entry.fields_dict["doi"].value == "10.1000/x%7Dy"
+    assert text.count("{") == text.count("}")

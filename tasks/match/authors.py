@@ -1,11 +1,12 @@
 """Author-list agreement: the same people despite initials vs full names, particles (van der),
-accents, compound surnames, order, given/family swapped; and "et al." honoured."""
+accents, compound surnames, order, given/family swapped, a romanised name against its native
+script (`Ivanov`/`Иванов`, `Zhang Wei`/`张伟`); and "et al." honoured."""
 
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from models.csl import CSLName, named
-from tasks.textnorm import fold, surname_key, words
+from tasks.textnorm import fold, is_latin, surname_key, transliterate, words
 
 # A surname pair this similar is one name spelt two ways (Schoelkopf/Scholkopf, Tomasev/Tomašev).
 _SURNAME_RATIO = 88
@@ -99,7 +100,15 @@ def _given(name: CSLName) -> str:
     return " ".join(literal[:-1]) if len(literal) > 1 and not name.family else ""
 
 
+def _same_script(a: str, b: str) -> tuple[str, str]:
+    """Both names in one script: romanised when only one of them is in Latin letters."""
+    if is_latin(a) == is_latin(b):
+        return a, b
+    return transliterate(a), transliterate(b)
+
+
 def _same_surname(a: str, b: str) -> bool:
+    a, b = _same_script(a, b)
     key_a, key_b = surname_key(a), surname_key(b)
     if not key_a or not key_b:
         return False
@@ -119,6 +128,7 @@ def _same_surname(a: str, b: str) -> bool:
 
 def _initials_compatible(a: str, b: str) -> bool:
     """`J. K.` vs `John Kenneth` agree; `J.` vs `A.` do not; a missing given name is no conflict."""
+    a, b = _same_script(a, b)
     first_a, first_b = words(a)[:1], words(b)[:1]
     if not first_a or not first_b:
         return True

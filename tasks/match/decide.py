@@ -55,10 +55,10 @@ from models.audit import (
     ValidationResult,
 )
 from models.csl import CSLItem
-from tasks.identifiers import find_identifiers, without_identifiers
+from tasks.identifiers import find_identifiers, normalize_arxiv, without_identifiers
 from tasks.match.authors import author_agreement, surname_in_text
 from tasks.match.pages import pages_agreement, pages_in_text
-from tasks.match.titles import title_in_text, title_similarity
+from tasks.match.titles import best_title_in_text, best_title_similarity
 from tasks.match.venues import is_preprint_venue, venue_of, venue_similarity
 from tasks.textnorm import words
 
@@ -100,7 +100,7 @@ def compare(claimed: CSLItem, raw: str | None, record: CSLItem) -> FieldAgreemen
     if raw and not claimed.title:
         return _compare_with_text(raw, record)
     return FieldAgreement(
-        title=title_similarity(claimed.title, record.title)
+        title=best_title_similarity(claimed.title, record.titles())
         if claimed.title and record.title
         else None,
         authors=author_agreement(claimed.author or [], record.author or record.editor or []),
@@ -217,7 +217,7 @@ def decide_unidentified(ref: Reference, candidates: list[RegistryRecord]) -> Val
         given = {"PMCID": ref.ids.pmcid, "URL": ref.ids.url, "ISBN": ref.ids.isbn}
         unchecked = ", ".join(f"{kind} {value}" for kind, value in given.items() if value)
         reason = (
-            f"the reference gives only {unchecked}, which citeaudit does not look up, and no "
+            f"the reference gives only {unchecked}, which no registry asked looks up, and no "
             "title, authors or year to match"
             if unchecked
             else "the reference gives no identifier, title, authors or year to match"
@@ -281,6 +281,7 @@ def _result(
         retracted=bool(attach and attach.retracted),
         corrected=bool(attach and attach.corrected),
         expression_of_concern=bool(attach and attach.expression_of_concern),
+        notices=attach.notices if attach else [],
         relations=attach.relations if attach else {},
         attempts=attempts,
         error=error,
@@ -320,7 +321,7 @@ def _compare_with_text(raw: str, record: CSLItem) -> FieldAgreement:
     venues = [v for v in _venues(record) if not is_preprint_venue(v)]
     container = 1.0 if any(_venue_in_text(v, raw) for v in venues) else None
     return FieldAgreement(
-        title=title_in_text(record.title, raw) if record.title else None,
+        title=best_title_in_text(record.titles(), raw) if record.title else None,
         authors=None if first_author is None else float(surname_in_text(first_author, raw)),
         year=year,
         container=container,
@@ -392,7 +393,11 @@ def _has_claims_item(item: CSLItem) -> bool:
 def _identifier_kind(identifier: str) -> str:
     if identifier.startswith("10."):
         return "DOI"
-    return "PMID" if identifier.isdigit() else "identifier"
+    if identifier.isdigit():
+        return "PMID"
+    if identifier.upper().startswith("PMC") and identifier[3:].isdigit():
+        return "PMCID"
+    return "arXiv id" if normalize_arxiv(identifier) == identifier else "identifier"
 
 
 def _not_found_reason(kind: str, identifier: str) -> str:
@@ -406,6 +411,10 @@ def _not_found_reason(kind: str, identifier: str) -> str:
         )
     if kind == "PMID":
         return f"PubMed does not hold PMID {identifier}"
+    if kind == "PMCID":
+        return f"Europe PMC does not hold {identifier}"
+    if kind == "arXiv id":
+        return f"arXiv does not hold arXiv:{identifier}"
     return f"the registry asked does not hold {identifier}"
 
 

@@ -2,11 +2,13 @@
 subtitle; a different title when a content word is swapped, added or removed ("near miss")."""
 
 import re
+from collections.abc import Sequence
 
+import regex
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
-from tasks.textnorm import fold, normalise_title
+from tasks.textnorm import fold, is_latin, normalise_title, transliterate
 
 # Words whose presence or absence does not change which work a title names.
 _STOPWORDS = frozenset(
@@ -50,7 +52,8 @@ TRUNCATED_MIN_SHARE = 0.6
 # dropped subtitle only when the main title has this many content words: "Introduction." or
 # "Deep learning," inside a reference string names no one work.
 MAIN_TITLE_MIN_CONTENT_WORDS = 3
-_BEFORE_TITLE = r"(?:^|[^\s0-9a-z])\s*"
+_BEFORE_TITLE = r"(?:^|[^\s\p{L}\p{N}\p{M}])\s*"
+_BETWEEN_WORDS = r"[^\p{L}\p{N}\p{M}]+"
 # Not ":" or a dash: the citer's text would go on with a subtitle of its own.
 _AFTER_TITLE = r"\s*(?:$|[.,;!?\"'”’)\]}*_])"
 # Each substantive word edit costs this much off the character similarity, so that one swapped
@@ -58,14 +61,36 @@ _AFTER_TITLE = r"\s*(?:$|[.,;!?\"'”’)\]}*_])"
 WORD_EDIT_PENALTY = 0.1
 
 
+def best_title_similarity(claimed: str, record_titles: Sequence[str]) -> float:
+    """Agreement of a claimed title with the best of a record's titles (its title with subtitle,
+    its original-language title, its short title): a citer may give any of them."""
+    return max((title_similarity(claimed, title) for title in record_titles), default=0.0)
+
+
+def best_title_in_text(record_titles: Sequence[str], text: str) -> float:
+    """How well the best of a record's titles appears inside a free-text reference."""
+    return max((title_in_text(title, text) for title in record_titles), default=0.0)
+
+
 def title_similarity(claimed: str, record: str) -> float:
-    """Agreement of two titles in [0, 1]; 1.0 for the same title up to markup, case and spacing."""
+    """Agreement of two titles in [0, 1]; 1.0 for the same title up to markup, case and spacing.
+
+    A romanised title against a native-script one (`Nejronnye seti` / `Нейронные сети`) is
+    compared transliterated, and at most as a spelling variant."""
+    direct = _same_script_similarity(claimed, record)
+    if direct < SAME_BUT_SPELLING and is_latin(claimed) != is_latin(record):
+        romanised = _same_script_similarity(transliterate(claimed), transliterate(record))
+        return max(direct, min(romanised, SAME_BUT_SPELLING))
+    return direct
+
+
+def _same_script_similarity(claimed: str, record: str) -> float:
     a, b = normalise_title(claimed), normalise_title(record)
     if not a or not b:
         return 0.0
     if a == b or a.replace(" ", "") == b.replace(" ", ""):
         return 1.0
-    if _main_title(claimed) == b or _main_title(record) == a:  # one side omits the subtitle
+    if b in _main_titles(claimed) or a in _main_titles(record):  # one side omits the subtitle
         return SAME_BUT_SUBTITLE
     # Editorial notes are not part of the title: "(Panel Abstract)", "[Review]", "Tutorial:".
     bare_a, bare_b = _without_notes(claimed), _without_notes(record)
@@ -115,8 +140,8 @@ def _main_title_in_text(title: str, text: str) -> bool:
         or _content_words(main) < MAIN_TITLE_MIN_CONTENT_WORDS
     ):
         return False
-    body = "[^0-9a-z]+".join(map(re.escape, main))
-    return re.search(_BEFORE_TITLE + body + _AFTER_TITLE, fold(text)) is not None
+    body = _BETWEEN_WORDS.join(map(regex.escape, main))
+    return regex.search(_BEFORE_TITLE + body + _AFTER_TITLE, fold(text)) is not None
 
 
 def _head_in_text(title_words: list[str], padded_text: str) -> bool:
@@ -162,6 +187,13 @@ def _same_word(x: str, y: str) -> bool:
 def _main_title(title: str) -> str:
     """The part of a title before its subtitle separator, normalised."""
     return normalise_title(_SUBTITLE_SPLIT.split(fold(title).strip(), maxsplit=1)[0])
+
+
+def _main_titles(title: str) -> list[str]:
+    """Each head of a title that ends at a subtitle separator, normalised: `A: B: C` gives `a`
+    and `a b` (a registry's title may hold a colon of its own before the subtitle it adds)."""
+    parts = _SUBTITLE_SPLIT.split(fold(title).strip())
+    return [normalise_title(" ".join(parts[:n])) for n in range(1, len(parts))]
 
 
 def _without_notes(title: str) -> str:

@@ -13,6 +13,9 @@ and is listed in READERS. Detection asks the readers in order and the first that
 the file, so specific formats come first and catch-alls last: the agent JSON formats before
 `csljson` (any JSON), `markdown` before `plaintext` (any text). All files a reader claims are
 handed to one `read` call, in input order, so the .bib files of a job form one library.
+
+A manuscript (LaTeX, or Markdown with pandoc citations) is no reader's: it says which of the
+other inputs' references are audited (tasks/read/manuscript.py).
 """
 
 from collections.abc import Sequence
@@ -28,13 +31,16 @@ from tasks.read import (
     ivcap,
     markdown,
     modelchorus,
+    pdf,
     plaintext,
     rag_context,
     ris,
 )
-from tasks.read.text import UnreadableFileError, read_head
+from tasks.read.manuscript import cited_only, is_manuscript
+from tasks.read.text import UnreadableFileError, decoding_note, read_head
 
 READERS: tuple[ModuleType, ...] = (
+    pdf,  # by its magic bytes; the text formats below never start with them
     bibtex,
     ris,
     # Agent JSON formats, told apart by content, before csljson; ivcap last of them, as its
@@ -69,9 +75,13 @@ def read_inputs(paths: Sequence[Path], format: str | None = None) -> ReadResult:
     forced = reader_for(format) if format else None
     result = ReadResult()
     groups: dict[str, tuple[ModuleType, list[Path]]] = {}
+    # A paper beside its .bib: its citations choose what is audited (tasks/read/manuscript.py).
+    manuscripts = [] if forced else [path for path in paths if is_manuscript(path)]
     for path in paths:
+        if path in manuscripts:
+            continue
         try:
-            reader = forced or detect_reader(path, read_head(path))
+            reader = forced or (pdf if pdf.is_pdf(path) else detect_reader(path, read_head(path)))
         except UnreadableFileError as exc:
             result.errors.append(exc.as_input_error(path))
             continue
@@ -80,7 +90,18 @@ def read_inputs(paths: Sequence[Path], format: str | None = None) -> ReadResult:
         read = reader.read(group)
         result.extend(read)
         result.errors.extend(nothing_read(group, read, reader.FORMAT))
-    return result
+        if reader is not pdf:
+            result.errors.extend(decoding_warnings(group))
+    return cited_only(result, manuscripts) if manuscripts else result
+
+
+def decoding_warnings(paths: Sequence[Path]) -> list[InputError]:
+    """A warning row per text file that was not clean UTF-8 (or its BOM's encoding)."""
+    return [
+        InputError(source_file=str(path), reason=f"warning: {note}")
+        for path in paths
+        if (note := decoding_note(path))
+    ]
 
 
 def nothing_read(paths: Sequence[Path], read: ReadResult, format: str) -> list[InputError]:

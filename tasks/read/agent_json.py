@@ -6,7 +6,6 @@ Agent systems write bibliographic metadata loosely ("author": "Smith, J. and Doe
 than the text says.
 """
 
-import json
 import re
 from collections.abc import Callable
 from datetime import datetime
@@ -20,7 +19,7 @@ from pydantic import ValidationError
 from models.audit import InputError, ReadResult, Reference
 from models.csl import CSLDate, CSLItem, CSLName, is_et_al_text
 from tasks.read.common import make_reference, name_list
-from tasks.read.text import UnreadableFileError, load_json, read_text
+from tasks.read.text import UnreadableFileError, load_json, parse_json, read_text
 
 _NAME_SEPARATORS = re.compile(r"\s+and\s+|\s*;\s*|\s*&\s*", re.IGNORECASE)
 # "Smith J, Doe A, et al.": the marker written after the last name rather than as one.
@@ -38,7 +37,7 @@ def sniff_json(path: Path, head: str) -> Any:
     if not head.lstrip().startswith(("{", "[")):
         return None
     try:
-        return json.loads(head)
+        return parse_json(head)
     except ValueError:
         pass
     try:
@@ -52,7 +51,7 @@ def sniff_json(path: Path, head: str) -> Any:
 def _whole_json(path: str, mtime_ns: int, size: int) -> Any:
     # Cached: each agent reader's detect asks about the same file in turn (read-only use).
     try:
-        return json.loads(read_text(Path(path)))
+        return parse_json(read_text(Path(path)))
     except (ValueError, UnreadableFileError):
         return None
 

@@ -74,6 +74,9 @@ _VERBATIM = frozenset(
 )  # fmt: skip
 _NAMES = frozenset({"author", "editor"})
 _READ = _TEXT | _VERBATIM | _NAMES
+# Bounds on what an entry may expand to: real fields are at most a few thousand characters.
+MAX_FIELD_CHARS = 1_000_000
+MAX_MACRO_DEPTH = 100
 _DECODED_KEPT = 100_000  # distinct decoded strings remembered (~20 MB at most)
 
 _MONTH_MACROS = {
@@ -200,12 +203,21 @@ def _read_library(paths: Sequence[Path]) -> ReadResult:
     for path, library in parsed:
         result.errors.extend(_block_errors(path, library))
         for block in library.entries:
+            line = (block.start_line or 0) + 1
+            try:
+                fields = {f.key.lower(): macros.evaluate(f.value) for f in block.fields}
+            except ValueError as exc:  # a field past the bounds: this entry only
+                error = InputError(
+                    source_file=str(path), entry_key=block.key, line=line, reason=str(exc)
+                )
+                result.errors.append(error)
+                continue
             raw = _RawEntry(
                 source=path,
                 entry_type=block.entry_type.lower(),
                 key=block.key,
-                line=(block.start_line or 0) + 1,
-                fields={f.key.lower(): macros.evaluate(f.value) for f in block.fields},
+                line=line,
+                fields=fields,
             )
             if (first := entries.get(block.key.lower())) is not None:
                 result.errors.append(_duplicate_error(raw, first))
@@ -230,9 +242,18 @@ class _Macros:
         self._done: dict[str, str] = dict(_MONTH_MACROS)
 
     def evaluate(self, expression: str, _seen: frozenset[str] = frozenset()) -> str:
-        """`foo # " bar" # {baz}` -> the concatenated text; unknown macros stay as written."""
+        """`foo # " bar" # {baz}` -> the concatenated text; unknown macros stay as written.
+        ValueError when the text would pass MAX_FIELD_CHARS or macros nest past
+        MAX_MACRO_DEPTH (a few hundred bytes of doubling macros would otherwise expand to GBs)."""
+        if len(_seen) > MAX_MACRO_DEPTH:
+            raise ValueError(f"@string macros nested deeper than {MAX_MACRO_DEPTH} levels")
         pieces = _split_concatenation(expression) if "#" in expression else [expression]
-        return "".join(self._piece(piece.strip(), _seen) for piece in pieces)
+        values = [self._piece(piece.strip(), _seen) for piece in pieces]
+        if sum(map(len, values)) > MAX_FIELD_CHARS:
+            raise ValueError(
+                f"field longer than {MAX_FIELD_CHARS:,} characters (after @string expansion)"
+            )
+        return "".join(values)
 
     def _piece(self, piece: str, seen: frozenset[str]) -> str:
         if not piece:

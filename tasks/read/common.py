@@ -7,7 +7,7 @@ from typing import Any
 
 from models.audit import Identifiers, ReadResult, Reference
 from models.csl import ET_AL, CSLDate, CSLItem, CSLName, named
-from tasks.identifiers import identifiers_of
+from tasks.identifiers import identifiers_of, without_identifiers
 
 _PAGE_DASHES = re.compile(r"\s*(?:-{1,3}|[\u2010-\u2015\u2212])\s*")
 _TRAILING_INITIALS = re.compile(r"^(\S.*?)\s+((?:[A-Z]\.?-?){1,4})$")
@@ -153,7 +153,8 @@ _YEAR_IN_PARENS = re.compile(r"\((1[5-9]\d\d|20\d\d)[a-z]?\)")
 def free_text_item(key: str, text: str, ids: Identifiers) -> CSLItem:
     """The little a free-text reference safely says: its identifiers and a `(2018)`-style year.
     No title or author guessing: that is the registry matcher's job, with the raw text."""
-    year = _YEAR_IN_PARENS.search(text)
+    # Not inside an identifier: a SICI DOI such as 10.1175/1520-0493(1974)102<0736:...> holds one.
+    year = _YEAR_IN_PARENS.search(without_identifiers(text))
     return csl_item(
         {
             "id": key,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote
 
-from models.audit import Identifiers, ReadResult
+from models.audit import Identifiers, ReadResult, Reference
 from tasks.identifiers import find_identifiers, normalize_pmid
 from tasks.read.common import free_text_item, make_reference, read_each
 from tasks.read.text import UnreadableFileError, read_text
@@ -40,12 +40,17 @@ def read_plaintext_file(path: Path) -> ReadResult:
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        ids = identifiers_in_line(line)
-        key = str(number)
-        result.references.append(
-            make_reference(free_text_item(key, line, ids), path, key, number, raw=line, ids=ids)
-        )
+        result.references.append(reference_from_line(line, path, number))
     return result
+
+
+def reference_from_line(line: str, source: Path | str, number: int) -> Reference:
+    """One line of a list as a reference (entry key: its number); the agent service builds
+    what agents add the same way, so a job they build audits alike as a list."""
+    ids = identifiers_in_line(line)
+    key = str(number)
+    item = free_text_item(key, line, ids)
+    return make_reference(item, Path(source), key, number, raw=line, ids=ids)
 
 
 def identifiers_in_line(line: str) -> Identifiers:

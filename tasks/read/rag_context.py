@@ -15,12 +15,10 @@ from typing import Any, Self
 from urllib.parse import unquote
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
 
 from models.audit import ReadResult, Reference
 from models.csl import CSLItem
-from tasks.identifiers import find_identifiers, normalize_doi
+from tasks.identifiers import normalize_doi
 from tasks.pages import group_pages
 from tasks.read.agent_json import (
     entry_error,
@@ -31,6 +29,7 @@ from tasks.read.agent_json import (
     validation_reason,
 )
 from tasks.read.common import read_each
+from tasks.read.kinds import doi_on_first_page
 
 FORMAT = "rag-context"
 
@@ -154,7 +153,7 @@ def _reference(path: Path, paper: _Paper) -> Reference:
     pdf = pdf_path if pdf_path and pdf_path.is_file() else None
     doi, found_in = _doi_from_name(paper.file_name), "file name"
     if not doi and pdf:
-        doi, found_in = _doi_on_first_page(pdf), "first page"
+        doi, found_in = doi_on_first_page(pdf), "first page"
     rag: dict[str, Any] = {
         "sources": paper.sources,
         "pages": sorted(paper.pages),
@@ -206,12 +205,3 @@ def _doi_from_name(file_name: str) -> str | None:
         return None
     prefix, sep, suffix = stem.partition("/") if "/" in stem else stem.partition("_")
     return normalize_doi(f"{prefix}/{suffix}") if sep else None
-
-
-def _doi_on_first_page(pdf: Path) -> str | None:
-    try:
-        reader = PdfReader(pdf)
-        text = reader.pages[0].extract_text() if reader.pages else ""
-    except (PyPdfError, OSError, ValueError):
-        return None
-    return find_identifiers(text).doi if text else None

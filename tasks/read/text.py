@@ -1,18 +1,24 @@
 """Turning an input file's bytes into text, the one place every reader decodes.
 
 Exports come in UTF-8 (with or without BOM), UTF-16 with BOM (Windows EndNote, Excel) and legacy
-single-byte encodings. Undecodable UTF-8 falls back to Windows-1252, which is Latin-1 plus
-printable characters where Latin-1 has C1 control codes; bytes cp1252 leaves undefined fall back
-to Latin-1 itself, so text always decodes. What cannot be text (NUL bytes, control-code soup) is
-reported as an unreadable file.
+single-byte encodings. Decoding is honest about the whole file: a BOM's encoding, else UTF-8;
+a UTF-8 file with a few stray bytes stays UTF-8 (each stray byte becomes U+FFFD, so one bad byte
+never changes the meaning of the rest); anything else is decoded in the encoding
+charset-normalizer detects for the whole file (Windows-1252 on a tie: the usual legacy
+encoding of Western exports). Both fallbacks come with a note the job reports as a warning for
+that file. What cannot be text (NUL bytes, control-code soup) is reported as an unreadable file.
 """
 
 import codecs
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import charset_normalizer
+
 from models.audit import InputError
+from tasks.read.kinds import html_to_text, looks_like_html
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16 LE: it starts with the same two bytes
@@ -25,6 +31,8 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 # codes is binary, whatever it decoded to.
 _MAX_CONTROL_SHARE = 0.05
 _TEXT_CONTROLS = frozenset("\t\n\r\f\v")
+# Real bibliographic JSON nests a few levels (CSL date-parts: 5); anything this deep is hostile.
+MAX_JSON_DEPTH = 100
 
 
 class UnreadableFileError(ValueError):
@@ -34,13 +42,23 @@ class UnreadableFileError(ValueError):
         return InputError(source_file=str(path), reason=f"unreadable file: {self}")
 
 
+@dataclass(frozen=True)
+class Decoded:
+    text: str
+    note: str | None = None  # why the text may not be what the file's author meant
+
+
 def decode_bytes(data: bytes, *, partial: bool = False) -> str:
     """Text of `data`; `partial` for a head cut at an arbitrary byte (tolerates a split char)."""
+    return decode(data, partial=partial).text
+
+
+def decode(data: bytes, *, partial: bool = False) -> Decoded:
     errors = "replace" if partial else "strict"
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
-                return _checked(data.decode(encoding, errors))
+                return Decoded(_checked(data.decode(encoding, errors)))
             except UnicodeDecodeError as exc:
                 raise UnreadableFileError(
                     f"invalid {encoding} after its BOM ({exc.reason})"
@@ -48,13 +66,39 @@ def decode_bytes(data: bytes, *, partial: bool = False) -> str:
     if b"\x00" in data:
         raise UnreadableFileError("binary content (NUL bytes)")
     try:
-        return _checked(data.decode("utf-8", errors))
-    except UnicodeDecodeError:
-        pass
+        return Decoded(_checked(data.decode("utf-8", errors)))
+    except UnicodeDecodeError as exc:
+        first_bad = exc.start
+    replaced = data.decode("utf-8", "replace")
+    stray = replaced.count("\ufffd")
+    valid = len(replaced) - len(replaced.encode("ascii", "ignore")) - stray
+    if valid >= stray:  # mostly UTF-8: the stray bytes are damage, not another encoding
+        line = data.count(b"\n", 0, first_bad) + 1
+        note = (
+            f"{stray} byte(s) are not valid UTF-8 (the first on line {line}): "
+            "each was replaced by U+FFFD, the rest read as UTF-8"
+        )
+        return Decoded(_checked(replaced), note)
+    encoding = _detected_encoding(data)
+    text = data.decode(encoding, "replace")
+    return Decoded(_checked(text), f"not UTF-8: the whole file was read as {encoding} (detected)")
+
+
+def _detected_encoding(data: bytes) -> str:
+    matches = charset_normalizer.from_bytes(data)
+    best = matches.best()
+    if best is None:
+        return "cp1252"
+    tied = {m.encoding for m in matches if (m.chaos, m.coherence) == (best.chaos, best.coherence)}
+    return "cp1252" if "cp1252" in tied else best.encoding
+
+
+def decoding_note(path: Path) -> str | None:
+    """Why the file's text may not be what its author meant (None: it decoded cleanly)."""
     try:
-        return _checked(data.decode("cp1252"))
-    except UnicodeDecodeError:
-        return _checked(data.decode("latin-1"))
+        return decode(path.read_bytes()).note
+    except (OSError, UnreadableFileError):
+        return None  # reported where the file is read
 
 
 def _checked(text: str) -> str:
@@ -73,18 +117,40 @@ def read_text(path: Path) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise UnreadableFileError(exc.strerror or str(exc)) from exc
-    return decode_bytes(data)
+    text = decode_bytes(data)
+    return html_to_text(text) if looks_like_html(text) else text
+
+
+def parse_json(text: str) -> Any:
+    """`json.loads`, with nesting bounded: a deeper document is a ValueError (never a
+    RecursionError, which would end the whole job)."""
+    try:
+        value = json.loads(text)
+    except RecursionError as exc:
+        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from exc
+    pending = [(value, 1)]
+    while pending:
+        node, depth = pending.pop()
+        children = (
+            node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        )
+        if children and depth > MAX_JSON_DEPTH:
+            raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        pending.extend((child, depth + 1) for child in children)
+    return value
 
 
 def load_json(path: Path) -> tuple[Any, InputError | None]:
     """The file's JSON value, or an error naming why the whole file could not be read."""
     try:
-        return json.loads(read_text(path)), None
+        return parse_json(read_text(path)), None
     except UnreadableFileError as exc:
         return None, exc.as_input_error(path)
     except json.JSONDecodeError as exc:
         reason = f"not valid JSON: {exc.msg} (column {exc.colno})"
         return None, InputError(source_file=str(path), line=exc.lineno, reason=reason)
+    except ValueError as exc:
+        return None, InputError(source_file=str(path), reason=f"not read: {exc}")
 
 
 def read_head(path: Path, size: int = 4096) -> str:
@@ -94,4 +160,5 @@ def read_head(path: Path, size: int = 4096) -> str:
             data = handle.read(size)
     except OSError as exc:
         raise UnreadableFileError(exc.strerror or str(exc)) from exc
-    return decode_bytes(data, partial=True)
+    text = decode_bytes(data, partial=True)
+    return html_to_text(text) if looks_like_html(text) else text

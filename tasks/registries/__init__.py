@@ -5,29 +5,40 @@ Build one `Registries` per process and share it across threads:
     with Registries.from_settings(RegistrySettings()) as registries:
         lookups = registries.crossref.fetch_dois(["10.1371/journal.pone.0033693"])
         records = registries.pubmed.fetch_pmids(["11618220"])
+        registries.status()   # which registries are asked, and why the others are not
 """
 
 from types import TracebackType
 
 import httpx
 
+from tasks.registries.arxiv import ArxivClient
+from tasks.registries.cache import ResponseCache
 from tasks.registries.crossref import CrossrefClient
+from tasks.registries.dblp import DblpClient
+from tasks.registries.europepmc import EuropePmcClient
 from tasks.registries.http import (
-    Credentials,
-    HttpStats,
     RegistryHttp,
     RegistryRequestError,
     RegistryUnavailable,
-    ResponseCache,
     RetryPolicy,
 )
 from tasks.registries.limits import HostLimits
+from tasks.registries.openalex import OpenAlexClient
 from tasks.registries.pubmed import PubMedClient
-from tasks.registries.settings import RegistrySettings
+from tasks.registries.semantic_scholar import SemanticScholarClient
+from tasks.registries.settings import REGISTRY_NAMES, RegistrySettings
+from tasks.registries.transports import Credentials, HttpStats
 
 __all__ = [
+    "REGISTRY_NAMES",
+    "ArxivClient",
     "CrossrefClient",
+    "DblpClient",
+    "EuropePmcClient",
+    "OpenAlexClient",
     "PubMedClient",
+    "SemanticScholarClient",
     "Registries",
     "RegistryRequestError",
     "RegistrySettings",
@@ -66,15 +77,68 @@ def _ncbi_credentials(mailto: str | None, api_key: str | None) -> Credentials:
     )
 
 
+def _key_credentials(
+    params: dict[str, str] | None = None, headers: dict[str, str] | None = None
+) -> Credentials:
+    """An API key sent as a parameter or header, and kept secret like the mailto."""
+    secrets = tuple((params or {}).values()) + tuple((headers or {}).values())
+    return Credentials(
+        params=params or {},
+        headers={"User-Agent": USER_AGENT.format(contact=""), **(headers or {})},
+        secrets=secrets,
+    )
+
+
+def registry_status(settings: RegistrySettings) -> dict[str, str | None]:
+    """Each registry -> None when it will be asked, else why not (the one place that says)."""
+    selected = settings.selected()
+    status: dict[str, str | None] = {}
+    for name in REGISTRY_NAMES:
+        if selected is not None and name not in selected:
+            status[name] = "not in CITEAUDIT_REGISTRIES"
+        elif name == "openalex" and not settings.openalex_api_key:
+            status[name] = "no OPENALEX_API_KEY (OpenAlex requires a key)"
+        else:
+            status[name] = None
+    return status
+
+
 class Registries:
-    """Crossref and PubMed clients over shared HTTP stacks; thread-safe, close when done."""
+    """A client per registry over shared HTTP stacks; thread-safe, close when done."""
 
     def __init__(
-        self, crossref: CrossrefClient, pubmed: PubMedClient, stacks: dict[str, RegistryHttp]
+        self,
+        crossref: CrossrefClient,
+        pubmed: PubMedClient,
+        stacks: dict[str, RegistryHttp],
+        *,
+        dblp: DblpClient | None = None,
+        arxiv: ArxivClient | None = None,
+        semantic_scholar: SemanticScholarClient | None = None,
+        openalex: OpenAlexClient | None = None,
+        europepmc: EuropePmcClient | None = None,
+        off: dict[str, str] | None = None,
     ) -> None:
         self.crossref = crossref
         self.pubmed = pubmed
-        self.http = stacks  # per host: "crossref", "doi", "pubmed" (limiter, stats)
+        self.dblp = dblp
+        self.arxiv = arxiv
+        self.semantic_scholar = semantic_scholar
+        self.openalex = openalex
+        self.europepmc = europepmc
+        self.http = stacks  # per host: "crossref", "doi", "pubmed", "dblp", ... (limiter, stats)
+        built = {name for name in REGISTRY_NAMES if getattr(self, name) is not None}
+        # Registries not asked, and why (None: asked).
+        self._off = {name: "not configured" for name in REGISTRY_NAMES if name not in built}
+        self._off.update(off or {})
+
+    def asks(self, name: str) -> bool:
+        """Whether `name` is asked at all (selected, configured, and keyed where needed)."""
+        return name not in self._off
+
+    def status(self) -> dict[str, str | None]:
+        """Each registry -> None when asked, else why not."""
+        return {name: self._off.get(name) for name in REGISTRY_NAMES}
 
     @classmethod
     def from_settings(
@@ -105,6 +169,7 @@ class Registries:
                 transport=transport,
                 credentials=credentials,
                 max_body_bytes=settings.max_body_bytes,
+                request_deadline_s=settings.request_deadline_s,
             )
 
         crossref_http = stack(
@@ -114,6 +179,28 @@ class Registries:
         pubmed_http = stack(
             settings.pubmed_url, settings.pubmed_limits(), _ncbi_credentials(mailto, api_key)
         )
+        s2_key, openalex_key = settings.s2_key_value(), settings.openalex_key_value()
+        stacks = {
+            "crossref": crossref_http,
+            "doi": doi_http,
+            "pubmed": pubmed_http,
+            "dblp": stack(settings.dblp_url, settings.dblp_limits(), _key_credentials()),
+            "arxiv": stack(settings.arxiv_url, settings.arxiv_limits(), _key_credentials()),
+            "semantic_scholar": stack(
+                settings.s2_url,
+                settings.s2_limits(),
+                _key_credentials(headers={"x-api-key": s2_key} if s2_key else None),
+            ),
+            "openalex": stack(
+                settings.openalex_url,
+                settings.openalex_limits(),
+                _key_credentials(params={"api_key": openalex_key} if openalex_key else None),
+            ),
+            "europepmc": stack(
+                settings.europepmc_url, settings.europepmc_limits(), _key_credentials()
+            ),
+        }
+        off = {name: why for name, why in registry_status(settings).items() if why}
         return cls(
             CrossrefClient(
                 crossref_http,
@@ -122,11 +209,21 @@ class Registries:
                 max_url_chars=settings.max_url_chars,
             ),
             PubMedClient(pubmed_http, batch_size=settings.pubmed_batch_size),
-            {"crossref": crossref_http, "doi": doi_http, "pubmed": pubmed_http},
+            stacks,
+            dblp=DblpClient(stacks["dblp"]),
+            arxiv=ArxivClient(stacks["arxiv"], batch_size=settings.arxiv_batch_size),
+            semantic_scholar=SemanticScholarClient(
+                stacks["semantic_scholar"], batch_size=settings.s2_batch_size
+            ),
+            openalex=OpenAlexClient(stacks["openalex"], batch_size=settings.openalex_batch_size),
+            europepmc=EuropePmcClient(
+                stacks["europepmc"], batch_size=settings.europepmc_batch_size
+            ),
+            off=off,
         )
 
     def stats(self) -> dict[str, HttpStats]:
-        """Live requests, 429s and cache hits per registry host (crossref, doi, pubmed)."""
+        """Live requests, 429s and cache hits per registry host (crossref, doi, pubmed, ...)."""
         return {name: stack.stats for name, stack in self.http.items()}
 
     def close(self) -> None:

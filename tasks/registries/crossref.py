@@ -19,6 +19,7 @@ from tasks.registries.http import (
     RegistryHttp,
     RegistryRequestError,
     RegistryUnavailable,
+    failed_lookup,
     json_body,
 )
 
@@ -40,6 +41,25 @@ def _items(response: httpx.Response) -> list[dict[str, Any]]:
     if not isinstance(items, list):
         raise InvalidResponse("Crossref work list without `items`")
     return [item for item in items if isinstance(item, dict) and item.get("DOI")]
+
+
+def _candidates(response: httpx.Response) -> list[dict[str, Any]]:
+    """A search answer: Crossref ranks every work it holds, so it always sends some candidates;
+    none at all is a broken answer, not evidence that the work does not exist."""
+    items = _items(response)
+    if not items:
+        raise InvalidResponse("Crossref search answered no candidates at all")
+    return items
+
+
+def _crossref_absent(response: httpx.Response) -> bool:
+    """Crossref's own 404 on `/works/{doi}` and `/works/{doi}/agency` (its exact body)."""
+    return response.text.strip() == "Resource not found."
+
+
+def _doi_org_absent(response: httpx.Response) -> bool:
+    """doi.org's own "DOI Not Found" page, not a gateway's or proxy's 404."""
+    return "DOI Not Found" in response.text
 
 
 def _work(response: httpx.Response) -> dict[str, Any]:
@@ -86,7 +106,7 @@ class CrossrefClient:
     ) -> None:
         self._http = http
         self._doi_http = doi_http
-        self._batch_size = batch_size
+        self.batch_size = batch_size
         # Credentials (mailto) are appended below the cache: leave them room.
         self._max_url_chars = max_url_chars - 200
 
@@ -108,7 +128,7 @@ class CrossrefClient:
         for doi in dois:
             candidate = [*batch, doi]
             if batch and (
-                len(candidate) > self._batch_size
+                len(candidate) > self.batch_size
                 or len(self._filter_url(candidate)) > self._max_url_chars
             ):
                 yield batch
@@ -124,7 +144,7 @@ class CrossrefClient:
         try:
             reply = self._http.get("/works", _items, params=_filter_params(batch))
         except RegistryUnavailable as exc:
-            return {doi: _failed(doi, exc, 0) for doi in batch}
+            return {doi: failed_lookup(doi, exc, 0) for doi in batch}
         except RegistryRequestError:
             # Crossref refused the filter (an odd DOI): ask for each DOI on its own instead.
             return {doi: self._fetch_single(doi) for doi in batch}
@@ -141,9 +161,9 @@ class CrossrefClient:
 
     def _fetch_single(self, doi: str) -> Lookup:
         try:
-            reply = self._http.get(f"/works/{_path_doi(doi)}", _work)
+            reply = self._http.get(f"/works/{_path_doi(doi)}", _work, absent=_crossref_absent)
         except (RegistryUnavailable, RegistryRequestError) as exc:
-            return _failed(doi, exc, 0)
+            return failed_lookup(doi, exc, 0)
         if reply.value is None:
             return self._check_agency(doi, reply.attempts)
         return Lookup(
@@ -154,18 +174,20 @@ class CrossrefClient:
         """The DOI is not in Crossref's answer: does it exist elsewhere? (Lookup.attempts
         totals every request made for this DOI.)"""
         try:
-            reply = self._http.get(f"/works/{_path_doi(doi)}/agency", _agency_id)
+            reply = self._http.get(
+                f"/works/{_path_doi(doi)}/agency", _agency_id, absent=_crossref_absent
+            )
         except (RegistryUnavailable, RegistryRequestError) as exc:
-            return _failed(doi, exc, attempts_so_far)
+            return failed_lookup(doi, exc, attempts_so_far)
         attempts = attempts_so_far + reply.attempts
         if reply.value is None:
             return Lookup(identifier=doi, attempts=attempts)
         if reply.value == "crossref":
             # Registered at Crossref yet missing from the filter answer (indexing lag).
             try:
-                work = self._http.get(f"/works/{_path_doi(doi)}", _work)
+                work = self._http.get(f"/works/{_path_doi(doi)}", _work, absent=_crossref_absent)
             except (RegistryUnavailable, RegistryRequestError) as exc:
-                return _failed(doi, exc, attempts)
+                return failed_lookup(doi, exc, attempts)
             record = crossref_work_to_csl(work.value) if work.value else _bare(doi, "crossref")
             return Lookup(identifier=doi, record=record, attempts=attempts + work.attempts)
         registry: Literal["datacite", "other-agency"] = (
@@ -180,14 +202,16 @@ class CrossrefClient:
         that it has no CSL for it (204, 404, 406) a bare record says so; when we got no usable
         answer (5xx, timeouts, a body we cannot read) nothing was compared: the lookup failed."""
         try:
-            reply = self._doi_http.get(f"/{_path_doi(doi)}", _csl, headers={"Accept": CSL_JSON})
+            reply = self._doi_http.get(
+                f"/{_path_doi(doi)}", _csl, headers={"Accept": CSL_JSON}, absent=_doi_org_absent
+            )
         except RegistryRequestError as exc:
             if exc.status != 406:
-                return _failed(doi, exc, attempts_so_far)
+                return failed_lookup(doi, exc, attempts_so_far)
             bare = _bare(doi, registry)
             return Lookup(identifier=doi, record=bare, attempts=attempts_so_far + 1)
         except RegistryUnavailable as exc:
-            return _failed(doi, exc, attempts_so_far)
+            return failed_lookup(doi, exc, attempts_so_far)
         attempts = attempts_so_far + reply.attempts
         if reply.value is None:
             return Lookup(identifier=doi, record=_bare(doi, registry), attempts=attempts)
@@ -202,17 +226,21 @@ class CrossrefClient:
 
     def search(self, reference: str, rows: int = 5) -> list[RegistryRecord]:
         """Crossref's candidates for a free-text reference, best first (weak ones included)."""
-        params: dict[str, str | int] = {"query.bibliographic": reference, "rows": rows}
-        reply = self._http.get("/works", _items, params=params)
+        return self._query({"query.bibliographic": reference, "rows": rows})
+
+    def search_title(self, title: str, author: str | None, rows: int = 5) -> list[RegistryRecord]:
+        """Crossref's candidates for a title and first author's surname: `query.bibliographic`
+        ranks short titles badly, field queries do not."""
+        params: dict[str, str | int] = {"query.title": title, "rows": rows}
+        if author:
+            params["query.author"] = author
+        return self._query(params)
+
+    def _query(self, params: dict[str, str | int]) -> list[RegistryRecord]:
+        reply = self._http.get("/works", _candidates, params=params)
         return [crossref_work_to_csl(item) for item in reply.value or []]
 
 
 def _bare(doi: str, registry: Literal["crossref", "datacite", "other-agency"]) -> RegistryRecord:
     item = CSLItem.from_csl({"id": doi, "DOI": doi})
     return RegistryRecord(registry=registry, identifier=doi, item=item, metadata_missing=True)
-
-
-def _failed(doi: str, exc: RegistryUnavailable | RegistryRequestError, attempts: int) -> Lookup:
-    """We could not ask: the error (already redacted) is kept, the DOI stays unverified."""
-    tries = exc.attempts if isinstance(exc, RegistryUnavailable) else 1
-    return Lookup(identifier=doi, error=str(exc), attempts=attempts + tries)

@@ -2,7 +2,11 @@
 
 Choices:
 - title: the main title, joined with its subtitle by ": " ("Deep learning: a review"), as
-  citations usually write it; markup (`<i>`, JATS tags) is removed and entities decoded.
+  citations usually write it; markup (`<i>`, JATS tags) is removed and entities decoded. The
+  matcher also accepts the title without its subtitle.
+- original-title: `original-title`, else a second `title` (with its own subtitle): Springer and
+  others deposit a German or French title beside its English translation.
+- title-short: `short-title`.
 - issued: `issued`, else `published-print`, `published-online`, `created` (first with a year).
 - flags: `updated-by` entries (newer API; sources `publisher` and `retraction-watch`) of type
   retraction/partial_retraction/withdrawal/removal -> retracted, correction/erratum/corrigendum
@@ -16,7 +20,7 @@ import html
 import re
 from typing import Any
 
-from models.audit import RegistryRecord
+from models.audit import Notice, NoticeKind, RegistryRecord
 from models.csl import CSLItem
 from tasks.identifiers import normalize_doi
 
@@ -56,6 +60,11 @@ CROSSREF_TO_CSL_TYPE = {
 RETRACTION_TYPES = frozenset({"retraction", "partial_retraction", "withdrawal", "removal"})
 CORRECTION_TYPES = frozenset({"correction", "erratum", "corrigendum"})
 CONCERN_TYPES = frozenset({"expression_of_concern"})
+_NOTICE_KINDS: dict[str, NoticeKind] = {
+    **dict.fromkeys(RETRACTION_TYPES, "retraction"),
+    **dict.fromkeys(CORRECTION_TYPES, "correction"),
+    **dict.fromkeys(CONCERN_TYPES, "expression_of_concern"),
+}
 
 _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
@@ -69,6 +78,8 @@ def crossref_work_to_csl(work: dict[str, Any]) -> RegistryRecord:
         "id": doi,
         "type": CROSSREF_TO_CSL_TYPE.get(str(work.get("type", "")), "article"),
         "title": _title(work),
+        "original-title": _first_text(work.get("original-title")) or _title(work, 1),
+        "title-short": _first_text(work.get("short-title")),
         "author": _names(work.get("author")),
         "editor": _names(work.get("editor")),
         "container-title": _first_text(work.get("container-title")),
@@ -117,14 +128,23 @@ def _first_text(value: Any) -> str | None:
     return None
 
 
-def _title(work: dict[str, Any]) -> str | None:
-    title = _first_text(work.get("title"))
-    subtitle = _first_text(work.get("subtitle"))
+def _title(work: dict[str, Any], index: int = 0) -> str | None:
+    """The `index`-th title with the subtitle of the same position (parallel-language titles)."""
+    title = _nth_text(work.get("title"), index)
+    subtitle = _nth_text(work.get("subtitle"), index)
+    if index and not title:
+        return None
     if not title:
         return subtitle
     if not subtitle or subtitle.lower() in title.lower():
         return title
     return f"{title.rstrip(':. ')}: {subtitle}"
+
+
+def _nth_text(value: Any, index: int) -> str | None:
+    values = value if isinstance(value, list) else [value]
+    texts = [v for v in values if isinstance(v, str) and v.strip()]
+    return _plain(texts[index]) if index < len(texts) else None
 
 
 def _join(values: Any) -> str | None:
@@ -188,25 +208,46 @@ def _update_kind(entry: dict[str, Any]) -> str:
 def _apply_updates(record: RegistryRecord, work: dict[str, Any]) -> None:
     """Set the retraction/correction/concern flags and notices from `updated-by`/`update-to`."""
     own = record.identifier
-    flagging: list[tuple[str, str | None]] = []
+    flagging: list[tuple[dict[str, Any], str | None]] = []
     for entry in work.get("updated-by") or []:
-        flagging.append((_update_kind(entry), normalize_doi(entry.get("DOI"))))
+        flagging.append((entry, normalize_doi(entry.get("DOI"))))
     for entry in work.get("update-to") or []:
-        kind, target = _update_kind(entry), normalize_doi(entry.get("DOI"))
+        update, target = _update_kind(entry), normalize_doi(entry.get("DOI"))
         if target == own:
-            flagging.append((kind, None))
-        elif target and kind in RETRACTION_TYPES | CORRECTION_TYPES | CONCERN_TYPES:
-            relations = record.relations.setdefault(f"{kind}-of", [])
+            flagging.append((entry, None))
+        elif target and update in _NOTICE_KINDS:
+            relations = record.relations.setdefault(f"{update}-of", [])
             if target not in relations:
                 relations.append(target)
-    for kind, notice in flagging:
-        if kind in RETRACTION_TYPES:
-            record.retracted = True
-        elif kind in CORRECTION_TYPES:
-            record.corrected = True
-        elif kind in CONCERN_TYPES:
-            record.expression_of_concern = True
-        else:
+    for entry, doi in flagging:
+        kind = _NOTICE_KINDS.get(_update_kind(entry))
+        if kind is None:
             continue  # new_version, addendum, ...: not a judgement on the work
-        if notice and notice != own and notice not in record.notices:
-            record.notices.append(notice)
+        notice_doi = doi if doi != own else None  # a notice deposited on the work's own DOI
+        record.add_notice(
+            Notice(
+                kind=kind,
+                identifier=notice_doi,
+                url=f"https://doi.org/{notice_doi}" if notice_doi else None,
+                date=iso_date((entry.get("updated") or {}).get("date-parts")),
+                source=str(entry["source"]) if entry.get("source") else None,
+                reason=_reason(entry),
+            )
+        )
+
+
+def iso_date(parts: Any) -> str | None:
+    """`[[2024, 1, 5]]` -> `2024-01-05` (`2024-01`, `2024` when shorter)."""
+    first = parts[0] if isinstance(parts, list) and parts and isinstance(parts[0], list) else []
+    numbers = [int(p) for p in first[:3] if isinstance(p, int) or str(p).isdigit()]
+    if not numbers:
+        return None
+    return "-".join([f"{numbers[0]:04d}", *(f"{n:02d}" for n in numbers[1:])])
+
+
+def _reason(entry: dict[str, Any]) -> str | None:
+    """The reason an update entry gives, when it gives one (Retraction Watch's `reasons`)."""
+    reasons = entry.get("reasons") or entry.get("reason")
+    if isinstance(reasons, list):
+        reasons = "; ".join(str(r).strip("+ ") for r in reasons if str(r).strip("+ "))
+    return _plain(reasons) if isinstance(reasons, str) and reasons.strip() else None

@@ -2,8 +2,8 @@
 
 Registries publish their limits (Crossref: `x-rate-limit-limit` requests per
 `x-rate-limit-interval`, and `x-concurrency-limit`); the limiter starts from configured maxima,
-follows the advertised values down (never above the configured maxima), and halves its pace on
-a 429 until successful answers earn it back.
+follows the advertised values down (never above the configured maxima, never below a tenth of
+them), and halves its pace on a 429 until successful answers earn it back.
 """
 
 import re
@@ -25,6 +25,10 @@ class HostLimits:
     max_in_flight: int
     # Stay this far under the limit so clock jitter between us and the server never trips it.
     safety: float = 0.9
+    # An advertised limit is followed down to this share of `max_rate`, no further: a header
+    # saying 1 request per hour must not stall a job (real overload still brings 429s, and
+    # each 429 halves the pace).
+    advertised_floor: float = 0.1
 
 
 class TokenBucket:
@@ -137,7 +141,8 @@ class HostLimiter:
         with self._lock:
             advertised = _advertised_rate(headers)
             if advertised is not None:
-                self._advertised_rate = advertised
+                floor = self._limits.max_rate * self._limits.advertised_floor
+                self._advertised_rate = max(advertised, floor)
             if status == 429:
                 self._penalty = max(self._PENALTY_FLOOR, self._penalty / 2)
             else:

@@ -4,6 +4,8 @@ Choices:
 - title: ArticleTitle as PubMed writes it, trailing period and [brackets] of translated titles
   included; inline markup (<i>, <sup>) is flattened to its text. Comparison normalises
   punctuation, so nothing is lost by keeping the registry's own form here.
+- original-title: VernacularTitle, the title in the article's own language (ArticleTitle is
+  then PubMed's English translation, in brackets); a citer may give either.
 - issued: PubDate Year (Month, Day when given), else the first year of MedlineDate.
 - page: MedlinePgn with abbreviated ranges expanded ("123-9" -> "123-129"), else StartPage-EndPage.
 - flags: PublicationType "Retracted Publication" (D016441) or CommentsCorrections RetractionIn
@@ -16,7 +18,7 @@ import re
 from typing import Any
 from xml.etree.ElementTree import Element
 
-from models.audit import RegistryRecord
+from models.audit import Notice, NoticeKind, RegistryRecord
 from models.csl import CSLItem
 from tasks.identifiers import normalize_doi, normalize_pmcid, normalize_pmid
 
@@ -24,12 +26,18 @@ RETRACTED_PUBLICATION_UI = "D016441"
 RETRACTION_REFS = frozenset({"RetractionIn"})
 CORRECTION_REFS = frozenset({"ErratumIn", "CorrectedandRepublishedIn"})
 CONCERN_REFS = frozenset({"ExpressionOfConcernIn"})
+_NOTICE_KINDS: dict[str, NoticeKind] = {
+    **dict.fromkeys(RETRACTION_REFS, "retraction"),
+    **dict.fromkeys(CORRECTION_REFS, "correction"),
+    **dict.fromkeys(CONCERN_REFS, "expression_of_concern"),
+}
 
 _MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTHS = {name: number for number, name in enumerate(_MONTH_NAMES, 1)}
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d|21\d\d)\b")
 _RANGE = re.compile(r"^([A-Za-z]*)(\d+)\s*-\s*([A-Za-z]*)(\d+)$")
 _SPACE = re.compile(r"\s+")
+_REF_DATE = re.compile(r"\b(1[89]\d\d|20\d\d)(?:\s+([A-Z][a-z]{2}))?\b")
 
 
 def pubmed_article_to_csl(element: Element) -> RegistryRecord:
@@ -48,6 +56,7 @@ def pubmed_article_to_csl(element: Element) -> RegistryRecord:
             "id": pmid,
             "type": "article-journal",
             "title": _text(article.find("ArticleTitle")),
+            "original-title": _text(article.find("VernacularTitle")),
             "author": _authors(article.find("AuthorList")),
             "container-title": _text(journal.find("Title")),
             "container-title-short": _text(journal.find("ISOAbbreviation")),
@@ -221,17 +230,29 @@ def _apply_flags(record: RegistryRecord, article: Element, citation: Element) ->
         ):
             record.retracted = True
     for link in citation.findall("CommentsCorrectionsList/CommentsCorrections"):
-        kind = link.get("RefType", "")
+        ref_type = link.get("RefType", "")
         pmid = normalize_pmid(_text(link.find("PMID")))
-        if kind in RETRACTION_REFS:
-            record.retracted = True
-        elif kind in CORRECTION_REFS:
-            record.corrected = True
-        elif kind in CONCERN_REFS:
-            record.expression_of_concern = True
-        else:
-            if pmid and kind != "Cites":
-                record.relations.setdefault(kind, []).append(pmid)
+        kind = _NOTICE_KINDS.get(ref_type)
+        if kind is None:
+            if pmid and ref_type != "Cites":
+                record.relations.setdefault(ref_type, []).append(pmid)
             continue
-        if pmid and pmid not in record.notices:
-            record.notices.append(pmid)
+        record.add_notice(
+            Notice(
+                kind=kind,
+                identifier=pmid,
+                url=f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/" if pmid else None,
+                date=_ref_source_date(_text(link.find("RefSource"))),
+                source="pubmed",
+                reason=_text(link.find("Note")),
+            )
+        )
+
+
+def _ref_source_date(ref_source: str | None) -> str | None:
+    """The notice's date from its citation, `Nature. 2020 Jan;577:E5.` -> `2020-01`."""
+    match = _REF_DATE.search(ref_source or "")
+    if not match:
+        return None
+    month = _month(match.group(2))
+    return f"{match.group(1)}-{month:02d}" if month else match.group(1)

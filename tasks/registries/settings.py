@@ -1,4 +1,5 @@
-"""Registry settings, read from the environment (`CITEAUDIT_*`, `NCBI_API_KEY`)."""
+"""Registry settings, read from the environment (`CITEAUDIT_*`, `NCBI_API_KEY`, `S2_API_KEY`,
+`OPENALEX_API_KEY`)."""
 
 from pathlib import Path
 
@@ -7,6 +8,18 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tasks.registries.limits import HostLimits
+
+# Every registry citeaudit can ask, by the name CITEAUDIT_REGISTRIES and the rows use.
+REGISTRY_NAMES = (
+    "crossref",
+    "pubmed",
+    "dblp",
+    "arxiv",
+    "semantic_scholar",
+    "openalex",
+    "europepmc",
+)
+_ALIASES = {"s2": "semantic_scholar", "semanticscholar": "semantic_scholar", "epmc": "europepmc"}
 
 
 def _default_cache_dir() -> Path:
@@ -19,10 +32,23 @@ class RegistrySettings(BaseSettings):
     crossref_url: str = "https://api.crossref.org"
     pubmed_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
     doi_url: str = "https://doi.org"
+    dblp_url: str = "https://dblp.org"
+    arxiv_url: str = "https://export.arxiv.org"
+    s2_url: str = "https://api.semanticscholar.org/graph/v1"
+    openalex_url: str = "https://api.openalex.org"
+    europepmc_url: str = "https://www.ebi.ac.uk/europepmc/webservices/rest"
+    # Which registries to ask (comma-separated names, see REGISTRY_NAMES); None: all of them.
+    registries: str | None = None
     # Both identify us to the registries; kept secret so they never reach logs or error strings.
     mailto: SecretStr | None = None
     ncbi_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("NCBI_API_KEY", "CITEAUDIT_NCBI_API_KEY")
+    )
+    s2_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("S2_API_KEY", "CITEAUDIT_S2_API_KEY")
+    )
+    openalex_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("OPENALEX_API_KEY", "CITEAUDIT_OPENALEX_API_KEY")
     )
 
     cache_enabled: bool = True
@@ -30,7 +56,10 @@ class RegistrySettings(BaseSettings):
     cache_ttl_s: float = 86_400.0
 
     connect_timeout_s: float = 10.0
-    read_timeout_s: float = 30.0
+    read_timeout_s: float = 30.0  # per socket read; a trickling answer meets the deadlines below
+    # One request, its retries included; and all of one job's lookups (then: unverified).
+    request_deadline_s: float = Field(90.0, gt=0.0)
+    job_deadline_s: float = Field(4 * 3600.0, gt=0.0)
     max_attempts: int = Field(5, ge=1)
     backoff_base_s: float = 0.5
     backoff_cap_s: float = 30.0
@@ -42,13 +71,24 @@ class RegistrySettings(BaseSettings):
     crossref_max_in_flight: int | None = None
     pubmed_max_rate: float | None = None
     doi_max_rate: float | None = None
+    dblp_max_rate: float | None = None
+    arxiv_max_rate: float | None = None
+    s2_max_rate: float | None = None
+    openalex_max_rate: float | None = None
+    europepmc_max_rate: float | None = None
     rate_safety: float = Field(0.9, gt=0.0, le=1.0)
 
     crossref_batch_size: int = Field(50, ge=1, le=100)
     max_url_chars: int = 4_000
     pubmed_batch_size: int = Field(200, ge=1, le=10_000)
+    arxiv_batch_size: int = Field(100, ge=1, le=2_000)
+    s2_batch_size: int = Field(500, ge=1, le=500)
+    openalex_batch_size: int = Field(50, ge=1, le=100)
+    europepmc_batch_size: int = Field(100, ge=1, le=1_000)
 
-    @field_validator("mailto", "ncbi_api_key", mode="before")
+    @field_validator(
+        "mailto", "ncbi_api_key", "s2_api_key", "openalex_api_key", "registries", mode="before"
+    )
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
@@ -58,6 +98,29 @@ class RegistrySettings(BaseSettings):
 
     def api_key_value(self) -> str | None:
         return self.ncbi_api_key.get_secret_value() if self.ncbi_api_key else None
+
+    def s2_key_value(self) -> str | None:
+        return self.s2_api_key.get_secret_value() if self.s2_api_key else None
+
+    def openalex_key_value(self) -> str | None:
+        return self.openalex_api_key.get_secret_value() if self.openalex_api_key else None
+
+    @field_validator("registries")
+    @classmethod
+    def _known_registries(cls, value: str | None) -> str | None:
+        """A mistyped name must not silently switch a registry off."""
+        if value is None:
+            return None
+        names = [_ALIASES.get(n.strip().lower(), n.strip().lower()) for n in value.split(",")]
+        unknown = sorted({n for n in names if n and n not in REGISTRY_NAMES})
+        if unknown:
+            known = ", ".join(REGISTRY_NAMES)
+            raise ValueError(f"unknown registry {', '.join(unknown)} (known: {known}; s2)")
+        return ",".join(n for n in names if n)
+
+    def selected(self) -> list[str] | None:
+        """The registries CITEAUDIT_REGISTRIES names, or None: all."""
+        return None if self.registries is None else self.registries.split(",")
 
     def crossref_limits(self) -> HostLimits:
         """Crossref's public pool: 5 req/s, 1 in flight; polite pool (with mailto): 10 and 5."""
@@ -77,4 +140,32 @@ class RegistrySettings(BaseSettings):
         """doi.org content negotiation publishes no limit; stay modest."""
         return HostLimits(
             max_rate=self.doi_max_rate or 5.0, max_in_flight=2, safety=self.rate_safety
+        )
+
+    def dblp_limits(self) -> HostLimits:
+        """DBLP asks for politeness: about one request a second, one at a time."""
+        return HostLimits(
+            max_rate=self.dblp_max_rate or 1.0, max_in_flight=1, safety=self.rate_safety
+        )
+
+    def arxiv_limits(self) -> HostLimits:
+        """arXiv's API terms: one request every three seconds, a single connection."""
+        return HostLimits(
+            max_rate=self.arxiv_max_rate or 1 / 3, max_in_flight=1, safety=self.rate_safety
+        )
+
+    def s2_limits(self) -> HostLimits:
+        """Semantic Scholar: 1 req/s with a key; without one the shared pool 429s often, so we
+        ask at a third of that."""
+        rate = self.s2_max_rate or (1.0 if self.s2_api_key else 1 / 3)
+        return HostLimits(max_rate=rate, max_in_flight=1, safety=self.rate_safety)
+
+    def openalex_limits(self) -> HostLimits:
+        return HostLimits(
+            max_rate=self.openalex_max_rate or 10.0, max_in_flight=5, safety=self.rate_safety
+        )
+
+    def europepmc_limits(self) -> HostLimits:
+        return HostLimits(
+            max_rate=self.europepmc_max_rate or 10.0, max_in_flight=5, safety=self.rate_safety
         )

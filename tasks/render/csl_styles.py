@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import unicodedata
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import cache
@@ -196,14 +196,19 @@ def style_locale(style: str) -> str:
     return root.get("default-locale") or "en-US"
 
 
-def render_bibliography(items: Sequence[CSLItem], style: str) -> Bibliography:
+def render_bibliography(
+    items: Sequence[CSLItem], style: str, locators: Mapping[int, str] | None = None
+) -> Bibliography:
     """Render the items in one style: one pandoc run, or for a large job of a sorted style one
-    run per batch of whole first-author groups (see BATCH_SIZE)."""
+    run per batch of whole first-author groups (see BATCH_SIZE). `locators` (position -> e.g.
+    `p. 45`) go into those items' in-text citations, as the style writes a pinpoint."""
+    locators = locators or {}
     if len(items) <= BATCH_SIZE or style_format(style) == "numeric":
-        return _render_once(items, style)
+        return _render_once(items, style, locators)
     entries: list[Entry] = []
     for positions in first_author_batches(items, BATCH_SIZE):
-        part = _render_once([items[p] for p in positions], style)
+        part_locators = {n: locators[p] for n, p in enumerate(positions) if p in locators}
+        part = _render_once([items[p] for p in positions], style, part_locators)
         entries.extend(replace(e, position=positions[e.position]) for e in part.entries)
     return Bibliography(style=style, entries=entries)
 
@@ -269,7 +274,7 @@ def style_format(style: str) -> str:
     return category.get("citation-format", "") if category is not None else ""
 
 
-def _render_once(items: Sequence[CSLItem], style: str) -> Bibliography:
+def _render_once(items: Sequence[CSLItem], style: str, locators: Mapping[int, str]) -> Bibliography:
     """Render all items in one style with one pandoc run."""
     path = style_path(style)
     if not items:
@@ -293,7 +298,7 @@ def _render_once(items: Sequence[CSLItem], style: str) -> Bibliography:
             encoding="utf-8",
         )
         answer = _run_pandoc(
-            _citing_document(keys),
+            _citing_document(keys, locators),
             path,
             bibliography,
             style_locale(style),
@@ -408,9 +413,21 @@ def _csl_shaped(field: str, value: Any) -> bool:
     return isinstance(value, str | int | float) and not isinstance(value, bool)
 
 
-def _citing_document(keys: Sequence[str]) -> str:
-    # One fenced Div per citation so the writer can find each rendered citation by key.
-    return "\n\n".join(f"::: {{#cite-{key}}}\n[@{key}]\n:::" for key in keys) + "\n"
+def _citing_document(keys: Sequence[str], locators: Mapping[int, str]) -> str:
+    # One fenced Div per citation so the writer can find each rendered citation by key; a
+    # locator follows the key as pandoc's citation syntax has it (`[@r0, p. 45]`).
+    cites = [
+        f"[@{key}, {_markdown_locator(locators[n])}]" if n in locators else f"[@{key}]"
+        for n, key in enumerate(keys)
+    ]
+    divs = (f"::: {{#cite-{key}}}\n{cite}\n:::" for key, cite in zip(keys, cites, strict=True))
+    return "\n\n".join(divs) + "\n"
+
+
+def _markdown_locator(locator: str) -> str:
+    # Brackets, `@` and `;` would end or split the citation; a bare page number takes `p.`.
+    text = re.sub(r"[\[\]@;\\]", " ", _one_line(locator)).strip()
+    return f"p. {text}" if text[:1].isdigit() else text
 
 
 def _run_pandoc(
@@ -480,14 +497,48 @@ def _safe_links(fragment: str) -> str:
     )
 
 
-def to_text(bibliography: Bibliography) -> str:
-    """One entry per line."""
-    return "".join(entry.text + "\n" for entry in bibliography.entries)
+# Works no registry confirmed are listed apart, each marked with its status, whatever the style.
+UNCONFIRMED_HEADING = "Could not be verified"
+UNCONFIRMED_NOTE = (
+    "No registry confirmed these works (unmatched: no record matched the reference; "
+    "unverified: the registry could not be asked). Check them before you cite them."
+)
 
 
-def to_markdown(bibliography: Bibliography) -> str:
-    """Entries as Markdown paragraphs (pandoc escaped them, so `1.` does not start a list)."""
-    return "\n\n".join(entry.markdown for entry in bibliography.entries) + "\n"
+def _parts(
+    bibliography: Bibliography, unconfirmed: Mapping[str, str] | None
+) -> tuple[list[Entry], list[tuple[str, Entry]]]:
+    """The confirmed entries, and the others with their marker (`[unmatched]`), in style order."""
+    marks = unconfirmed or {}
+    confirmed = [e for e in bibliography.entries if e.item_id not in marks]
+    others = [(f"[{marks[e.item_id]}]", e) for e in bibliography.entries if e.item_id in marks]
+    return confirmed, others
+
+
+def to_text(bibliography: Bibliography, unconfirmed: Mapping[str, str] | None = None) -> str:
+    """One entry per line; `unconfirmed` (item id -> status) entries after a heading, marked."""
+    confirmed, others = _parts(bibliography, unconfirmed)
+    lines = [entry.text for entry in confirmed]
+    if others:
+        lines += ["", UNCONFIRMED_HEADING, UNCONFIRMED_NOTE, ""]
+        lines += [f"{mark} {entry.text}" for mark, entry in others]
+    return "".join(line + "\n" for line in lines)
+
+
+def _escape_brackets(text: str) -> str:
+    """`[unmatched]` as Markdown text, not a link reference."""
+    return text.replace("[", "\\[").replace("]", "\\]")
+
+
+def to_markdown(bibliography: Bibliography, unconfirmed: Mapping[str, str] | None = None) -> str:
+    """Entries as Markdown paragraphs (pandoc escaped them, so `1.` does not start a list);
+    `unconfirmed` (item id -> status) entries in a section of their own, marked."""
+    confirmed, others = _parts(bibliography, unconfirmed)
+    blocks = [entry.markdown for entry in confirmed]
+    if others:
+        blocks += [f"## {UNCONFIRMED_HEADING}", UNCONFIRMED_NOTE]
+        blocks += [f"**{_escape_brackets(mark)}** {entry.markdown}" for mark, entry in others]
+    return "\n\n".join(blocks) + "\n"
 
 
 _PAGE = """<!DOCTYPE html>
@@ -500,6 +551,7 @@ body {{ font-family: Georgia, serif; max-width: 48rem; margin: 2rem auto; line-h
 .csl-entry {{ margin-bottom: 0.8em; padding-left: 2em; text-indent: -2em; }}
 .csl-left-margin {{ display: inline; margin-right: 0.5em; }}
 .csl-right-inline {{ display: inline; }}
+.citeaudit-mark {{ font-family: sans-serif; font-weight: bold; color: #8a4b00; }}
 </style>
 </head>
 <body>
@@ -512,15 +564,29 @@ body {{ font-family: Georgia, serif; max-width: 48rem; margin: 2rem auto; line-h
 """
 
 
-def to_html(bibliography: Bibliography) -> str:
-    """A complete small HTML document; entry HTML is already escaped and link-checked."""
-    entries = "\n".join(
-        f'<div class="csl-entry" id="ref-{entry.position + 1}" '
-        f'data-item-id="{html.escape(entry.item_id, quote=True)}">{entry.html}</div>'
-        for entry in bibliography.entries
-    )
+def to_html(bibliography: Bibliography, unconfirmed: Mapping[str, str] | None = None) -> str:
+    """A complete small HTML document; entry HTML is already escaped and link-checked.
+    `unconfirmed` (item id -> status) entries follow in a section of their own, marked."""
+    confirmed, others = _parts(bibliography, unconfirmed)
+    entries = "\n".join(_html_entry(entry) for entry in confirmed)
+    if others:
+        marked = "\n".join(
+            _html_entry(entry, f'<span class="citeaudit-mark">{html.escape(mark)}</span> ')
+            for mark, entry in others
+        )
+        entries += (
+            f"\n</div>\n<h2>{UNCONFIRMED_HEADING}</h2>\n<p>{html.escape(UNCONFIRMED_NOTE)}</p>"
+            f'\n<div class="csl-bib-body citeaudit-unconfirmed">\n{marked}'
+        )
     return _PAGE.format(
         lang=html.escape(style_locale(bibliography.style), quote=True),
         title=html.escape(f"Bibliography ({bibliography.style})"),
         entries=entries,
+    )
+
+
+def _html_entry(entry: Entry, mark: str = "") -> str:
+    return (
+        f'<div class="csl-entry" id="ref-{entry.position + 1}" '
+        f'data-item-id="{html.escape(entry.item_id, quote=True)}">{mark}{entry.html}</div>'
     )

@@ -2,17 +2,25 @@
 
 Each returns a string; the store module writes `references.{bib,ris,json}`. The type tables are
 deliberately small: anything unmapped falls back to the format's generic type.
+
+An entry keeps the citation key its input gave it (a `\\cite{}` in the user's paper must still
+resolve); only an entry without one gets a made-up key. Each entry carries the audit's outcome:
+BibTeX `keywords = {citeaudit:STATUS}` and an `@comment` with the reason before the entry, RIS
+`KW`/`N1`, CSL-JSON `note`. Every value is escaped for its format: RIS values on one line (a
+newline would start a forged record), BibTeX braces balanced and URLs percent-encoded.
 """
 
 import json
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import bibtexparser
 import rispy
 from bibtexparser import model
+from bibtexparser.middlewares import default_unparse_stack
 from pylatexenc.latexencode import UnicodeToLatexEncoder
 
 from models.csl import CSLDate, CSLItem, CSLName, named
@@ -60,30 +68,84 @@ _KEY_STOPWORDS = {"a", "an", "the", "on", "of", "in", "for", "and", "to", "with"
 # Fields that hold URLs or identifiers, written verbatim (LaTeX-escaping `%` would break them).
 _VERBATIM = {"doi", "url", "pmid", "pmcid", "isbn", "issn"}
 
+_UNPARSE = default_unparse_stack(allow_inplace_modification=True)
 _LATEX = UnicodeToLatexEncoder(unknown_char_policy="keep", unknown_char_warning=False)
+# Line breaks of every kind: in RIS each one would start a new tag line.
+_LINE_BREAK = re.compile(r"[\r\n\v\f\x85\u2028\u2029]+")
+_KEY = re.compile(r"[^\s{}(),=#%\"'\\~\[\]]{1,200}")
 
 
-def to_bibtex(items: Sequence[CSLItem]) -> str:
-    """A .bib file: one entry per item, unique stable keys like `smith2023deep`."""
+@dataclass(frozen=True)
+class ExportEntry:
+    """One work as the exports write it: its metadata, the citation key its input gave it (None:
+    the input had none, one is made) and the audit's outcome for it."""
+
+    item: CSLItem
+    key: str | None = None
+    status: str | None = None
+    reason: str | None = None
+
+    def outcome(self) -> str | None:
+        if not self.status:
+            return None
+        return f"citeaudit: {self.status}" + (f". {self.reason}" if self.reason else "")
+
+
+Exportable = CSLItem | ExportEntry
+
+
+def _entries(items: Sequence[Exportable]) -> list[ExportEntry]:
+    """Bare CSL items keep their own ids as keys, where BibTeX can take them."""
+    return [i if isinstance(i, ExportEntry) else ExportEntry(i, usable_key(i.id)) for i in items]
+
+
+def usable_key(text: str | None) -> str | None:
+    """The text if BibTeX, RIS and pandoc can all use it as a citation key, else None: a line or
+    record number (`12`), a key with spaces or braces (`3 (ID 369)`, `[4]`) is no key."""
+    if text and _KEY.fullmatch(text) and not text.isdigit():
+        return text
+    return None
+
+
+def to_bibtex(items: Sequence[Exportable]) -> str:
+    """A .bib file: one entry per item under its input's key, else a key like `smith2023deep`."""
+    entries = _entries(items)
     library = bibtexparser.Library()
-    for item, key in zip(items, citation_keys(items), strict=True):
-        library.add(_bibtex_entry(item, key))
-    return bibtexparser.write_string(library)
+    for entry, key in zip(entries, citation_keys(entries), strict=True):
+        if outcome := entry.outcome():
+            library.add(model.ExplicitComment(_balanced(f"{key}: {_one_line(outcome)}")))
+        library.add(_bibtex_entry(entry, key))
+    # The library is ours and thrown away: no deep copy of every block before writing.
+    return bibtexparser.write_string(library, unparse_stack=_UNPARSE)
 
 
-def citation_keys(items: Sequence[CSLItem]) -> list[str]:
-    """`author year firstword`, ASCII lower-case; repeats get `a`, `b`, ... in input order."""
-    keys: list[str] = []
+def citation_keys(items: Sequence[Exportable]) -> list[str]:
+    """The input's own keys first (a repeated one gets a suffix); the others `author year
+    firstword`, ASCII lower-case, repeats getting `a`, `b`, ... in input order. Linear in the
+    number of items however many share a base (20k DOI-only items are all `anonnd...`)."""
+    entries = _entries(items)
+    keys: list[str | None] = [None] * len(entries)
     taken: set[str] = set()
-    for item in items:
-        base = _key_base(item)
-        key, suffix = base, 0
-        while key in taken:
-            key = base + _letters(suffix)
-            suffix += 1
-        taken.add(key)
-        keys.append(key)
-    return keys
+    for position, entry in enumerate(entries):
+        if entry.key and entry.key not in taken:
+            keys[position] = entry.key
+            taken.add(entry.key)
+    next_suffix: dict[str, int] = {}
+    for position, entry in enumerate(entries):
+        if keys[position] is None:
+            keys[position] = _unused_key(entry.key or _key_base(entry.item), taken, next_suffix)
+    return [key for key in keys if key is not None]
+
+
+def _unused_key(base: str, taken: set[str], next_suffix: dict[str, int]) -> str:
+    """`base`, else `base` + the next suffix not taken; each base remembers where it got to."""
+    key, suffix = base, next_suffix.get(base, 0)
+    while key in taken:
+        key = base + _letters(suffix)
+        suffix += 1
+    next_suffix[base] = suffix
+    taken.add(key)
+    return key
 
 
 def _key_base(item: CSLItem) -> str:
@@ -109,45 +171,77 @@ def _letters(n: int) -> str:
     return out
 
 
-def _bibtex_entry(item: CSLItem, key: str) -> model.Entry:
+def _bibtex_entry(export: ExportEntry, key: str) -> model.Entry:
+    item = export.item
     entry_type = CSL_TO_BIBTEX.get(item.type, BIBTEX_FALLBACK)
     if entry_type == "phdthesis" and "master" in (item.genre or "").lower():
         entry_type = "mastersthesis"
     container = "booktitle" if entry_type in _BOOKTITLE_TYPES else "journal"
     fields: dict[str, str | None] = {
-        "author": _bibtex_names(item.author),
-        "editor": _bibtex_names(item.editor),
-        "title": _latex_text(item.title),
-        container: _latex_text(item.container_title),
-        "series": _latex_text(item.collection_title),
+        "author": bibtex_names(item.author),
+        "editor": bibtex_names(item.editor),
+        "title": latex_text(item.title),
+        container: latex_text(item.container_title),
+        "series": latex_text(item.collection_title),
         "year": str(item.year()) if item.year() else None,
         "month": _month(item.issued),
-        "volume": _latex_text(item.volume),
-        "number": _latex_text(item.issue or item.number),
-        "pages": _latex_text(re.sub(r"\s*[-–—]+\s*", "--", item.page)) if item.page else None,
-        "edition": _latex_text(item.edition),
-        _PUBLISHER_FIELD.get(entry_type, "publisher"): _latex_text(item.publisher),
-        "address": _latex_text(item.publisher_place),
-        "doi": item.DOI,
-        "url": item.URL,
-        "isbn": item.ISBN,
-        "issn": item.ISSN,
-        "pmid": item.PMID,
-        "pmcid": item.PMCID,
-        "language": _latex_text(item.language),
-        "note": _latex_text(item.note),
-        "abstract": _latex_text(item.abstract),
+        "volume": latex_text(item.volume),
+        "number": latex_text(item.issue or item.number),
+        "pages": bibtex_pages(item.page) if item.page else None,
+        "edition": latex_text(item.edition),
+        _PUBLISHER_FIELD.get(entry_type, "publisher"): latex_text(item.publisher),
+        "address": latex_text(item.publisher_place),
+        "doi": _verbatim(item.DOI),
+        "url": _verbatim(item.URL),
+        "isbn": _verbatim(item.ISBN),
+        "issn": _verbatim(item.ISSN),
+        "pmid": _verbatim(item.PMID),
+        "pmcid": _verbatim(item.PMCID),
+        "language": latex_text(item.language),
+        "note": latex_text(item.note),
+        "keywords": f"citeaudit:{export.status}" if export.status else None,
+        "abstract": latex_text(item.abstract),
     }
     return model.Entry(
         entry_type, key, [model.Field(name, value) for name, value in fields.items() if value]
     )
 
 
-def _latex_text(value: str | None) -> str | None:
-    return _LATEX.unicode_to_latex(value) if value else None
+def latex_text(value: str | None) -> str | None:
+    return _LATEX.unicode_to_latex(_balanced(value)) if value else None
 
 
-def _bibtex_names(names: list[CSLName] | None) -> str | None:
+def bibtex_pages(pages: str) -> str:
+    """`12-19` and `12–19` as BibTeX's `12--19`."""
+    return latex_text(re.sub(r"\s*[-–—]+\s*", "--", pages)) or ""
+
+
+def _verbatim(value: str | None) -> str | None:
+    """An identifier or URL as BibTeX reads it verbatim: braces (which would end the field) and
+    line breaks percent-encoded, as a URL may write them anyway."""
+    if not value:
+        return None
+    return _LINE_BREAK.sub("", value).replace("{", "%7B").replace("}", "%7D")
+
+
+def _balanced(text: str) -> str:
+    """The text without the braces that do not pair up: BibTeX counts every brace, escaped or
+    not, so one stray `}` would end the field and let the rest be read as new fields."""
+    depth, kept = 0, []
+    for char in text:
+        if char == "}" and depth == 0:
+            continue
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        kept.append(char)
+    if depth:  # drop the last unclosed `{`s
+        for index in range(len(kept) - 1, -1, -1):
+            if depth and kept[index] == "{":
+                del kept[index]
+                depth -= 1
+    return "".join(kept)
+
+
+def bibtex_names(names: list[CSLName] | None) -> str | None:
     """`Family, Given and ...`; organisations braced so BibTeX does not split them; the et-al
     marker as BibTeX's own `and others`."""
     if not named(names):
@@ -182,16 +276,19 @@ class _StandardRisWriter(rispy.RisWriter):
         return ""
 
 
-def to_ris(items: Sequence[CSLItem]) -> str:
-    records = [_ris_record(item) for item in items]
+def to_ris(items: Sequence[Exportable]) -> str:
+    entries = _entries(items)
+    keys = citation_keys(entries)
+    records = [_ris_record(entry, key) for entry, key in zip(entries, keys, strict=True)]
     return str(rispy.dumps(records, implementation=_StandardRisWriter))
 
 
-def _ris_record(item: CSLItem) -> dict[str, Any]:
+def _ris_record(export: ExportEntry, key: str) -> dict[str, Any]:
+    item = export.item
     start, _, end = (item.page or "").partition("-")
     record: dict[str, Any] = {
         "type_of_reference": CSL_TO_RIS.get(item.type, RIS_FALLBACK),
-        "id": item.id,
+        "id": key,
         # RIS has no et-al marker: an "et al." AU line would import as a person.
         "authors": [_ris_name(n) for n in named(item.author)],
         "secondary_authors": [_ris_name(n) for n in named(item.editor)],
@@ -213,9 +310,20 @@ def _ris_record(item: CSLItem) -> dict[str, Any]:
         "issn": item.ISSN or item.ISBN,
         "language": item.language,
         "abstract": item.abstract,
-        "notes": [item.note] if item.note else [],
+        "keywords": [f"citeaudit:{export.status}"] if export.status else [],
+        "notes": [note for note in (item.note, export.outcome()) if note],
     }
-    return {tag: value for tag, value in record.items() if value}
+    return {tag: _ris_value(value) for tag, value in record.items() if value}
+
+
+def _ris_value(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_ris_value(v) for v in value]
+    return _one_line(value) if isinstance(value, str) else value
+
+
+def _one_line(text: str) -> str:
+    return _LINE_BREAK.sub(" ", text)
 
 
 def _ris_name(name: CSLName) -> str:
@@ -235,5 +343,21 @@ def _ris_date(date: CSLDate | None) -> str | None:
     return "/".join(p.zfill(2) if i and p else p for i, p in enumerate(parts))
 
 
-def to_csl_json(items: Sequence[CSLItem]) -> str:
-    return json.dumps([item.to_csl() for item in items], ensure_ascii=False, indent=2) + "\n"
+def to_csl_json(items: Sequence[Exportable]) -> str:
+    entries = _entries(items)
+    keys = citation_keys(entries)
+    return (
+        json.dumps(
+            [_csl_record(entry, key) for entry, key in zip(entries, keys, strict=True)],
+            ensure_ascii=False,
+            indent=2,
+        )
+        + "\n"
+    )
+
+
+def _csl_record(export: ExportEntry, key: str) -> dict[str, Any]:
+    record = {**export.item.to_csl(), "id": key}
+    if outcome := export.outcome():
+        record["note"] = "\n".join(n for n in (export.item.note, outcome) if n)
+    return record

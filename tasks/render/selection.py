@@ -10,8 +10,12 @@ from collections.abc import Mapping, Sequence
 
 from models.audit import Reference, Status, ValidationResult
 from models.csl import CSLItem
+from tasks.identifiers import normalize_doi
+from tasks.render.exports import ExportEntry, usable_key
 
 EXCLUDED = (Status.NOT_FOUND, Status.MISMATCH)
+# Listed, but apart and marked: no registry confirmed them (possibly fabricated, or not asked).
+UNCONFIRMED = (Status.UNMATCHED, Status.UNVERIFIED)
 
 
 def bibliography_items(
@@ -35,5 +39,37 @@ def bibliography_items(
         chosen = record if use_record and record is not None else ref.item
         if not (chosen.title or chosen.DOI or chosen.URL):
             continue  # nothing a reader could find the work by
-        items.append(chosen.model_copy(update={"id": ref.citation_id}))
+        # A citer's DOI may be a URL (`https://doi.org/10...`): styles print the link themselves.
+        doi = (normalize_doi(chosen.DOI) or chosen.DOI) if chosen.DOI else None
+        items.append(chosen.model_copy(update={"id": ref.citation_id, "DOI": doi}))
     return items
+
+
+def export_entries(
+    items: Sequence[CSLItem],
+    refs: Sequence[Reference],
+    results: Mapping[str, ValidationResult],
+) -> list[ExportEntry]:
+    """The listed items as the exports write them: under the citation key their input gave
+    (a made-up one only when it gave none) and with their audit outcome."""
+    keys = {ref.citation_id: usable_key(ref.provenance.entry_key) for ref in refs}
+    return [
+        ExportEntry(
+            item,
+            key=keys.get(item.id),
+            status=results[item.id].status.value,
+            reason=results[item.id].reason,
+        )
+        for item in items
+    ]
+
+
+def unconfirmed(
+    items: Sequence[CSLItem], results: Mapping[str, ValidationResult]
+) -> dict[str, str]:
+    """Listed items no registry confirmed: item id -> status, for the bibliographies' marks."""
+    return {
+        item.id: results[item.id].status.value
+        for item in items
+        if results[item.id].status in UNCONFIRMED
+    }

@@ -25,6 +25,7 @@ ESEARCH_MIN_SCORE = 80.0  # PubMed's boolean search returns only matches, unlike
 _IDENTIFIER_TERM = re.compile(
     r'"?([^"\[\]]+?)"?\s*\[(doi|pmid|uid|aid|lid|location id)\]', re.IGNORECASE
 )
+_OR = re.compile(r"\bOR\b")
 _FIELD_TAG = re.compile(r"\[[^\]]*\]")
 _OPERATORS = re.compile(r"\b(AND|OR|NOT)\b|[()\"]")
 
@@ -51,7 +52,7 @@ def efetch(data: RegistryData, params: Mapping[str, str]) -> Reply:
 def search_pmids(data: RegistryData, term: str, limit: int) -> list[str]:
     """Identifier terms (`10.1/x[doi]`, `123[pmid]`) match exactly; other text is ranked fuzzily
     over title, authors, year and journal, keeping only confident matches."""
-    exact = _IDENTIFIER_TERM.findall(term)
+    exact = [hit for part in _OR.split(term) for hit in _IDENTIFIER_TERM.findall(part)]
     if exact:
         found = []
         for value, field in exact:

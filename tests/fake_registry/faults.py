@@ -16,10 +16,22 @@ class Fault(StrEnum):
     HUGE = "huge"  # 200 with a `huge_bytes` body of the right type, no Content-Length
     BILLION_LAUGHS = "billion_laughs"  # efetch/esearch only: nested entity expansion
     EXTERNAL_ENTITY = "external_entity"  # efetch/esearch only: SYSTEM entities (file, canary URL)
+    NOT_FOUND = "not_found"  # a gateway's 404 HTML page (a wrong base path, a proxy)
+    EMPTY = "empty"  # list endpoints only: a well-formed answer holding no records
+    PARTIAL = "partial"  # batch endpoints only: records at odd positions of the request left out
+    TRICKLE = "trickle"  # headers, then the body one byte every `slow_seconds`
+    REDIRECT = "redirect"  # 301 to the same path and query at another host name (localhost)
 
 
 HOSTILE_XML = {Fault.BILLION_LAUGHS, Fault.EXTERNAL_ENTITY}
-SERVICES = ("crossref", "doi", "eutils")
+# Which endpoint kinds a fault can apply to (any, when absent).
+ENDPOINTS = {
+    Fault.EMPTY: {"works_filter", "works_query", "works_list", "efetch", "esearch"},
+    Fault.PARTIAL: {"works_filter", "efetch"},
+}
+# The host name a redirect points at; requests arriving there are never redirected again.
+REDIRECT_HOST = "localhost"
+SERVICES = ("crossref", "doi", "eutils", "dblp", "arxiv", "s2", "openalex", "europepmc")
 
 
 @dataclass
@@ -36,8 +48,12 @@ class FaultRule:
     huge_bytes: int = 20_000_000
     fired: int = 0
 
-    def matches(self, service: str, endpoint: str, path: str) -> bool:
+    def matches(self, service: str, endpoint: str, path: str, host: str = "") -> bool:
         if self.fault in HOSTILE_XML and service != "eutils":
+            return False
+        if endpoint not in ENDPOINTS.get(self.fault, {endpoint}):
+            return False
+        if self.fault is Fault.REDIRECT and host.split(":")[0] == REDIRECT_HOST:
             return False
         return (
             (self.service is None or self.service == service)
@@ -68,11 +84,11 @@ class FaultPlan:
             self.rules.append(rule)
         return rule
 
-    def pick(self, service: str, endpoint: str, path: str) -> FaultRule | None:
+    def pick(self, service: str, endpoint: str, path: str, host: str = "") -> FaultRule | None:
         """The first matching rule that fires for this request, if any."""
         with self._lock:
             for rule in self.rules:
-                if not rule.matches(service, endpoint, path):
+                if not rule.matches(service, endpoint, path, host):
                     continue
                 if rule.count is not None:
                     rule.count -= 1

@@ -46,10 +46,9 @@ def registry_env(
 
 def point_env_at(registry: FakeRegistry, folder: Path) -> dict[str, str]:
     """The environment that makes citeaudit use `registry` (and keep its state in `folder`)."""
+    urls = {f"CITEAUDIT_{name.upper()}": url for name, url in registry.urls().items()}
     return {
-        "CITEAUDIT_CROSSREF_URL": registry.crossref_url,
-        "CITEAUDIT_PUBMED_URL": registry.pubmed_url,
-        "CITEAUDIT_DOI_URL": registry.doi_url,
+        **urls,
         "CITEAUDIT_CACHE_DIR": str(folder / "http-cache"),
         "CITEAUDIT_DB": str(folder / "citeaudit.duckdb"),
     }

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 
 @dataclass
 class PoolLimit:
-    """Requests per second and concurrent requests one pool admits (None: unlimited)."""
+    """Requests per window and concurrent requests one pool admits (None: unlimited)."""
 
     rate: int | None
     concurrency: int | None = None
+    window: float = 1.0  # seconds `rate` is counted over (arXiv: 1 request per 3 s)
 
 
 @dataclass
@@ -50,7 +51,7 @@ class Pool:
         """Admit the request (then call depart(True) when answered) or refuse it."""
         now = time.monotonic()
         with self._lock:
-            window_start = now - (1.0 - self.tolerance)
+            window_start = now - (self.limit.window - self.tolerance)
             while self._admitted and self._admitted[0] <= window_start:
                 self._admitted.popleft()
             if enforce:

@@ -25,19 +25,41 @@ from typing import Any, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from tasks.registries.settings import RegistrySettings
-from tests.fake_registry import crossref_api, eutils_api
+from tests.fake_registry import (
+    arxiv_api,
+    crossref_api,
+    dblp_api,
+    europepmc_api,
+    eutils_api,
+    openalex_api,
+    s2_api,
+)
 from tests.fake_registry.data import RegistryData, error_body
-from tests.fake_registry.faults import Fault, FaultPlan, FaultRule
+from tests.fake_registry.faults import REDIRECT_HOST, Fault, FaultPlan, FaultRule
 from tests.fake_registry.limits import Pool, PoolLimit
 from tests.fake_registry.reply import Reply, text_reply
+from tests.fake_registry.scholarly_data import ScholarlyData
 
 CROSSREF_PUBLIC = PoolLimit(rate=5, concurrency=1)
 CROSSREF_POLITE = PoolLimit(rate=10, concurrency=5)
 NCBI_ANONYMOUS = PoolLimit(rate=3)
 NCBI_WITH_KEY = PoolLimit(rate=10)
+DBLP = PoolLimit(rate=1, concurrency=1)
+ARXIV = PoolLimit(rate=1, concurrency=1, window=3.0)
+S2_WITH_KEY = PoolLimit(rate=1)
+S2_SHARED = PoolLimit(rate=1)
+OPENALEX_WITH_KEY = PoolLimit(rate=10)
+OPENALEX_KEYLESS = PoolLimit(rate=1)
+EUROPEPMC = PoolLimit(rate=10)
+# The scholarly services: mount point -> service name in the request log.
+SCHOLARLY = {"dblp", "arxiv", "s2", "openalex", "europepmc"}
 _MAINTENANCE_PAGE = (
     "<!DOCTYPE html><html><head><title>Maintenance</title></head>"
     "<body><h1>We'll be back soon</h1><p>The service is under maintenance.</p></body></html>"
+)
+_GATEWAY_404 = (
+    "<html><head><title>404 Not Found</title></head>"
+    "<body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>"
 )
 
 
@@ -53,6 +75,7 @@ class RequestRecord:
     path: str  # path and query string as sent
     status: int | None
     fault: str | None
+    host: str = ""  # the Host header: which name the client addressed
 
 
 @dataclass(frozen=True)
@@ -83,6 +106,27 @@ def route(path: str, params: dict[str, str]) -> _Route:
             return _Route("eutils", name.removesuffix(".fcgi"))
     if path == "/xxe-canary":
         return _Route("canary", "xxe_canary")
+    return _scholarly_route(path, params)
+
+
+def _scholarly_route(path: str, params: dict[str, str]) -> _Route:
+    service, _, rest = path.lstrip("/").partition("/")
+    rest = "/" + rest.rstrip("/")
+    if service == "dblp" and rest == "/search/publ/api":
+        return _Route("dblp", "dblp_search")
+    if service == "arxiv" and rest == "/api/query":
+        return _Route("arxiv", "arxiv_ids" if params.get("id_list") else "arxiv_search")
+    if service == "s2" and rest == "/paper/batch":
+        return _Route("s2", "s2_batch")
+    if service == "s2" and rest == "/paper/search/match":
+        return _Route("s2", "s2_match")
+    if service == "s2" and rest.startswith("/paper/"):
+        return _Route("s2", "s2_paper", unquote(rest[len("/paper/") :]))
+    if service == "openalex" and rest == "/works":
+        by_doi = params.get("filter", "").startswith("doi:")
+        return _Route("openalex", "openalex_dois" if by_doi else "openalex_search")
+    if service == "europepmc" and rest == "/search":
+        return _Route("europepmc", "europepmc_search")
     return _Route("unknown", "unknown")
 
 
@@ -108,6 +152,7 @@ class FakeRegistry:
         tolerance: float = 0.05,
     ) -> None:
         self.data = RegistryData(bundled=bundled, synthetic=synthetic)
+        self.scholarly = ScholarlyData(bundled=bundled)
         self.rate_limits = rate_limits
         self.latency = latency
         self.faults = FaultPlan(seed=seed)
@@ -117,6 +162,13 @@ class FakeRegistry:
             "eutils-anonymous": Pool("anonymous", PoolLimit(**vars(NCBI_ANONYMOUS)), tolerance),
             "eutils-api-key": Pool("api-key", PoolLimit(**vars(NCBI_WITH_KEY)), tolerance),
             "doi": Pool("doi", PoolLimit(rate=None), tolerance),
+            "dblp": Pool("dblp", PoolLimit(**vars(DBLP)), tolerance),
+            "arxiv": Pool("arxiv", PoolLimit(**vars(ARXIV)), tolerance),
+            "s2-api-key": Pool("api-key", PoolLimit(**vars(S2_WITH_KEY)), tolerance),
+            "s2-shared": Pool("shared", PoolLimit(**vars(S2_SHARED)), tolerance),
+            "openalex-api-key": Pool("api-key", PoolLimit(**vars(OPENALEX_WITH_KEY)), tolerance),
+            "openalex-keyless": Pool("keyless", PoolLimit(**vars(OPENALEX_KEYLESS)), tolerance),
+            "europepmc": Pool("europepmc", PoolLimit(**vars(EUROPEPMC)), tolerance),
             "other": Pool("other", PoolLimit(rate=None), tolerance),
         }
         self._log: list[RequestRecord] = []
@@ -185,15 +237,47 @@ class FakeRegistry:
         """Stands for https://eutils.ncbi.nlm.nih.gov/entrez/eutils."""
         return f"{self.base_url}/eutils"
 
+    @property
+    def dblp_url(self) -> str:
+        """Stands for https://dblp.org."""
+        return f"{self.base_url}/dblp"
+
+    @property
+    def arxiv_url(self) -> str:
+        """Stands for https://export.arxiv.org."""
+        return f"{self.base_url}/arxiv"
+
+    @property
+    def s2_url(self) -> str:
+        """Stands for https://api.semanticscholar.org/graph/v1."""
+        return f"{self.base_url}/s2"
+
+    @property
+    def openalex_url(self) -> str:
+        """Stands for https://api.openalex.org."""
+        return f"{self.base_url}/openalex"
+
+    @property
+    def europepmc_url(self) -> str:
+        """Stands for https://www.ebi.ac.uk/europepmc/webservices/rest."""
+        return f"{self.base_url}/europepmc"
+
+    def urls(self) -> dict[str, str]:
+        """Every registry's base URL, by RegistrySettings field."""
+        return {
+            "crossref_url": self.crossref_url,
+            "pubmed_url": self.pubmed_url,
+            "doi_url": self.doi_url,
+            "dblp_url": self.dblp_url,
+            "arxiv_url": self.arxiv_url,
+            "s2_url": self.s2_url,
+            "openalex_url": self.openalex_url,
+            "europepmc_url": self.europepmc_url,
+        }
+
     def settings(self, **overrides: Any) -> RegistrySettings:
-        """Client settings aimed at this fake, HTTP cache off (every request reaches it)."""
-        return RegistrySettings(
-            crossref_url=self.crossref_url,
-            pubmed_url=self.pubmed_url,
-            doi_url=self.doi_url,
-            cache_enabled=False,
-            **overrides,
-        )
+        """Client settings aimed at this fake, HTTP cache off unless overridden."""
+        return RegistrySettings(**{**self.urls(), "cache_enabled": False, **overrides})
 
     @property
     def canary_url(self) -> str:
@@ -304,16 +388,43 @@ class FakeRegistry:
 
     # -- answering ---------------------------------------------------------------------------
 
-    def _pool_key(self, service: str, params: dict[str, str]) -> str:
+    def _pool_key(self, service: str, params: dict[str, str], s2_key: bool = False) -> str:
         if service == "crossref":
             return "crossref-polite" if params.get("mailto") else "crossref-public"
         if service == "eutils":
             return "eutils-api-key" if params.get("api_key") else "eutils-anonymous"
+        if service == "s2":
+            return "s2-api-key" if s2_key else "s2-shared"
+        if service == "openalex":
+            return "openalex-api-key" if params.get("api_key") else "openalex-keyless"
+        if service in SCHOLARLY:
+            return service
         return "doi" if service == "doi" else "other"
 
-    def _answer(self, target: _Route, params: dict[str, str], accept: str) -> Reply:
-        data = self.data
+    def _answer(
+        self,
+        target: _Route,
+        params: dict[str, str],
+        accept: str,
+        data: RegistryData | None = None,
+        body: bytes = b"",
+    ) -> Reply:
+        data, scholarly = data or self.data, self.scholarly
         match target.endpoint:
+            case "dblp_search":
+                return dblp_api.search(scholarly, params)
+            case "arxiv_ids" | "arxiv_search":
+                return arxiv_api.query(scholarly, params)
+            case "s2_batch":
+                return s2_api.batch(scholarly, params, body)
+            case "s2_match":
+                return s2_api.match(scholarly, params)
+            case "s2_paper":
+                return s2_api.paper(scholarly, target.doi, params)
+            case "openalex_dois" | "openalex_search":
+                return openalex_api.works(scholarly, params)
+            case "europepmc_search":
+                return europepmc_api.search(scholarly, params)
             case "works_single":
                 return crossref_api.work(data, target.doi)
             case "agency":
@@ -334,10 +445,30 @@ class FakeRegistry:
         rate = pool.limit.rate or 0
         if target.service == "eutils":
             return eutils_api.rate_limit_exceeded("127.0.0.1", rate + 1, rate)
+        if target.service == "dblp":
+            return dblp_api.too_many()
+        if target.service == "s2":
+            return s2_api.too_many()
+        if target.service == "openalex":
+            return openalex_api.too_many()
         return text_reply("Too Many Requests", 429, "text/plain")
 
-    def _fault_reply(self, rule: FaultRule, target: _Route, normal: Reply) -> Reply:
+    def _fault_reply(
+        self, rule: FaultRule, target: _Route, normal: Reply, request: "_Handler"
+    ) -> Reply:
         match rule.fault:
+            case Fault.NOT_FOUND:
+                return text_reply(_GATEWAY_404, 404, "text/html")
+            case Fault.EMPTY:
+                nothing = RegistryData(bundled=False)
+                return self._answer(target, request.params, request.accept, nothing)
+            case Fault.PARTIAL:
+                return self._answer(target, _every_other_record(request.params), request.accept)
+            case Fault.REDIRECT:
+                port = self._server.server_address[1] if self._server else 0
+                reply = text_reply("Moved Permanently", 301, "text/plain")
+                reply.headers["Location"] = f"http://{REDIRECT_HOST}:{port}{request.path}"
+                return reply
             case Fault.SERVER_ERROR:
                 if target.service == "crossref":
                     return text_reply(
@@ -372,6 +503,15 @@ class FakeRegistry:
         return headers
 
 
+def _every_other_record(params: dict[str, str]) -> dict[str, str]:
+    """A batch request cut to the records at even positions (the first always stays)."""
+    if "id" in params:
+        ids = [pmid for pmid in params["id"].split(",") if pmid.strip()]
+        return {**params, "id": ",".join(ids[::2])}
+    dois = crossref_api.filter_dois(params.get("filter", ""))
+    return {**params, "filter": ",".join(f"doi:{doi}" for doi in dois[::2])}
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -391,6 +531,9 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = 30  # idle keep-alive connections end instead of pinning threads
     disable_nagle_algorithm = True  # else headers and body wait ~40 ms on delayed ACKs
     server: _Server
+    params: dict[str, str]
+    accept: str
+    body: bytes = b""  # a POST's body, as read by _params
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         """Silent: the registry keeps its own request log."""
@@ -403,9 +546,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _params(self) -> dict[str, str]:
         query = urlsplit(self.path).query
+        self.body = b""
         if self.command == "POST":
             length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length).decode("utf-8", "replace") if length else ""
+            self.body = self.rfile.read(length) if length else b""
+            body = self.body.decode("utf-8", "replace")
             if "x-www-form-urlencoded" in self.headers.get("Content-Type", ""):
                 query = f"{query}&{body}" if query else body
         # Repeated parameters join with commas, as E-utilities reads `id=1&id=2`.
@@ -414,19 +559,23 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         registry = self.server.registry
         arrived = time.monotonic()
-        params = self._params()
+        params = self.params = self._params()
+        self.accept = self.headers.get("Accept", "")
+        host = self.headers.get("Host", "")
         target = route(urlsplit(self.path).path, params)
-        pool_key = registry._pool_key(target.service, params)
+        pool_key = registry._pool_key(
+            target.service, params, s2_key=bool(self.headers.get("x-api-key"))
+        )
         pool = registry.pools[pool_key]
         pool.arrive()
         admitted = pool.admit(enforce=registry.rate_limits)
         rule: FaultRule | None = None
         try:
             if admitted:
-                reply = registry._answer(target, params, self.headers.get("Accept", ""))
-                rule = registry.faults.pick(target.service, target.endpoint, self.path)
+                reply = registry._answer(target, params, self.accept, body=self.body)
+                rule = registry.faults.pick(target.service, target.endpoint, self.path, host)
                 if rule is not None:
-                    reply = registry._fault_reply(rule, target, reply)
+                    reply = registry._fault_reply(rule, target, reply, self)
             else:
                 reply = registry._too_many(target, pool)
             if target.service == "crossref":
@@ -442,6 +591,7 @@ class _Handler(BaseHTTPRequestHandler):
                     path=self.path,
                     status=None if rule and rule.fault is Fault.DROP else reply.status,
                     fault=rule.fault.value if rule else None,
+                    host=host,
                 )
             )
             if registry.latency:
@@ -469,7 +619,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.send_header("Content-Length", str(len(reply.body)))
         self.end_headers()
-        if fault is Fault.TRUNCATED:
+        if fault is Fault.TRICKLE and rule is not None:
+            for index in range(len(reply.body)):
+                self.wfile.write(reply.body[index : index + 1])
+                self.wfile.flush()
+                time.sleep(rule.slow_seconds)
+        elif fault is Fault.TRUNCATED:
             self.wfile.write(reply.body[: len(reply.body) // 2])
             self.wfile.flush()
             self.close_connection = True

@@ -1,0 +1,73 @@
+"""Start-up of a citeaudit run as a user meets it: median of 5 wall-clock runs of
+
+- `citeaudit --help`                                            goal <= 1 s
+- a 5-reference `--offline` audit, background server warm       goal <= 5 s
+- the same audit cold (no server running: the run starts it)    goal <= 15 s
+
+Each run is a fresh process with no PREFECT_API_URL, in a temporary CITEAUDIT_HOME (so the
+user's own background server is neither used nor stopped).
+
+    uv run python -m bench.startup
+"""
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RUNS = 5
+FIVE = (
+    "10.1016/j.eng.2020.01.007\n10.1038/srep16696\nPMID: 29424689\n"
+    "10.1145/2983323.2983779\nSmith J. A made up paper about things. J Stuff. 2019;12:1-10.\n"
+)
+GOALS = {"--help": 1.0, "audit, server warm": 5.0, "audit, cold": 15.0}
+
+
+def timed(args: list[str], env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args], env=env, cwd=cwd, capture_output=True
+    )
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"citeaudit {' '.join(args)} exited {done.returncode}: {done.stderr!r}")
+    return elapsed
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="citeaudit-startup-") as tmp:
+        work = Path(tmp)
+        (work / "five.txt").write_text(FIVE, encoding="utf-8")
+        (work / "prefect-home").mkdir()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+        env.update(
+            CITEAUDIT_HOME=str(work / "home"),
+            CITEAUDIT_DB=str(work / "lib.duckdb"),
+            PREFECT_HOME=str(work / "prefect-home"),
+            PYTHONPATH=str(Path(__file__).resolve().parents[1]),
+        )
+        audit = ["audit", "five.txt", "--job", "five", "--out", "out", "--offline"]
+        stop = ["server", "stop"]
+        times: dict[str, list[float]] = {name: [] for name in GOALS}
+        try:
+            for _ in range(RUNS):
+                times["--help"].append(timed(["--help"], env, work))
+                timed(stop, env, work)
+                times["audit, cold"].append(timed(audit, env, work))
+                times["audit, server warm"].append(timed(audit, env, work))
+        finally:
+            timed(stop, env, work)
+    load = os.getloadavg()[0]
+    print(f"start-up, median of {RUNS} (load average at the end {load:.1f}, {os.cpu_count()} CPUs)")
+    for name, goal in GOALS.items():
+        median = statistics.median(times[name])
+        verdict = "met" if median <= goal else "MISSED"
+        spread = ", ".join(f"{t:.2f}" for t in sorted(times[name]))
+        print(f"  {name:<20} {median:6.2f} s  (goal <= {goal:g} s: {verdict}; runs {spread})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""The agent service as an MCP server (the `citeaudit[mcp]` extra): `citeaudit mcp`.
+
+Five tools, named and shaped as a contract: add_citation, validate_citations, format_citations,
+export_citations, list_citations. Each answers with the service's plain text (for the model)
+and its JSON as structured content (for programs: `status` per citation). Bad arguments come back
+as a one-line tool error, never a traceback. Calls run on worker threads, so several agents of a
+crew add at once (the service keeps one writer per library and the shared rate limiters).
+"""
+
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, Literal
+
+import anyio
+from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
+from mcp.types import CallToolResult, ContentBlock, TextContent
+from pydantic import Field, ValidationError
+
+from flows.agent_service import AgentError, AgentService, Answer
+from tasks.render.csl_styles import STYLES
+
+JOB = Field(description="the research job (crew run) the citations belong to, e.g. 'crew-run-17'")
+INSTRUCTIONS = (
+    "Cite only through these tools: add every source with add_citation before you use it, and "
+    "cite only accepted citations, in text as add_citation says. Rejected sources "
+    "(not_found, mismatch, unmatched) must not appear in the report."
+)
+
+
+class CitationServer(FastMCP):
+    """FastMCP whose tool errors are one line: the argument and what is wrong with it."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any]
+    ) -> Sequence[ContentBlock] | dict[str, Any]:
+        try:
+            return await super().call_tool(name, arguments)
+        except ToolError as exc:
+            raise ToolError(one_line_error(exc.__cause__ or exc)) from None
+
+
+def one_line_error(exc: BaseException) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
+        )
+    if isinstance(exc, AgentError | ToolError):
+        return " ".join(str(exc).split())
+    return f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
+def tool_result(answer: Answer) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=answer.text)], structuredContent=answer.data
+    )
+
+
+async def _run(call: Callable[[], Answer]) -> CallToolResult:
+    # The service blocks (registries, DuckDB, pandoc): off the event loop, so calls overlap.
+    return tool_result(await anyio.to_thread.run_sync(call))
+
+
+def build_server(service: AgentService, **settings: Any) -> CitationServer:
+    server = CitationServer("citeaudit", instructions=INSTRUCTIONS, **settings)
+
+    @server.tool()
+    async def add_citation(
+        job: Annotated[str, JOB],
+        doi: Annotated[str | None, Field(description="a DOI, e.g. 10.1038/srep16696")] = None,
+        pmid: Annotated[str | None, Field(description="a PubMed id")] = None,
+        arxiv: Annotated[str | None, Field(description="an arXiv id, e.g. 2101.00001")] = None,
+        url: Annotated[str | None, Field(description="an http(s) URL of the source")] = None,
+        reference: Annotated[
+            str | None, Field(description="a free-text reference, as a reference list has it")
+        ] = None,
+        claim: Annotated[str | None, Field(description="the claim this source supports")] = None,
+        page: Annotated[str | None, Field(description="page(s) cited, e.g. 45 or 45-47")] = None,
+    ) -> CallToolResult:
+        """Check a source against the scholarly registries now and add it to the job. Give
+        exactly one of doi, pmid, arxiv, url or reference. Answers ACCEPTED with its number [n],
+        the formatted reference and how to cite it in text, or REJECTED with the reason (and the
+        work the identifier really names): never cite a rejected source."""
+        return await _run(
+            lambda: service.add(
+                job,
+                doi=doi,
+                pmid=pmid,
+                arxiv=arxiv,
+                url=url,
+                reference=reference,
+                claim=claim,
+                page=page,
+            )
+        )
+
+    @server.tool()
+    async def validate_citations(job: Annotated[str, JOB]) -> CallToolResult:
+        """Check every citation of the job against the registries again; says which changed
+        status and which are rejected."""
+        return await _run(lambda: service.validate(job))
+
+    @server.tool()
+    async def format_citations(
+        job: Annotated[str, JOB],
+        style: Annotated[
+            str | None, Field(description=f"CSL style: {', '.join(STYLES)} (default apa)")
+        ] = None,
+        ids: Annotated[
+            list[str] | None,
+            Field(description="citation ids or numbers ('3' or '[3]'); bibliography: all if none"),
+        ] = None,
+        kind: Annotated[
+            Literal["intext", "bibliography"],
+            Field(description="in-text citations of `ids`, or the bibliography"),
+        ] = "intext",
+        page: Annotated[str | None, Field(description="page(s) for in-text citations")] = None,
+    ) -> CallToolResult:
+        """In-text citations (with a page) or the job's bibliography in a citation style;
+        rejected citations are never listed."""
+        return await _run(lambda: service.format(job, style=style, ids=ids, kind=kind, page=page))
+
+    @server.tool()
+    async def export_citations(
+        job: Annotated[str, JOB],
+        format: Annotated[
+            Literal["bibtex", "ris", "csljson"], Field(description="export format")
+        ] = "bibtex",
+    ) -> CallToolResult:
+        """The job's accepted citations as BibTeX, RIS or CSL-JSON."""
+        return await _run(lambda: service.export(job, format=format))
+
+    @server.tool()
+    async def list_citations(job: Annotated[str, JOB]) -> CallToolResult:
+        """Every citation of the job with its number, status and reason."""
+        return await _run(lambda: service.list_citations(job))
+
+    return server
+
+
+def serve(
+    db: str | None, out_dir: str | None, offline: bool, http: bool, host: str, port: int
+) -> None:
+    """Run the server on stdio (one client, the agent framework that started it) or on
+    streamable HTTP at http://HOST:PORT/mcp (several agents share one server and library)."""
+    server = build_server(AgentService(db, out_dir, offline), host=host, port=port)
+    server.run(transport="streamable-http" if http else "stdio")

@@ -1,0 +1,560 @@
+"""The agent service: what a crew's agents call while they research, on a named job in the library.
+
+    add       a DOI, PMID, arXiv id, URL or free-text reference (+ claim, page) -> looked up now
+              (the batch flow's lookup and decision, as plain functions: no Prefect server) ->
+              stored in the job (the tables `citeaudit audit` writes) -> accepted with its number
+              [n], formatted reference and in-text form, or rejected with the reason
+    validate  re-check every citation of the job
+    format    in-text citations (with a page) or the bibliography, in a CSL style
+    export    BibTeX, RIS or CSL-JSON
+    list      the job's citations and their statuses
+
+Every answer is short plain text for an LLM plus the same as JSON (`Answer.data`); bad arguments
+raise `AgentError` (one line). The CrewAI tool and the MCP server are thin adapters over this.
+
+A citation agents add is built as the line of a plain-text list (source `agent`, entry key its
+order of addition), so a job built by `add` calls audits alike as that list. Several agents may
+add at once: lookups run side by side under the process's shared rate limiters, and one writer
+at a time re-stores the job (dedupe, scores, library rows).
+"""
+
+import json
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from flows.steps import JobRecord, dedupe_in_library, shared_registries, store_job
+from models.audit import Claim, InputError, Reference, Status, ValidationResult
+from models.csl import CSLItem
+from tasks.citation_ids import citation_id_for, unused_id
+from tasks.dedupe.job import repeats_within_jobs
+from tasks.frames import reference_from_row, result_from_row
+from tasks.lookup import lookup_references
+from tasks.metrics import assess
+from tasks.read.plaintext import reference_from_line
+from tasks.render import csl_styles, exports
+from tasks.render.selection import bibliography_items, export_entries
+from tasks.store import Library, UnsafeJobId, check_job_id, db_path_from_env
+
+AGENT_SOURCE = "agent"
+DEFAULT_STYLE = "apa"
+# What the tracker rejects: the source does not exist, is another work, or matched nothing.
+REJECTED = (Status.NOT_FOUND, Status.MISMATCH, Status.UNMATCHED)
+SourceKind = Literal["doi", "pmid", "arxiv", "url", "reference"]
+SOURCE_KINDS: tuple[SourceKind, ...] = ("doi", "pmid", "arxiv", "url", "reference")
+FormatKind = Literal["intext", "bibliography"]
+ExportFormat = Literal["bibtex", "ris", "csljson"]
+EXPORTERS = {"bibtex": exports.to_bibtex, "ris": exports.to_ris, "csljson": exports.to_csl_json}
+_PAGES = re.compile(r"\d+\s*[-–]\s*\d+")
+_writers: dict[Path, threading.Lock] = {}
+_writers_lock = threading.Lock()
+
+
+class AgentError(ValueError):
+    """A bad argument: its message is one line, shown to the agent as it is."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str  # for an LLM to read
+    data: dict[str, Any]  # the same, for programs (JSON-ready)
+
+
+@dataclass
+class JobState:
+    """A job as the library holds it, citations in order (agents' in order of addition)."""
+
+    job_id: str
+    refs: list[Reference] = field(default_factory=list)
+    results: dict[str, ValidationResult] = field(default_factory=dict)
+    claims: list[Claim] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+    work_ids: dict[str, str] = field(default_factory=dict)
+
+    def listed(self) -> list[CSLItem]:
+        """The bibliography: accepted citations only (the tracker keeps rejected ones out)."""
+        accepted = [r for r in self.refs if self.results[r.citation_id].status not in REJECTED]
+        return bibliography_items(accepted, self.results, self.work_ids)
+
+    def numbers(self, items: Sequence[CSLItem]) -> dict[str, int]:
+        """[n] of each listed citation: its work's place in the bibliography."""
+        by_work = {self.work_ids.get(i.id, i.id): n for n, i in enumerate(items, start=1)}
+        listed = {self.work_ids.get(i.id, i.id) for i in items}
+        return {
+            ref.citation_id: by_work[work]
+            for ref in self.refs
+            if (work := self.work_ids.get(ref.citation_id, ref.citation_id)) in listed
+            and self.results[ref.citation_id].status not in REJECTED
+        }
+
+    def find(self, key: str) -> Reference:
+        """A citation by its id or its number (`3` or `[3]`)."""
+        wanted = key.strip().strip("[]")
+        numbers = self.numbers(self.listed())
+        for ref in self.refs:
+            if wanted in (ref.citation_id, str(numbers.get(ref.citation_id))):
+                return ref
+        raise AgentError(f"job {self.job_id} has no citation {key!r} (give an id or a number)")
+
+
+class AgentService:
+    """The five operations on jobs of one library (`db`, default $CITEAUDIT_DB). With `out_dir`
+    each change also rewrites the job's folder there (Parquet, exports, report)."""
+
+    def __init__(
+        self, db: str | None = None, out_dir: str | None = None, offline: bool = False
+    ) -> None:
+        self.db = db
+        self.out_dir = out_dir
+        self.offline = offline
+
+    # -- operations
+
+    def add(
+        self,
+        job: str,
+        *,
+        doi: str | None = None,
+        pmid: str | None = None,
+        arxiv: str | None = None,
+        url: str | None = None,
+        reference: str | None = None,
+        claim: str | None = None,
+        page: str | None = None,
+    ) -> Answer:
+        job = _job_id(job)
+        values = (doi, pmid, arxiv, url, reference)
+        given = {k: v.strip() for k, v in zip(SOURCE_KINDS, values, strict=True) if v and v.strip()}
+        if len(given) != 1:
+            raise AgentError("give exactly one of doi, pmid, arxiv, url or reference")
+        ((kind, value),) = given.items()
+        line = source_line(kind, value)
+        claim = claim.strip() if claim and claim.strip() else None
+        location = location_of(page)
+        # Look up before taking the writer's lock: other agents' adds go on meanwhile (a source
+        # added again is answered from the job; its lookup came from the HTTP cache).
+        draft = reference_from_line(line, AGENT_SOURCE, 0)
+        result = self._lookup([draft])[0]
+        with self._writer():
+            state = self._load(job)
+            same = _same_source(state, draft)
+            new = same is None
+            if same is None:
+                number = 1 + max(
+                    (r.provenance.line or 0 for r in state.refs if _is_agents(r)), default=0
+                )
+                ref = reference_from_line(line, AGENT_SOURCE, number)
+                ref = ref.model_copy(update={"citation_id": citation_id_for(ref)})
+                ref.location = location
+                state.refs.append(ref)
+                state.results[ref.citation_id] = result.model_copy(
+                    update={"citation_id": ref.citation_id}
+                )
+                same = ref
+            elif location and not same.location:
+                same.location = location
+            if claim:
+                _cite_for_claim(state, same, claim)
+            self._store(state)
+        items = state.listed()
+        answer = self._citation_answers(state, items, [same], locator=location)[0]
+        answer["already_in_job"] = not new
+        return Answer(_added_text(job, answer), {"job": job, "citation": answer})
+
+    def validate(self, job: str) -> Answer:
+        job = _job_id(job)
+        before = self._load(job)
+        if not before.refs:
+            raise AgentError(f"job {job} has no citations to validate")
+        fresh = {r.citation_id: r for r in self._lookup(before.refs)}
+        with self._writer():
+            state = self._load(job)  # adds made meanwhile keep their own results
+            was = {cid: r.status for cid, r in state.results.items()}
+            for cid, result in fresh.items():
+                if cid in state.results:
+                    state.results[cid] = result
+            self._store(state)
+        items = state.listed()
+        citations = self._citation_answers(state, items, state.refs)
+        changed = [
+            {"id": c["id"], "number": c["number"], "was": was[c["id"]], "now": c["status"]}
+            for c in citations
+            if was.get(c["id"]) not in (None, c["status"])
+        ]
+        data = {"job": job, "counts": _counts(citations), "changed": changed}
+        data["citations"] = citations
+        return Answer(_validated_text(job, citations, changed), data)
+
+    def format(
+        self,
+        job: str,
+        *,
+        style: str | None = None,
+        ids: Sequence[str] | None = None,
+        kind: str = "intext",
+        page: str | None = None,
+    ) -> Answer:
+        job = _job_id(job)
+        style = _style(style)
+        if kind not in ("intext", "bibliography"):
+            raise AgentError(f"kind must be 'intext' or 'bibliography', not {kind!r}")
+        state = self._existing(job)
+        if kind == "intext" and not ids:
+            raise AgentError("give the ids (or numbers) of the citations to cite in text")
+        chosen = [state.find(i) for i in ids] if ids else state.refs
+        location = location_of(page)
+        items = state.listed()
+        if kind == "intext":
+            cites = self._citation_answers(state, items, chosen, style, locator=location)
+            data = {"job": job, "style": style, "kind": kind, "citations": cites}
+            return Answer(_intext_text(cites), data)
+        numbers = state.numbers(items)
+        wanted = {numbers[r.citation_id] for r in chosen if r.citation_id in numbers}
+        rendered = csl_styles.render_bibliography(items, style).entries
+        chosen_entries = [e for e in rendered if e.position + 1 in wanted]
+        entries = [
+            {"number": e.position + 1, "id": e.item_id, "text": e.text} for e in chosen_entries
+        ]
+        data = {"job": job, "style": style, "kind": kind, "entries": entries}
+        header = f"Bibliography of job {job} ({style}, {len(entries)} entries):"
+        return Answer("\n".join([header, "", *(e.text for e in chosen_entries)]), data)
+
+    def export(self, job: str, *, format: str = "bibtex") -> Answer:
+        job = _job_id(job)
+        if format not in EXPORTERS:
+            raise AgentError(f"format must be one of {', '.join(EXPORTERS)}, not {format!r}")
+        state = self._existing(job)
+        items = state.listed()
+        numbers = state.numbers(items)
+        content = EXPORTERS[format](export_entries(items, state.refs, state.results))
+        citations = [
+            {"id": r.citation_id, "number": numbers.get(r.citation_id), "status": s.value}
+            for r in state.refs
+            if (s := state.results[r.citation_id].status)
+        ]
+        data = {"job": job, "format": format, "count": len(items), "content": content}
+        return Answer(content, data | {"citations": citations})
+
+    def list_citations(self, job: str) -> Answer:
+        job = _job_id(job)
+        state = self._load(job)
+        citations = self._citation_answers(state, state.listed(), state.refs)
+        data = {"job": job, "counts": _counts(citations), "citations": citations}
+        return Answer(_list_text(job, citations), data)
+
+    # -- the job in the library
+
+    def _load(self, job: str) -> JobState:
+        path = db_path_from_env(self.db)
+        state = JobState(job)
+        if not path.is_file():
+            return state
+        with Library(path) as library:
+            row = library.job(job)
+            citations = library.table("citations", job)
+            claims = library.table("claims", job)
+            errors = library.table("input_errors", job)
+        if row is None or not citations.height:
+            return state
+        # Others' citations first, as their files list them; then agents', in order of addition.
+        ordered = citations.with_columns(
+            (pl.col("source_file") == AGENT_SOURCE).alias("_agents")
+        ).sort(["_agents", "source_file", "line", "entry_key"], nulls_last=True)
+        for row_ in ordered.iter_rows(named=True):
+            ref = reference_from_row(row_)
+            state.refs.append(ref)
+            state.results[ref.citation_id] = result_from_row(row_)
+            if row_.get("work_id"):
+                state.work_ids[ref.citation_id] = row_["work_id"]
+        state.claims = [Claim.model_validate(c) for c in claims.drop("job_id").to_dicts()]
+        state.errors = [InputError.model_validate(e) for e in errors.drop("job_id").to_dicts()]
+        state.inputs = list(dict.fromkeys([*_json_list(row["inputs"]), AGENT_SOURCE]))
+        return state
+
+    def _existing(self, job: str) -> JobState:
+        state = self._load(job)
+        if not state.refs:
+            raise AgentError(f"job {job} has no citations yet: add some first")
+        return state
+
+    def _store(self, state: JobState) -> None:
+        """dedupe -> score -> persist, as every job ends (no bibliography files: `format`
+        renders on demand)."""
+        results = [state.results[r.citation_id] for r in state.refs]
+        dedupe = dedupe_in_library(state.job_id, state.refs, results, self.db)
+        state.work_ids = dict(dedupe.columns.select("citation_id", "work_id").iter_rows())
+        duplicates = repeats_within_jobs(dedupe.columns).height
+        record = JobRecord(
+            job_id=state.job_id,
+            inputs=state.inputs or [AGENT_SOURCE],
+            refs=state.refs,
+            results=results,
+            errors=state.errors,
+            claims=state.claims,
+            assessment=assess(state.refs, results, state.claims, duplicates),
+            items=state.listed(),
+            bibliographies={},
+            dedupe=dedupe,
+        )
+        store_job(record, self.out_dir, self.db)
+
+    def _writer(self) -> threading.Lock:
+        """One writer at a time per library in this process (each write re-stores the job)."""
+        path = db_path_from_env(self.db).resolve()
+        with _writers_lock:
+            return _writers.setdefault(path, threading.Lock())
+
+    def _lookup(self, refs: Sequence[Reference]) -> list[ValidationResult]:
+        registries = None if self.offline else shared_registries()
+        return lookup_references(refs, registries, offline=self.offline)
+
+    # -- answers
+
+    def _citation_answers(
+        self,
+        state: JobState,
+        items: Sequence[CSLItem],
+        refs: Sequence[Reference],
+        style: str = DEFAULT_STYLE,
+        locator: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Each citation as the agent needs it; one pandoc run renders the whole bibliography
+        (so `(Smith, 2023a)` disambiguates) and the chosen citations' in-text forms."""
+        numbers = state.numbers(items)
+        position = {item.id: n for n, item in enumerate(items)}
+        work_first = {state.work_ids.get(i.id, i.id): i.id for i in items}
+        first_of = {
+            r.citation_id: work_first.get(state.work_ids.get(r.citation_id, r.citation_id))
+            for r in refs
+        }
+        locators = {
+            position[f]: loc
+            for r in refs
+            if (f := first_of[r.citation_id]) is not None and (loc := locator or r.location)
+        }
+        rendered = csl_styles.render_bibliography(items, style, locators) if items else None
+        entries = {e.item_id: e for e in rendered.entries} if rendered else {}
+        rejected_records = self._found_records(state, refs)
+        numeric = csl_styles.style_format(style) == "numeric"
+        answers = []
+        for ref in refs:
+            result = state.results[ref.citation_id]
+            entry = entries.get(first_of[ref.citation_id] or "")
+            number = numbers.get(ref.citation_id)
+            in_text = None
+            if entry is not None and number is not None:
+                cite = entry.citation.text
+                in_text = cite if numeric else f"{cite} [{number}]"
+            answers.append(
+                {
+                    "id": ref.citation_id,
+                    "number": number,
+                    "status": result.status.value,
+                    "accepted": result.status not in REJECTED and not result.retracted,
+                    "reason": result.reason,
+                    "retracted": result.retracted,
+                    "source": ref.raw,
+                    "completeness": (result.record or ref.item).completeness(),
+                    "reference": entry.text if entry is not None else None,
+                    "in_text": in_text,
+                    "page": ref.location,
+                    "claims": [
+                        c.claim_text for c in state.claims if ref.citation_id in c.citation_ids
+                    ],
+                    "found_record": rejected_records.get(ref.citation_id),
+                }
+            )
+        return answers
+
+    def _found_records(self, state: JobState, refs: Sequence[Reference]) -> dict[str, str]:
+        """For a rejected citation whose identifier names another work (mismatch): that work,
+        formatted, so the agent sees what it probably meant or must not cite."""
+        found = {
+            r.citation_id: record
+            for r in refs
+            if (result := state.results[r.citation_id]).status in REJECTED
+            and (record := result.record) is not None
+            and record.title
+        }
+        if not found:
+            return {}
+        items = [record.model_copy(update={"id": cid}) for cid, record in found.items()]
+        rendered = csl_styles.render_bibliography(items, DEFAULT_STYLE)
+        return {e.item_id: e.text for e in rendered.entries}
+
+
+# -- arguments
+
+
+def _job_id(job: str | None) -> str:
+    if not job or not job.strip():
+        raise AgentError("give the job (the crew run's name)")
+    try:
+        return check_job_id(job.strip())
+    except UnsafeJobId as exc:
+        raise AgentError(str(exc)) from None
+
+
+def _style(style: str | None) -> str:
+    chosen = (style or DEFAULT_STYLE).strip()
+    if chosen not in csl_styles.STYLES:
+        raise AgentError(f"unknown style {chosen!r} (known: {', '.join(csl_styles.STYLES)})")
+    return chosen
+
+
+def source_line(kind: str, value: str) -> str:
+    """What the agent gave, as a line of a plain-text list; the identifier must be there."""
+    line = " ".join(value.split())
+    if kind == "arxiv" and not re.match(r"(?i)(arxiv:|https?://)", line):
+        line = f"arXiv:{line}"
+    if kind == "pmid" and not re.match(r"(?i)(pmid|\d)", line):
+        line = f"PMID: {line}"
+    if kind == "url" and not re.match(r"(?i)https?://\S+$", line):
+        raise AgentError(f"url: {value!r} is not an http(s) URL")
+    ids = reference_from_line(line, AGENT_SOURCE, 0).ids
+    named = {"doi": ids.doi, "pmid": ids.pmid, "arxiv": ids.arxiv}
+    if kind in named and not named[kind]:
+        what = {"doi": "DOI", "pmid": "PMID", "arxiv": "arXiv id"}[kind]
+        raise AgentError(f"{kind}: {value!r} is not a{'n' if kind == 'arxiv' else ''} {what}")
+    return line
+
+
+def location_of(page: str | int | None) -> str | None:
+    """A page as a citation's location: `45` -> `p. 45`, `45-47` -> `pp. 45-47`, else as given."""
+    text = " ".join(str(page).split()) if page is not None else ""
+    if not text:
+        return None
+    if text.isdigit():
+        return f"p. {text}"
+    if _PAGES.fullmatch(text):
+        return f"pp. {text}"
+    return text
+
+
+# -- the job's state
+
+
+def _is_agents(ref: Reference) -> bool:
+    return ref.provenance.source_file == AGENT_SOURCE
+
+
+def _same_source(state: JobState, draft: Reference) -> Reference | None:
+    """A citation agents already added for the same identifier or the same text."""
+    key = _source_key(draft)
+    return next((r for r in state.refs if _is_agents(r) and _source_key(r) == key), None)
+
+
+def _source_key(ref: Reference) -> str:
+    """A bare identifier (`10.1/x`, `PMID: 1`, a doi.org link) is the same source however it is
+    written; a reference with more text (one whose DOI may belong to another work) only as the
+    same text."""
+    ids, words = ref.ids, (ref.raw or "").casefold().split()
+    if len(words) <= 2:
+        for kind, value in (("doi", ids.doi), ("pmid", ids.pmid), ("arxiv", ids.arxiv)):
+            if value:
+                return f"{kind}:{value.lower()}"
+    return " ".join(words)
+
+
+def _cite_for_claim(state: JobState, ref: Reference, text: str) -> None:
+    """The claim (one per distinct text) rests on this citation too."""
+    claim = next((c for c in state.claims if c.claim_text == text), None)
+    if claim is None:
+        taken = {c.claim_id for c in state.claims}
+        claim_id = unused_id(f"claim-{len(state.claims) + 1}", taken)
+        claim = Claim(claim_id=claim_id, claim_text=text, source_file=AGENT_SOURCE)
+        state.claims.append(claim)
+    if ref.citation_id not in claim.citation_ids:
+        claim.citation_ids.append(ref.citation_id)
+    if claim.claim_id not in ref.claim_ids:
+        ref.claim_ids.append(claim.claim_id)
+
+
+def _json_list(text: str | None) -> list[str]:
+    value = json.loads(text or "[]")
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+# -- text answers
+
+
+def _counts(citations: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    counts = {s.value: 0 for s in Status}
+    for c in citations:
+        counts[c["status"]] += 1
+    return counts
+
+
+def _verdict(c: Mapping[str, Any]) -> str:
+    if c["retracted"]:
+        return "REJECTED (retracted)"
+    if not c["accepted"]:
+        return "REJECTED"
+    return "HELD (not validated)" if c["status"] == Status.UNVERIFIED else "ACCEPTED"
+
+
+def _added_text(job: str, c: Mapping[str, Any]) -> str:
+    number = f" [{c['number']}]" if c["number"] else ""
+    again = " (already in the job)" if c["already_in_job"] else ""
+    lines = [f"{_verdict(c)}{number} {c['status']}{again}: {c['reason']}"]
+    if c["accepted"] and not c["retracted"]:
+        if c["reference"]:
+            lines.append(f"Reference: {c['reference']}")
+        if c["in_text"]:
+            lines.append(f"Use in text as: {c['in_text']}")
+        if c["status"] == Status.UNVERIFIED:
+            lines.append("Could not be checked now; run validate later before relying on it.")
+    else:
+        lines.append("Do not cite this source.")
+        if c["found_record"]:
+            lines.append(f"The identifier you gave belongs to: {c['found_record']}")
+    lines.append(f"id {c['id']}, completeness {c['completeness']:.0%}, job {job}")
+    return "\n".join(lines)
+
+
+def _line(c: Mapping[str, Any]) -> str:
+    number = f"[{c['number']}]" if c["number"] else "[-]"
+    what = c["reference"] or c["source"] or ""
+    return f"{number} {c['status']} {what} (id {c['id']})"
+
+
+def _list_text(job: str, citations: Sequence[Mapping[str, Any]]) -> str:
+    if not citations:
+        return f"job {job} has no citations yet"
+    accepted = [c for c in citations if c["accepted"]]
+    rejected = [c for c in citations if not c["accepted"]]
+    lines = [f"job {job}: {len(citations)} citations, {len(accepted)} accepted"]
+    lines += [_line(c) for c in accepted]
+    if rejected:
+        lines.append(f"rejected ({len(rejected)}), do not cite:")
+        lines += [f"{_line(c)}: {c['reason']}" for c in rejected]
+    return "\n".join(lines)
+
+
+def _validated_text(
+    job: str, citations: Sequence[Mapping[str, Any]], changed: Sequence[Mapping[str, Any]]
+) -> str:
+    counts = ", ".join(f"{n} {s}" for s, n in _counts(citations).items() if n)
+    lines = [f"validated {len(citations)} citations of job {job}: {counts}"]
+    lines += [f"changed: {c['id']} {c['was']} -> {c['now']}" for c in changed]
+    rejected = [c for c in citations if not c["accepted"]]
+    if rejected:
+        lines.append("rejected, do not cite:")
+        lines += [f"{_line(c)}: {c['reason']}" for c in rejected]
+    return "\n".join(lines)
+
+
+def _intext_text(cites: Sequence[Mapping[str, Any]]) -> str:
+    lines = []
+    for c in cites:
+        if c["in_text"]:
+            lines.append(c["in_text"])
+        else:
+            lines.append(f"{c['id']}: not citable ({c['status']}: {c['reason']})")
+    return "\n".join(lines)

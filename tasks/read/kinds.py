@@ -1,0 +1,119 @@
+"""Files that are not bibliographies, told by their first bytes: refused as input errors before
+a job runs (an empty success would look like a clean bibliography), and HTML read as the text a
+browser shows."""
+
+from html.parser import HTMLParser
+from pathlib import Path
+
+from tasks.identifiers import find_identifiers
+
+PDF_MAGIC = b"%PDF-"
+_IMAGES = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"II*\x00", "a TIFF image"),
+    (b"MM\x00*", "a TIFF image"),
+    (b"BM", "a BMP image"),
+)
+_OFFICE = {".docx": "a Word document", ".odt": "an OpenDocument text", ".xlsx": "a spreadsheet"}
+_ADVICE = "export its references as BibTeX, RIS or CSL-JSON, or save them as plain text"
+
+
+class NotABibliography(ValueError):
+    """An input file that holds no bibliography: the message names the file and what it is."""
+
+
+def refusal(path: Path) -> str | None:
+    """Why `path` cannot be audited as a bibliography, or None if it may be one."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except FileNotFoundError:
+        return "no such input file"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if not head.strip():
+        return "the file is empty"
+    if head.startswith(PDF_MAGIC):
+        if doi_on_first_page(path) is None:
+            return f"a PDF with no DOI on its first page, not a bibliography: {_ADVICE}"
+        return None
+    if head.startswith(b"PK\x03\x04"):
+        what = _OFFICE.get(path.suffix.lower(), "a ZIP archive")
+        return f"{what}, not a bibliography: {_ADVICE}"
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return f"a WebP image, not a bibliography: {_ADVICE}"
+    for magic, what in _IMAGES:
+        if head.startswith(magic):
+            return f"{what}, not a bibliography: {_ADVICE}"
+    return None
+
+
+def check_bibliographies(paths: list[Path]) -> None:
+    """Raise NotABibliography for the first input that is missing or holds no bibliography."""
+    for path in paths:
+        reason = refusal(path)
+        if reason is not None:
+            raise NotABibliography(f"{path}: {reason}")
+
+
+def doi_on_first_page(pdf: Path) -> str | None:
+    """The DOI printed on a paper's first page (the paper itself, as one reference)."""
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        reader = PdfReader(pdf)
+        text = reader.pages[0].extract_text() if reader.pages else ""
+    except (PyPdfError, OSError, ValueError):
+        return None
+    return find_identifiers(text).doi if text else None
+
+
+def looks_like_html(text: str) -> bool:
+    start = text.lstrip()[:200].lower()
+    return start.startswith(("<!doctype html", "<html")) or (
+        start.startswith("<") and "<body" in text[:4096].lower()
+    )
+
+
+class _TextOf(HTMLParser):
+    """The text of an HTML page, a line per block element (a list item is a line, as a
+    reference per line is); scripts and styles dropped."""
+
+    BLOCKS = frozenset(
+        ("p", "li", "div", "br", "tr", "td", "th", "dd", "dt", "blockquote", "pre")
+        + ("h1", "h2", "h3", "h4", "h5", "h6", "section", "article")
+    )
+    HIDDEN = frozenset(("script", "style", "head", "title"))
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.HIDDEN:
+            self.hidden += 1
+        elif tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.HIDDEN:
+            self.hidden = max(0, self.hidden - 1)
+        elif tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.hidden:
+            self.parts.append(data)
+
+
+def html_to_text(html: str) -> str:
+    parser = _TextOf()
+    parser.feed(html)
+    parser.close()
+    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
+    return "\n".join(line for line in lines if line)

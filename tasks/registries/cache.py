@@ -1,0 +1,60 @@
+"""Registry answers on disk (hishel), keyed without credentials. Only answers the client
+accepts stay: RegistryHttp forgets any other (a gateway's 404, an unusable body)."""
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import hishel
+import httpcore
+import httpx
+
+_CACHE_KEY = "citeaudit.cache_key"
+_CACHEABLE_STATUSES = [200, 404]
+
+
+def _cache_key(request: httpcore.Request, body: bytes | None) -> str:
+    """Method, URL, Accept and body (POST efetch is keyed on its id list). The key is also left
+    on the request so a body that turns out unusable can be evicted."""
+    accept = b",".join(v for k, v in request.headers if k.lower() == b"accept")
+    parts = [request.method, bytes(request.url), accept, body or b""]
+    key = hashlib.sha256(b"\n".join(parts)).hexdigest()
+    request.extensions[_CACHE_KEY] = key
+    return key
+
+
+class _TolerantFileStorage(hishel.FileStorage):
+    """hishel's file storage, but an entry another process is half-way through writing (its
+    writes are not atomic) or a damaged file is a miss, not a crash."""
+
+    def retrieve(self, key: str) -> Any:
+        try:
+            return super().retrieve(key)
+        except (ValueError, KeyError, TypeError, OSError):
+            self.remove(key)
+            return None
+
+
+class ResponseCache:
+    """Registry answers on disk for `ttl_s`, shared by every client and job using `directory`."""
+
+    def __init__(self, directory: Path, ttl_s: float = 86_400.0) -> None:
+        self.directory = directory
+        self._storage = _TolerantFileStorage(base_path=directory, ttl=ttl_s)
+        # Registries send no cache headers: force caching, but only of real answers (200, 404).
+        self._controller = hishel.Controller(
+            cacheable_methods=["GET", "POST"],
+            cacheable_status_codes=_CACHEABLE_STATUSES,
+            force_cache=True,
+            key_generator=_cache_key,
+        )
+
+    def wrap(self, transport: httpx.BaseTransport) -> httpx.BaseTransport:
+        return hishel.CacheTransport(
+            transport=transport, storage=self._storage, controller=self._controller
+        )
+
+    def forget(self, response: httpx.Response) -> None:
+        key = response.request.extensions.get(_CACHE_KEY)
+        if isinstance(key, str):
+            self._storage.remove(key)

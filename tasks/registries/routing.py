@@ -1,0 +1,78 @@
+"""Which registries index a reference's kind of work, in the order they are asked.
+
+A reference without identifier is searched by title in the registries that hold its kind:
+
+    kind         how it is recognised                              registries, in order
+    cs           a computer-science venue (the venue table's       dblp, semantic_scholar,
+                 conferences, CS journals and series), or an       openalex, crossref
+                 OpenReview / ACL Anthology link                   (not arXiv: a preprint
+                                                                   proves no venue)
+    preprint     an arXiv/CoRR venue or an arXiv mention           arxiv, dblp, semantic_scholar,
+                                                                   openalex, crossref
+    biomedical   bioRxiv/medRxiv or biomedical words in title      pubmed, europepmc, crossref,
+                 or venue                                          openalex
+    other        anything else                                     crossref, openalex,
+                                                                   semantic_scholar, pubmed
+
+The first registry whose candidate verifies decides; the rest are asked only while nothing has.
+A reference with an arXiv id naming a venue is looked up at arXiv first (tasks/lookup.py).
+Registries not selected (CITEAUDIT_REGISTRIES) or without a required key are left out."""
+
+import re
+from typing import Literal
+
+from models.audit import Reference
+from tasks.match.venues import venue_of
+
+Kind = Literal["cs", "preprint", "biomedical", "other"]
+
+ORDER: dict[Kind, tuple[str, ...]] = {
+    "cs": ("dblp", "semantic_scholar", "openalex", "crossref"),
+    "preprint": ("arxiv", "dblp", "semantic_scholar", "openalex", "crossref"),
+    "biomedical": ("pubmed", "europepmc", "crossref", "openalex"),
+    "other": ("crossref", "openalex", "semantic_scholar", "pubmed"),
+}
+# Journals of the venue table that DBLP indexes (its conferences and series all are).
+_CS_JOURNALS = frozenset(
+    {
+        "TACL", "SIGMODREC", "VLDBJ", "TODS", "JMLR", "TMLR", "MLJ", "TPAMI", "IJCV", "TNNLS",
+        "TIP", "TKDE", "AIJ", "JAIR", "NECO", "NN", "CACM", "NATMI",
+    }
+)  # fmt: skip
+_BIOMEDICAL_PREPRINTS = frozenset({"BIORXIV", "MEDRXIV"})
+_CS_HOSTS = re.compile(r"openreview\.net|aclanthology\.org|aclweb\.org/anthology", re.IGNORECASE)
+_ARXIV = re.compile(r"\barxiv\b|\bcorr\b", re.IGNORECASE)
+BIOMEDICAL = re.compile(
+    r"\b(med\w*|clin\w*|biol\w*|bioch\w*|cell\w*|genet\w*|genom\w*|neuro\w*|pharm\w*|cancer|"
+    r"oncol\w*|onco\w*|health|lancet|jama|bmj|nurs\w*|surg\w*|pediatr\w*|psychiatr\w*|immun\w*|"
+    r"infect\w*|epidemiol\w*|patients?|disease\w*|protein\w*|mice|mouse|rats?|trial\w*|therap\w*|"
+    r"tumou?r\w*|cardi\w*|diabet\w*|virus|viral|bacteri\w*|dna|rna|physiol\w*|pathol\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def kind_of(ref: Reference) -> Kind:
+    """What kind of work the reference claims to cite (see the module table)."""
+    item = ref.item
+    venue = venue_of(item.container_title) or venue_of(item.event_title)
+    if venue is not None:
+        if venue.key in _BIOMEDICAL_PREPRINTS:
+            return "biomedical"
+        if venue.kind == "preprint":
+            return "preprint"
+        if venue.kind in ("conference", "series") or venue.key in _CS_JOURNALS:
+            return "cs"
+    url = ref.ids.url or item.URL
+    if url and _CS_HOSTS.search(url):
+        return "cs"
+    text = " ".join(p for p in (item.container_title, item.title, ref.raw) if p)
+    if BIOMEDICAL.search(text):
+        return "biomedical"
+    if _ARXIV.search(" ".join(p for p in (item.container_title, item.publisher, ref.raw) if p)):
+        return "preprint"
+    return "other"
+
+
+def search_order(ref: Reference, asked: set[str]) -> list[str]:
+    """The registries to search for `ref`, in order, among those `asked` (active)."""
+    return [name for name in ORDER[kind_of(ref)] if name in asked]

@@ -1,0 +1,129 @@
+"""`citeaudit mcp` driven by the MCP SDK's own client over stdio (a real server process, real
+HTTP to the fake registry, a real DuckDB library): list the tools, call each, malformed
+arguments."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.fake_registry.fixtures import point_env_at
+
+mcp = pytest.importorskip("mcp", reason="the citeaudit[mcp] extra is not installed")
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+FRET = "10.1038/srep16696"
+ABSENT_PMID = "29424689"
+TOOLS = {"add_citation", "validate_citations", "format_citations", "export_citations",
+         "list_citations"}  # fmt: skip
+
+
+def server(env: dict[str, str]) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-c", "from flows.cli import main; main()", "mcp"],
+        env={**os.environ, **env},
+        cwd=str(Path(__file__).parent.parent),
+    )
+
+
+def text_of(result) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+async def session_calls(env: dict[str, str]) -> dict:
+    seen: dict = {}
+    async with stdio_client(server(env)) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = (await session.list_tools()).tools
+        seen["tools"] = {t.name: t for t in tools}
+        call = session.call_tool
+        # two agents add at once
+        async with anyio.create_task_group() as group:
+            for name, args in (
+                ("doi", {"doi": FRET, "claim": "FRET shows oligomers", "page": "45"}),
+                ("pmid", {"pmid": ABSENT_PMID}),
+            ):
+
+                async def add(name: str = name, args: dict = args) -> None:
+                    seen[name] = await call("add_citation", {"job": "crew-1", **args})
+
+                group.start_soon(add)
+        seen["list"] = await call("list_citations", {"job": "crew-1"})
+        seen["validate"] = await call("validate_citations", {"job": "crew-1"})
+        seen["intext"] = await call(
+            "format_citations", {"job": "crew-1", "ids": ["1"], "page": "12", "style": "ieee"}
+        )
+        seen["bibliography"] = await call(
+            "format_citations", {"job": "crew-1", "kind": "bibliography"}
+        )
+        seen["export"] = await call("export_citations", {"job": "crew-1", "format": "ris"})
+        seen["bad"] = {
+            "no source": await call("add_citation", {"job": "crew-1"}),
+            "wrong type": await call("format_citations", {"job": "crew-1", "ids": "1"}),
+            "unknown format": await call("export_citations", {"job": "crew-1", "format": "doc"}),
+            "no job": await call("list_citations", {}),
+            "bad job": await call("list_citations", {"job": "../etc"}),
+            "bad doi": await call("add_citation", {"job": "crew-1", "doi": "not-a-doi"}),
+        }
+    return seen
+
+
+@pytest.fixture(scope="module")
+def seen(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    from tests.fake_registry import FakeRegistry
+
+    folder = tmp_path_factory.mktemp("mcp")
+    with FakeRegistry() as registry:
+        return anyio.run(session_calls, point_env_at(registry, folder))
+
+
+def test_the_server_lists_the_five_tools_with_their_arguments(seen):
+    tools = seen["tools"]
+    assert set(tools) == TOOLS
+    add = tools["add_citation"].inputSchema
+    assert add["required"] == ["job"]
+    assert {"doi", "pmid", "arxiv", "url", "reference", "claim", "page"} <= set(add["properties"])
+    formats = tools["export_citations"].inputSchema["properties"]["format"]
+    assert formats["enum"] == ["bibtex", "ris", "csljson"]
+
+
+def test_each_tool_answers_in_text_and_as_structured_json(seen):
+    added = seen["doi"]
+    assert not added.isError
+    assert text_of(added).startswith("ACCEPTED [1] verified")
+    assert "Use in text as: (Tosatto et al., 2015, p. 45) [1]" in text_of(added)
+    assert added.structuredContent["citation"]["status"] == "verified"
+    rejected = seen["pmid"]
+    assert text_of(rejected).startswith("REJECTED not_found: PubMed does not hold PMID")
+    assert rejected.structuredContent["citation"]["number"] is None
+
+    listed = seen["list"].structuredContent
+    assert sorted(c["status"] for c in listed["citations"]) == ["not_found", "verified"]
+    assert seen["validate"].structuredContent["changed"] == []
+    assert text_of(seen["intext"]) == "[1, p. 12]"
+    entries = seen["bibliography"].structuredContent["entries"]
+    assert [e["number"] for e in entries] == [1] and entries[0]["text"].startswith("Tosatto")
+    exported = seen["export"]
+    assert text_of(exported).count("TY  - JOUR") == 1
+    assert {c["status"] for c in exported.structuredContent["citations"]} == {
+        "verified", "not_found"
+    }  # fmt: skip
+    json.dumps([r.structuredContent for r in (added, rejected, seen["list"], exported)])
+
+
+def test_malformed_arguments_come_back_as_one_line_errors(seen):
+    bad = seen["bad"]
+    assert all(result.isError for result in bad.values())
+    messages = {name: text_of(result) for name, result in bad.items()}
+    assert all("\n" not in m and "Traceback" not in m for m in messages.values()), messages
+    assert messages["no source"] == "give exactly one of doi, pmid, arxiv, url or reference"
+    assert messages["wrong type"] == "ids: Input should be a valid list"
+    assert messages["unknown format"] == "format: Input should be 'bibtex', 'ris' or 'csljson'"
+    assert messages["no job"] == "job: Field required"
+    assert messages["bad job"].startswith("invalid job id '../etc'")
+    assert messages["bad doi"] == "doi: 'not-a-doi' is not a DOI"

@@ -1,0 +1,129 @@
+"""Exit codes (0 clean, 1 gate, 2 usage/input, 3 internal), inputs that are not bibliographies,
+and output files that follow the user's umask: through real `citeaudit` processes."""
+
+import os
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from flows.cli import gate_failed, parse_gate
+from tasks.read import read_inputs
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: os.umask(0o022),
+    )
+
+
+def pdf_with_text(text: str) -> bytes:
+    """A one-page PDF showing `text` in Helvetica (enough for pypdf to extract it)."""
+    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+def docx(path: Path) -> None:
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("word/document.xml", "<w:document/>")
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "what"),
+    [
+        ("refs.docx", docx, "a Word document"),
+        ("scan.png", lambda p: p.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64)), "a PNG image"),
+        ("photo.jpg", lambda p: p.write_bytes(b"\xff\xd8\xff\xe0" + bytes(64)), "a JPEG image"),
+        ("empty.bib", lambda p: p.write_text("  \n"), "empty"),
+        ("paper.pdf", lambda p: p.write_bytes(pdf_with_text("No identifier here")), "no DOI"),
+    ],
+)
+def test_a_file_that_is_no_bibliography_exits_2_naming_it(tmp_path, name, make, what) -> None:
+    make(tmp_path / name)
+    done = run_cli("audit", name, "--job", "x", "--offline", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"citeaudit: error: {name}: ") and what in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_paper_pdf_is_read_as_the_doi_on_its_first_page(tmp_path) -> None:
+    (tmp_path / "paper.pdf").write_bytes(pdf_with_text("Sci Rep. doi:10.1038/srep16696"))
+    read = read_inputs([tmp_path / "paper.pdf"])
+    assert [r.ids.doi for r in read.references] == ["10.1038/srep16696"]
+    assert not read.errors
+
+
+def test_html_is_read_as_text_without_markup(tmp_path) -> None:
+    (tmp_path / "refs.html").write_text(
+        "<!DOCTYPE html><html><head><title>10.9999/not-a-ref</title></head><body><ol>"
+        "<li>10.1038/srep16696</li><li>Smith &amp; Jones. <i>A title</i>. 2019.</li>"
+        "</ol><script>var doi = '10.1/x';</script></body></html>"
+    )
+    read = read_inputs([tmp_path / "refs.html"])
+    assert [r.ids.doi for r in read.references] == ["10.1038/srep16696", None]
+    assert read.references[1].raw == "Smith & Jones. A title. 2019."
+
+
+def test_fail_on_names_statuses_retracted_and_any() -> None:
+    summary = {"status_counts": {"verified": 3, "unmatched": 0}, "metrics": {"retracted": 1}}
+    assert gate_failed(summary, parse_gate("retracted"))
+    assert gate_failed(summary, parse_gate("any"))
+    assert not gate_failed(summary, parse_gate("unmatched,unverified"))
+    assert not gate_failed({**summary, "metrics": {"retracted": 0}}, parse_gate("any"))
+
+
+def test_offline_gate_exit_1_and_outputs_follow_the_umask(tmp_path, prefect_server) -> None:
+    (tmp_path / "refs.txt").write_text("10.1038/srep16696\n")
+    args = ("audit", "refs.txt", "--job", "j", "--offline", "--fail-on")
+    gated = run_cli(*args, "any", cwd=tmp_path)
+    assert gated.returncode == 1, gated.stderr
+    clean = run_cli(*args, "unmatched", cwd=tmp_path)
+    assert clean.returncode == 0, clean.stderr
+    files = list((tmp_path / "out" / "j").iterdir())
+    assert files and {stat.S_IMODE(f.stat().st_mode) for f in files} == {0o644}
+
+
+def test_a_prefect_run_whose_input_is_missing_fails(tmp_path, prefect_harness) -> None:
+    from flows.audit import audit_job
+
+    state = audit_job(
+        inputs=[str(tmp_path / "gone.bib")],
+        job_id="gone",
+        out_dir=str(tmp_path / "out"),
+        db=str(tmp_path / "lib.duckdb"),
+        offline=True,
+        return_state=True,
+    )
+    assert state.is_failed()
+    assert not (tmp_path / "out" / "gone").exists()

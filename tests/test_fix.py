@@ -1,0 +1,175 @@
+"""`citeaudit fix`: the user's own .bib corrected from real registry records, marked where it
+cannot be trusted, everything else kept as written."""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from models.audit import Lookup, Reference, ValidationResult
+from tasks.match.decide import decide_identified, decide_unidentified
+from tasks.read import bibtex
+from tasks.registries.crossref_map import crossref_work_to_csl
+from tasks.render.fix import fix_bibtex
+from tests.fake_registry.fixtures import point_env_at
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKS = {
+    w["DOI"].lower(): w
+    for w in json.loads(
+        (ROOT / "tests" / "fixtures" / "validate" / "crossref_works.json").read_text()
+    )
+}
+PLOS = "10.1371/journal.pone.0033693"
+CLI = "from flows.cli import main; main()"
+
+BIB = r"""% my reading list
+@string{pone = "PLoS ONE"}
+
+@article{sadasivan2012,
+  author   = {Sadasivan, Shankar and Pond, Brooks B. and Pani, Amar K. and Qu, Chunxu
+              and Jiao, Yun and Smeyne, Richard J.},
+  title    = {Methylphenidate exposure induces dopamine neuron loss and activation of
+              microglia in basal ganglia of mice},
+  journal  = pone,
+  year     = 2011,
+  doi      = {10.1371/journal.pone.0033693},
+  keywords = {adhd, stimulants},
+  file     = {papers/sadasivan.pdf},
+}
+
+@article{searched2012,
+  author  = {Sadasivan, S. and Pond, B. B. and Pani, A. K. and Qu, C. and Jiao, Y.
+             and Smeyne, R. J.},
+  title   = {Methylphenidate Exposure Induces Dopamine Neuron Loss and Activation of
+             Microglia in the Basal Ganglia of Mice},
+  journal = {PLoS ONE},
+  year    = {2012}
+}
+
+@article{wrongdoi2019,
+  author = {Smith, Jane},
+  title  = {Deep Learning for Protein Folding at Scale},
+  year   = {2019},
+  doi    = {10.1371/journal.pone.0033693}
+}
+
+@article{retracted2012,
+  author = {Sadasivan, Shankar and Pond, Brooks B. and Pani, Amar K. and Qu, Chunxu
+            and Jiao, Yun and Smeyne, Richard J.},
+  title  = {Methylphenidate exposure induces dopamine neuron loss and activation of
+            microglia in the basal ganglia of mice},
+  year   = {2012},
+  doi    = {10.1371/journal.pone.0033693}
+}
+"""
+
+
+def audited(tmp_path: Path) -> tuple[list[Reference], dict[str, ValidationResult]]:
+    path = tmp_path / "refs.bib"
+    path.write_text(BIB, encoding="utf-8")
+    refs = bibtex.read([path]).references
+    refs = [r.model_copy(update={"citation_id": r.provenance.entry_key}) for r in refs]
+    record = crossref_work_to_csl(copy.deepcopy(WORKS[PLOS]))
+    retracted_work: dict[str, Any] = copy.deepcopy(WORKS[PLOS])
+    retracted_work["updated-by"] = [
+        {
+            "DOI": "10.1371/journal.pone.0999999",
+            "type": "retraction",
+            "source": "retraction-watch",
+            "reasons": ["+Manipulation of Images"],
+            "updated": {"date-parts": [[2023, 6, 1]]},
+        }
+    ]
+    results = {}
+    for ref in refs:
+        key = ref.provenance.entry_key
+        if key == "searched2012":
+            results[key] = decide_unidentified(ref, [record])
+        else:
+            found = crossref_work_to_csl(retracted_work) if key == "retracted2012" else record
+            results[key] = decide_identified(ref, Lookup(identifier=PLOS, record=found))
+    return refs, results
+
+
+def test_fix_corrects_verified_entries_and_marks_the_rest(tmp_path: Path) -> None:
+    refs, results = audited(tmp_path)
+    statuses = [results[k].status.value for k in results]
+    assert statuses == ["verified", "verified", "mismatch", "verified"]
+    fixed = fix_bibtex(BIB, refs, results)
+    text = fixed.text
+    sadasivan = text[text.index("@article{sadasivan2012") : text.index("@article{searched2012")]
+    # Corrected in place: the registry's title and year; macro, keys, order, own fields kept.
+    assert "title    = {Methylphenidate Exposure Induces Dopamine Neuron Loss" in sadasivan
+    assert "year     = {2012}" in sadasivan and "journal  = pone," in sadasivan
+    assert "pages = {e33693}" in sadasivan  # added at the end, before the closing brace
+    fields = [line.split("=")[0].strip() for line in sadasivan.splitlines()[1:] if "=" in line]
+    assert fields[:-1] == ["author", "title", "journal", "year", "doi", "keywords", "file", "pages"]
+    assert (
+        "citeaudit = {correction notice (https://doi.org/10.1371/annotation/c76da2c1" in sadasivan
+    )
+    assert text.startswith('% my reading list\n@string{pone = "PLoS ONE"}\n')
+    # Found by search: its DOI is added.
+    searched = text[text.index("@article{searched2012") : text.index("@article{wrongdoi2019")]
+    assert "doi = {10.1371/journal.pone.0033693}" in searched
+    # A DOI pointing at another paper, and a retracted work: marked, never deleted or corrected.
+    wrong = text[text.index("@article{wrongdoi2019") : text.index("@article{retracted2012")]
+    assert "citeaudit = {mismatch: DOI resolves to a different paper" in wrong
+    assert "title  = {Deep Learning for Protein Folding at Scale}" in wrong
+    retracted = text[text.index("@article{retracted2012") :]
+    assert "title  = {Methylphenidate exposure induces dopamine neuron loss and" in retracted
+    assert (
+        "citeaudit = {retraction notice (https://doi.org/10.1371/journal.pone.0999999, 2023-06-01,"
+        " retraction-watch): Manipulation of Images}" in retracted
+    )
+    # The diff reads entry by entry.
+    diff = fixed.diff()
+    assert (
+        "@sadasivan2012 (verified, correction)\n  - title = {Methylphenidate exposure induces"
+        in diff
+    )
+    assert "  - year = 2011\n  + year = {2012}" in diff
+    assert "@retracted2012 (verified, retraction)" in diff
+    # Fixing the fixed file changes nothing more.
+    again = bibtex.read([_written(tmp_path, text)]).references
+    again = [r.model_copy(update={"citation_id": r.provenance.entry_key}) for r in again]
+    assert fix_bibtex(text, again, results).text == text
+
+
+def _written(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "fixed.bib"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_fix_command_writes_a_new_file_and_prints_the_diff(fake_registry, tmp_path: Path) -> None:
+    source = ROOT / "examples" / "references.bib"
+    before = source.read_text(encoding="utf-8")
+    out = tmp_path / "fixed.bib"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from flows.cli import main; main()",
+            "fix",
+            str(source),
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, **point_env_at(fake_registry, tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert source.read_text(encoding="utf-8") == before  # the input is never touched
+    fixed = out.read_text(encoding="utf-8")
+    assert "@made2023up (unmatched)" in done.stdout and "@wrongdoi2019 (mismatch)" in done.stdout
+    assert fixed.count("citeaudit = {") == 2
+    assert "5 entries: 3 corrected, 2 marked" in done.stdout
+    unchanged = [line for line in before.splitlines() if line not in fixed.splitlines()]
+    assert unchanged == []  # every line the user wrote is still there

@@ -1,0 +1,65 @@
+"""Ctrl-C and SIGTERM stop a real `citeaudit audit` process within 5 s while its worker threads
+wait on a registry that takes a minute to answer and on the rate limiter: one line, no
+traceback, nothing half-written."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.fake_registry.fixtures import point_env_at
+from tests.fake_registry.server import FakeRegistry
+
+DOIS = [
+    "10.1016/j.eng.2020.01.007",
+    "10.1038/srep16696",
+    "10.1145/2983323.2983779",
+    "10.1371/journal.pone.0115069",
+    "10.1093/nar/gkaa1100",
+    "10.7554/eLife.01567",
+]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_signal_ends_a_waiting_run_within_5_s(tmp_path, prefect_server, signum) -> None:
+    (tmp_path / "refs.txt").write_text("\n".join(DOIS) + "\n")
+    with FakeRegistry(latency=60.0) as registry:
+        env = {
+            **os.environ,
+            **point_env_at(registry, tmp_path),
+            "CITEAUDIT_RATE_SAFETY": "0.02",  # the other workers sleep in the limiter
+        }
+        run = subprocess.Popen(
+            [sys.executable, "-m", "flows.cli", "audit", "refs.txt", "--job", "j"]
+            + ["--chunk-size", "1", "--out", "out"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 240
+            while not registry.log and time.monotonic() < deadline:  # waiting on an answer
+                assert run.poll() is None, run.communicate()
+                time.sleep(0.2)
+            assert registry.log, "the run never asked the registry"
+            time.sleep(1.0)
+            run.send_signal(signum)
+            sent = time.monotonic()
+            _, stderr = run.communicate(timeout=30)
+            took = time.monotonic() - sent
+        finally:
+            if run.poll() is None:
+                run.kill()
+    assert took <= 5.0, f"took {took:.1f} s to stop"
+    assert run.returncode == 128 + signum
+    assert "Traceback" not in stderr
+    assert [line for line in stderr.splitlines() if line.strip()] == [
+        line for line in stderr.splitlines() if line.startswith("citeaudit: stopped")
+    ]
+    assert not list(tmp_path.rglob("*.tmp"))
+    assert not (tmp_path / "out" / "j" / "citations.parquet").exists()

@@ -1,0 +1,62 @@
+"""Which works a job's bibliography and exports list, under which key, with which outcome."""
+
+import bibtexparser
+
+from models.audit import Provenance, Reference, Status, ValidationResult
+from models.csl import CSLItem
+from tasks.render.exports import to_bibtex, to_csl_json
+from tasks.render.selection import bibliography_items, export_entries
+
+
+def ref(cid: str, key: str, **fields: object) -> Reference:
+    return Reference.model_validate(
+        {
+            "citation_id": cid,
+            "item": CSLItem.model_validate({"id": key, **fields}),
+            "provenance": Provenance(source_file="refs.bib", entry_key=key),
+        }
+    )
+
+
+def result(cid: str, status: Status, reason: str = "", **flags: bool) -> ValidationResult:
+    return ValidationResult(citation_id=cid, status=status, reason=reason, **flags)
+
+
+REFS = [
+    ref("c1", "tosatto2015", title="Single-molecule FRET", DOI="https://doi.org/10.1038/srep16696"),
+    ref("c2", "made2023up", title="A fabricated paper"),
+    ref("c3", "12", title="From a plain list"),  # a line number, not a key
+    ref("c4", "gone2020", title="Not there", DOI="10.1/none"),
+    ref("c5", "retracted2019", title="Retracted"),
+]
+RESULTS = {
+    r.citation_id: r
+    for r in [
+        result("c1", Status.UNVERIFIED, "could not check DOI: timeout"),
+        result("c2", Status.UNMATCHED, "no confident match"),
+        result("c3", Status.VERIFIED, "matched"),
+        result("c4", Status.NOT_FOUND, "no such DOI"),
+        result("c5", Status.VERIFIED, "agrees", retracted=True),
+    ]
+}
+
+
+def test_left_out_works_and_a_doi_given_as_a_url() -> None:
+    items = bibliography_items(REFS, RESULTS)
+    assert [i.id for i in items] == ["c1", "c2", "c3"]  # not_found and retracted left out
+    assert items[0].DOI == "10.1038/srep16696"  # never https://doi.org/https://doi.org/...
+
+
+def test_exports_keep_the_input_keys_and_carry_the_outcome() -> None:
+    entries = export_entries(bibliography_items(REFS, RESULTS), REFS, RESULTS)
+    library = bibtexparser.parse_string(to_bibtex(entries))
+    keys = [e.key for e in library.entries]
+    assert keys[:2] == ["tosatto2015", "made2023up"]
+    assert keys[2] == "anonndplain"  # the plain list's line gave no key: one is made
+    fields = library.entries[0].fields_dict
+    assert fields["doi"].value == "10.1038/srep16696"
+    assert fields["keywords"].value == "citeaudit:unverified"
+    assert "tosatto2015: citeaudit: unverified. could not check DOI: timeout" in [
+        c.comment for c in library.comments
+    ]
+    assert '"note": "citeaudit: unmatched. no confident match"' in to_csl_json(entries)

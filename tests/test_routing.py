@@ -1,0 +1,219 @@
+"""Routing across registries (tasks/lookup.py, tasks/registries/routing.py) over real HTTP to
+the fake registry: identifiers to their registry, titles to the registries of their kind, the
+first that verifies decides, preprints cited as published, registries that cannot be asked."""
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from models.audit import Identifiers, Provenance, Reference, Status
+from models.csl import CSLDate, CSLItem, CSLName
+from tasks.lookup import lookup_references
+from tasks.registries import Registries
+from tests.fake_registry import FakeRegistry
+
+TITLE = "Attention Is All You Need"
+AUTHORS = [("Ashish", "Vaswani"), ("Noam", "Shazeer"), ("Niki", "Parmar")]
+FAST = {f"{name}_max_rate": 1000.0 for name in ("dblp", "arxiv", "s2", "europepmc")}
+UNRELATED_WORK = {
+    "DOI": "10.5555/unrelated",
+    "type": "journal-article",
+    "title": ["Soil moisture in alpine meadows"],
+    "author": [{"given": "A", "family": "Gardener"}],
+    "issued": {"date-parts": [[2001]]},
+}
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeRegistry]:
+    with FakeRegistry.empty(rate_limits=False) as registry:
+        # Crossref's search always ranks something: an empty answer would be unusable.
+        registry.add_crossref_work(UNRELATED_WORK)
+        yield registry
+
+
+def registries_for(fake: FakeRegistry, **options: Any) -> Registries:
+    settings = {"max_attempts": 2, "backoff_base_s": 0.01, "s2_api_key": None, **FAST, **options}
+    return Registries.from_settings(fake.settings(**settings))
+
+
+def dblp_hit(venue: str, key: str = "conf/nips/VaswaniSPUJGKP17") -> dict[str, Any]:
+    people = [{"@pid": str(n), "text": f"{g} {f} 0001"} for n, (g, f) in enumerate(AUTHORS)]
+    info = {"authors": {"author": people}, "title": f"{TITLE}.", "venue": venue, "year": "2017"}
+    return {"info": {**info, "type": "Conference and Workshop Papers", "key": key}}
+
+
+def arxiv_entry(arxiv_id: str = "1706.03762") -> str:
+    names = "".join(f"<author><name>{g} {f}</name></author>" for g, f in AUTHORS)
+    return (
+        f"<entry><id>http://arxiv.org/abs/{arxiv_id}v7</id><title>{TITLE}</title>"
+        f"<published>2017-06-12T17:57:34Z</published>{names}</entry>"
+    )
+
+
+def s2_paper(paper_id: str, venue: str, **external: str) -> dict[str, Any]:
+    return {
+        "paperId": paper_id,
+        "title": TITLE,
+        "authors": [{"name": f"{g} {f}"} for g, f in AUTHORS],
+        "year": 2017,
+        "venue": venue,
+        "externalIds": external,
+    }
+
+
+def cited(key: str = "vaswani", ids: Identifiers | None = None, **fields: Any) -> Reference:
+    item = {
+        "id": key,
+        "type": "paper-conference",
+        "title": TITLE,
+        "author": [CSLName(given=g, family=f) for g, f in AUTHORS],
+        "issued": CSLDate.from_year(2017),
+        "container-title": "Advances in Neural Information Processing Systems",
+        **fields,
+    }
+    return Reference(
+        citation_id=key,
+        item=CSLItem.model_validate(item),
+        provenance=Provenance(source_file="refs.bib", entry_key=key),
+        ids=ids or Identifiers(),
+    )
+
+
+def test_a_cs_paper_is_verified_by_dblp_alone(fake: FakeRegistry) -> None:
+    fake.scholarly.add_dblp_hit(dblp_hit("NeurIPS"))
+    with registries_for(fake) as registries:
+        [result] = lookup_references([cited()], registries)
+    assert result.status is Status.VERIFIED, result.reason
+    assert (result.registry, result.matched_id) == ("dblp", "conf/nips/VaswaniSPUJGKP17")
+    assert result.asked == ["dblp"] and result.requests == {"dblp": 1.0}
+    assert fake.counts() == {"dblp_search": 1}
+
+
+def test_the_next_registry_is_asked_only_while_nothing_decided(fake: FakeRegistry) -> None:
+    fake.scholarly.add_arxiv_entry(arxiv_entry())
+    fake.scholarly.add_s2_paper(
+        s2_paper("204e3073870f", "Neural Information Processing Systems", ArXiv="1706.03762")
+    )
+    with registries_for(fake) as registries:
+        [result] = lookup_references([cited()], registries)
+    assert result.status is Status.VERIFIED and result.registry == "semantic_scholar"
+    assert result.asked == ["dblp", "semantic_scholar"]
+    assert fake.count("arxiv_search") == 0 and fake.count("works_query") == 0
+
+
+def test_a_preprint_cited_as_published_is_a_venue_mismatch(fake: FakeRegistry) -> None:
+    fake.scholarly.add_arxiv_entry(arxiv_entry())
+    claimed_cvpr = cited(ids=Identifiers(arxiv="1706.03762"), **{"container-title": "CVPR"})
+    without_id = cited("no-id", **{"container-title": "CVPR"})
+    with registries_for(fake) as registries:
+        result, searched = lookup_references([claimed_cvpr, without_id], registries)
+    assert result.status is Status.MISMATCH, result.reason
+    assert result.registry == "arxiv" and result.matched_id == "1706.03762"
+    assert "only as a preprint" in result.reason and "'CVPR'" in result.reason
+    assert result.asked == ["arxiv", "dblp", "semantic_scholar", "crossref"]
+    # Without the id, arXiv is not searched for a CS venue's paper: a preprint proves no venue.
+    assert searched.status is Status.UNMATCHED and "arxiv" not in searched.asked
+
+
+def test_the_same_preprint_cited_as_a_preprint_is_verified(fake: FakeRegistry) -> None:
+    fake.scholarly.add_arxiv_entry(arxiv_entry())
+    as_preprint = cited(**{"container-title": "arXiv preprint arXiv:1706.03762"})
+    with registries_for(fake) as registries:
+        [result] = lookup_references([as_preprint], registries)
+    assert result.status is Status.VERIFIED and result.registry == "arxiv"
+
+
+def test_arxiv_ids_are_asked_in_one_batch(fake: FakeRegistry) -> None:
+    fake.scholarly.add_arxiv_entry(arxiv_entry())
+    refs = [
+        cited("held", Identifiers(arxiv="1706.03762"), **{"container-title": "arXiv"}),
+        cited("made-up", Identifiers(arxiv="1706.99999"), **{"container-title": "arXiv"}),
+    ]
+    with registries_for(fake) as registries:
+        held, made_up = lookup_references(refs, registries)
+    assert fake.count("arxiv_ids") == 1
+    assert held.status is Status.VERIFIED and held.requests == {"arxiv": 0.5}
+    assert made_up.status is Status.NOT_FOUND
+    assert made_up.reason == "arXiv does not hold arXiv:1706.99999"
+
+
+def test_a_pmcid_is_checked_at_europe_pmc(fake: FakeRegistry) -> None:
+    fake.scholarly.add_europepmc_result(
+        {
+            "id": "PMC3301002",
+            "source": "PMC",
+            "pmcid": "PMC3301002",
+            "title": "Fluoride varnish for caries prevention in children.",
+            "authorString": "Marinho VC, Worthington HV.",
+            "pubYear": "2012",
+            "journalInfo": {"journal": {"title": "BMJ"}},
+        }
+    )
+    ref = cited(
+        "pmc",
+        Identifiers(pmcid="PMC3301002"),
+        title="Fluoride varnish for caries prevention in children",
+        author=[CSLName(given="V", family="Marinho"), CSLName(given="H", family="Worthington")],
+        issued=CSLDate.from_year(2012),
+        **{"container-title": "BMJ"},
+    )
+    with registries_for(fake) as registries:
+        [result] = lookup_references([ref], registries)
+    assert result.status is Status.VERIFIED, result.reason
+    assert (result.registry, result.asked) == ("europepmc", ["europepmc"])
+
+
+def test_a_registry_down_leaves_the_decision_to_the_others(fake: FakeRegistry) -> None:
+    fake.inject_fault("server_error", service="dblp", rate=1.0)
+    fake.scholarly.add_arxiv_entry(arxiv_entry())
+    as_preprint = cited(**{"container-title": "arXiv"})
+    with registries_for(fake) as registries:
+        verified, nobody_holds = lookup_references(
+            [as_preprint, cited("x", title="A made-up study of things")], registries
+        )
+    assert verified.status is Status.VERIFIED and verified.registry == "arxiv"
+    # DBLP could have held the second: it cannot be called unmatched while DBLP is down.
+    assert nobody_holds.status is Status.UNVERIFIED
+    assert "dblp" in nobody_holds.reason and nobody_holds.error
+
+
+def test_an_unanswered_doi_is_answered_by_semantic_scholar(fake: FakeRegistry) -> None:
+    fake.inject_fault("unavailable", service="crossref", rate=1.0)
+    fake.scholarly.add_s2_paper(s2_paper("abc123", "NeurIPS", DOI="10.5555/attention"))
+    with registries_for(fake, backoff_cap_s=0.05) as registries:
+        [result] = lookup_references([cited(ids=Identifiers(doi="10.5555/attention"))], registries)
+    assert result.status is Status.VERIFIED and result.registry == "semantic_scholar"
+    assert result.asked == ["crossref", "semantic_scholar"]
+
+
+def test_only_the_selected_registries_are_asked(fake: FakeRegistry) -> None:
+    fake.scholarly.add_dblp_hit(dblp_hit("NeurIPS"))
+    with registries_for(fake, registries="crossref") as registries:
+        [result] = lookup_references([cited()], registries)
+    assert result.status is Status.UNMATCHED and result.asked == ["crossref"]
+    assert fake.count("dblp_search") == 0
+
+
+def test_citeaudit_registries_says_what_is_asked_and_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    monkeypatch.setenv("S2_API_KEY", "s2-secret-value-123")
+    monkeypatch.delenv("OPENALEX_API_KEY", raising=False)
+    monkeypatch.setenv("CITEAUDIT_REGISTRIES", "crossref,s2,openalex")
+    shown = CliRunner().invoke(app, ["registries"])
+    assert shown.exit_code == 0, shown.output
+    rows = {line.split()[0]: line for line in shown.output.splitlines() if line.strip()}
+    assert rows["semantic_scholar"].split()[1] == "asked"
+    assert "S2_API_KEY set" in rows["semantic_scholar"]
+    assert "not asked: no OPENALEX_API_KEY" in rows["openalex"]
+    assert "not asked: not in CITEAUDIT_REGISTRIES" in rows["dblp"]
+    assert "s2-secret-value-123" not in shown.output
+    monkeypatch.setenv("CITEAUDIT_REGISTRIES", "crossref,dlbp")
+    refused = CliRunner().invoke(app, ["registries"])
+    assert refused.exit_code == 2 and "unknown registry dlbp" in refused.output
