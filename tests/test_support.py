@@ -9,12 +9,16 @@ import numpy as np
 import pytest
 from defusedxml import ElementTree
 
+from tasks.registries.arxiv import arxiv_entry_to_csl
 from tasks.registries.crossref_map import crossref_work_to_csl
+from tasks.registries.europepmc import europepmc_result_to_csl
+from tasks.registries.openalex import abstract_from_inverted_index
 from tasks.registries.pubmed_map import pubmed_article_to_csl
 from tasks.support import encoder as encoder_module
 from tasks.support.relevance import Pair, score_pairs, sentences
 
 FIXTURES = Path(__file__).parent / "fixtures"
+ATOM_NS = "http://www.w3.org/2005/Atom"
 needs_model = pytest.mark.skipif(
     not encoder_module.available(), reason="the support extra is not installed (CI installs it)"
 )
@@ -98,3 +102,26 @@ def test_pubmed_abstract_joins_its_sections() -> None:
     assert len(sections) > 1 and abstract
     for section in sections:
         assert "".join(section.itertext()).split()[0] in abstract
+
+
+def test_arxiv_summary_is_the_abstract() -> None:
+    rows = _jsonl(FIXTURES / "registry" / "arxiv_entries.jsonl.gz")
+    row = next(r for r in rows if "<summary>" in r["xml"])
+    feed = ElementTree.fromstring(
+        f'<feed xmlns="{ATOM_NS}" xmlns:arxiv="http://arxiv.org/schemas/atom">{row["xml"]}</feed>'
+    )
+    abstract = arxiv_entry_to_csl(feed[0]).item.abstract
+    summary = row["xml"].split("<summary>")[1].split("</summary>")[0]
+    assert abstract == " ".join(summary.split())
+
+
+def test_europepmc_abstract_loses_its_html() -> None:
+    result = json.loads((FIXTURES / "support" / "europepmc_core_result.json").read_text())
+    abstract = europepmc_result_to_csl(result).item.abstract
+    assert abstract and "<" not in abstract and len(abstract) > 200
+
+
+def test_openalex_inverted_index_is_read_back_in_order() -> None:
+    index = {"Despite": [0], "growing": [1], "interest": [2, 6], "in": [3], "Open": [4], "the": [5]}
+    assert abstract_from_inverted_index(index) == "Despite growing interest in Open the interest"
+    assert abstract_from_inverted_index(None) is None
