@@ -28,14 +28,13 @@ from typing import Any, Literal
 
 import polars as pl
 
-from flows.steps import JobRecord, dedupe_in_library, shared_registries, store_job
-from models.audit import Claim, InputError, Reference, Status, ValidationResult
+from flows import steps
+from flows.steps import shared_registries
+from models.audit import Checked, Claim, InputError, ReadResult, Reference, Status, ValidationResult
 from models.csl import CSLItem
 from tasks.citation_ids import citation_id_for, unused_id
-from tasks.dedupe.job import repeats_within_jobs
 from tasks.frames import reference_from_row, result_from_row
 from tasks.lookup import lookup_references
-from tasks.metrics import assess
 from tasks.read.plaintext import reference_from_line
 from tasks.render import csl_styles, exports
 from tasks.render.selection import bibliography_items, export_entries
@@ -77,10 +76,13 @@ class JobState:
     inputs: list[str] = field(default_factory=list)
     work_ids: dict[str, str] = field(default_factory=dict)
 
+    def checked(self) -> list[Checked]:
+        return [Checked(reference=r, result=self.results[r.citation_id]) for r in self.refs]
+
     def listed(self) -> list[CSLItem]:
         """The bibliography: accepted citations only (the tracker keeps rejected ones out)."""
-        accepted = [r for r in self.refs if self.results[r.citation_id].status not in REJECTED]
-        return bibliography_items(accepted, self.results, self.work_ids)
+        accepted = [c for c in self.checked() if c.result.status not in REJECTED]
+        return bibliography_items(accepted, self.work_ids)
 
     def numbers(self, items: Sequence[CSLItem]) -> dict[str, int]:
         """[n] of each listed citation: its work's place in the bibliography."""
@@ -232,7 +234,7 @@ class AgentService:
         state = self._existing(job)
         items = state.listed()
         numbers = state.numbers(items)
-        content = EXPORTERS[format](export_entries(items, state.refs, state.results))
+        content = EXPORTERS[format](export_entries(items, state.checked()))
         citations = [
             {"id": r.citation_id, "number": numbers.get(r.citation_id), "status": s.value}
             for r in state.refs
@@ -286,23 +288,17 @@ class AgentService:
     def _store(self, state: JobState) -> None:
         """dedupe -> score -> persist, as every job ends (no bibliography files: `format`
         renders on demand)."""
-        results = [state.results[r.citation_id] for r in state.refs]
-        dedupe = dedupe_in_library(state.job_id, state.refs, results, self.db)
-        state.work_ids = dict(dedupe.columns.select("citation_id", "work_id").iter_rows())
-        duplicates = repeats_within_jobs(dedupe.columns).height
-        record = JobRecord(
-            job_id=state.job_id,
-            inputs=state.inputs or [AGENT_SOURCE],
-            refs=state.refs,
-            results=results,
-            errors=state.errors,
-            claims=state.claims,
-            assessment=assess(state.refs, results, state.claims, duplicates),
-            items=state.listed(),
-            bibliographies={},
-            dedupe=dedupe,
-        )
-        store_job(record, self.out_dir, self.db)
+        checked = state.checked()
+        works = steps.dedupe(state.job_id, checked, self.db)
+        state.work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
+        job = ReadResult(references=state.refs, claims=state.claims, errors=state.errors)
+        scores = steps.score(checked, state.claims, works)
+        audited = steps.AuditedJob(state.job_id, job, checked, works, scores, state.listed())
+        inputs = state.inputs or [AGENT_SOURCE]
+        if self.out_dir is None:
+            steps.save_to_library(state.job_id, inputs, steps.job_tables(audited), works, self.db)
+        else:
+            steps.persist(steps.render(audited, []), inputs, self.out_dir, self.db)
 
     def _writer(self) -> threading.Lock:
         """One writer at a time per library in this process (each write re-stores the job)."""

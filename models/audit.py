@@ -161,6 +161,18 @@ class ValidationResult(BaseModel):
     checked_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
+class Checked(BaseModel):
+    """One citation from lookup onward: the reference as the input wrote it and what checking
+    it gave, travelling together so no stage has to re-join them by id."""
+
+    reference: Reference
+    result: ValidationResult
+
+    @property
+    def citation_id(self) -> str:
+        return self.reference.citation_id
+
+
 class RegistryRecord(BaseModel):
     """A work as a registry holds it, mapped to CSL, with the flags the registry sets on it."""
 

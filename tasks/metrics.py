@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from models.audit import Claim, Reference, Status, ValidationResult
+from models.audit import Checked, Claim, Reference, Status, ValidationResult
 from models.citation import Citation, CitationMap
 from tasks.confidence import (
     DEFAULT_CONFIDENCE,
@@ -54,17 +54,10 @@ class Assessment:
     metrics: dict[str, Any]
 
 
-def assess(
-    refs: Sequence[Reference],
-    results: Sequence[ValidationResult],
-    claims: Sequence[Claim],
-    duplicates: int = 0,
-) -> Assessment:
-    by_id = {r.citation_id: r for r in results}
+def assess(checked: Sequence[Checked], claims: Sequence[Claim], duplicates: int = 0) -> Assessment:
     domains = load_trusted_domains()
     rows = []
-    for ref in refs:
-        result = by_id[ref.citation_id]
+    for ref, result in ((c.reference, c.result) for c in checked):
         score = score_reference(ref, result)
         source = citation_from_reference(ref, result).source
         rows.append(
@@ -82,7 +75,12 @@ def assess(
             }
         )
     citation_scores = pl.DataFrame(rows, schema=SCORE_SCHEMA)
-    claim_scores = score_claims(claims, {r.citation_id: r for r in refs}, by_id)
+    claim_scores = score_claims(
+        claims,
+        {c.citation_id: c.reference for c in checked},
+        {c.citation_id: c.result for c in checked},
+    )
+    results = [c.result for c in checked]
     return Assessment(
         citation_scores,
         claim_scores,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from models.audit import Lookup, Provenance, Reference, Status
+from models.audit import Checked, Lookup, Provenance, Reference, Status
 from models.csl import CSLItem
 from tasks.frames import citations_frame, result_from_row
 from tasks.match.decide import decide_identified
@@ -47,7 +47,7 @@ def test_retraction_notice_columns_round_trip(tmp_path: Path) -> None:
     result = decide_identified(ref, Lookup(identifier=record.identifier, record=record))
     assert result.status is Status.VERIFIED and result.retracted and result.corrected
     path = tmp_path / "citations.parquet"
-    citations_frame("job", [ref], [result]).write_parquet(path)
+    citations_frame("job", [Checked(reference=ref, result=result)]).write_parquet(path)
     (row,) = pl.read_parquet(path).iter_rows(named=True)
     assert row["status"] == "verified"
     assert (row["notice_kind"], row["notice_id"], row["notice_date"]) == (

@@ -2,7 +2,7 @@
 
 import bibtexparser
 
-from models.audit import Provenance, Reference, Status, ValidationResult
+from models.audit import Checked, Provenance, Reference, Status, ValidationResult
 from models.csl import CSLItem
 from tasks.render.exports import to_bibtex, to_csl_json
 from tasks.render.selection import bibliography_items, export_entries
@@ -39,16 +39,17 @@ RESULTS = {
         result("c5", Status.VERIFIED, "agrees", retracted=True),
     ]
 }
+CHECKED = [Checked(reference=r, result=RESULTS[r.citation_id]) for r in REFS]
 
 
 def test_left_out_works_and_a_doi_given_as_a_url() -> None:
-    items = bibliography_items(REFS, RESULTS)
+    items = bibliography_items(CHECKED)
     assert [i.id for i in items] == ["c1", "c2", "c3"]  # not_found and retracted left out
     assert items[0].DOI == "10.1038/srep16696"  # never https://doi.org/https://doi.org/...
 
 
 def test_exports_keep_the_input_keys_and_carry_the_outcome() -> None:
-    entries = export_entries(bibliography_items(REFS, RESULTS), REFS, RESULTS)
+    entries = export_entries(bibliography_items(CHECKED), CHECKED)
     library = bibtexparser.parse_string(to_bibtex(entries))
     keys = [e.key for e in library.entries]
     assert keys[:2] == ["tosatto2015", "made2023up"]

@@ -20,6 +20,7 @@ import polars as pl
 import pytest
 
 from flows.audit import audit_job
+from models.job import JobParams
 from tasks.render.csl_styles import UNCONFIRMED_HEADING, UNCONFIRMED_NOTE
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -151,10 +152,12 @@ class Page(HTMLParser):
 @pytest.fixture
 def job(registry_env, tmp_path: Path) -> Path:
     audit_job(
-        inputs=[str(p) for p in INPUTS],
-        job_id="crew",
-        out_dir=str(tmp_path / "out"),
-        styles=["apa"],
+        JobParams(
+            inputs=[str(p) for p in INPUTS],
+            job_id="crew",
+            out_dir=str(tmp_path / "out"),
+            styles=["apa"],
+        )
     )
     return tmp_path / "out" / "crew"
 

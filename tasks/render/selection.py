@@ -8,7 +8,7 @@ bibliography people paste into a paper must not carry them (the report lists the
 
 from collections.abc import Mapping, Sequence
 
-from models.audit import Reference, Status, ValidationResult
+from models.audit import Checked, Status
 from models.csl import CSLItem
 from tasks.identifiers import normalize_doi
 from tasks.render.exports import ExportEntry, usable_key
@@ -19,14 +19,11 @@ UNCONFIRMED = (Status.UNMATCHED, Status.UNVERIFIED)
 
 
 def bibliography_items(
-    refs: Sequence[Reference],
-    results: Mapping[str, ValidationResult],
-    work_ids: Mapping[str, str] | None = None,
+    checked: Sequence[Checked], work_ids: Mapping[str, str] | None = None
 ) -> list[CSLItem]:
     items: list[CSLItem] = []
     seen: set[str] = set()
-    for ref in refs:
-        result = results[ref.citation_id]
+    for ref, result in ((c.reference, c.result) for c in checked):
         if result.status in EXCLUDED or result.retracted or not ref.scholarly:
             continue
         work = (work_ids or {}).get(ref.citation_id, ref.citation_id)
@@ -45,14 +42,11 @@ def bibliography_items(
     return items
 
 
-def export_entries(
-    items: Sequence[CSLItem],
-    refs: Sequence[Reference],
-    results: Mapping[str, ValidationResult],
-) -> list[ExportEntry]:
+def export_entries(items: Sequence[CSLItem], checked: Sequence[Checked]) -> list[ExportEntry]:
     """The listed items as the exports write them: under the citation key their input gave
     (a made-up one only when it gave none) and with their audit outcome."""
-    keys = {ref.citation_id: usable_key(ref.provenance.entry_key) for ref in refs}
+    keys = {c.citation_id: usable_key(c.reference.provenance.entry_key) for c in checked}
+    results = {c.citation_id: c.result for c in checked}
     return [
         ExportEntry(
             item,
@@ -64,10 +58,9 @@ def export_entries(
     ]
 
 
-def unconfirmed(
-    items: Sequence[CSLItem], results: Mapping[str, ValidationResult]
-) -> dict[str, str]:
+def unconfirmed(items: Sequence[CSLItem], checked: Sequence[Checked]) -> dict[str, str]:
     """Listed items no registry confirmed: item id -> status, for the bibliographies' marks."""
+    results = {c.citation_id: c.result for c in checked}
     return {
         item.id: results[item.id].status.value
         for item in items
