@@ -1,7 +1,7 @@
 """audit_job: one research job in, its audited outputs out.
 
-    read -> identify -> look up + decide (chunked, in parallel) -> dedupe -> score -> render
-    -> persist -> publish
+    read -> identify -> look up + decide (chunked, in parallel) -> dedupe -> support -> score
+    -> render -> persist -> publish
 
 `run_pipeline` is that line; the flow runs it with every stage a Prefect task, and
 bench/orchestration.py runs the very same line on plain function calls.
@@ -38,9 +38,10 @@ def finish_job(
     stages: Stages,
 ) -> JobSummary:
     """How every job ends once its citations are checked (no bibliographies when `styles` is
-    empty): dedupe -> score -> render -> persist -> publish."""
+    empty): dedupe -> support -> score -> render -> persist -> publish."""
     works = stages.dedupe(params.job_id, checked, params.db)
-    scores = stages.score(checked, job.claims, works)
+    supports = stages.support(job.claims, checked)
+    scores = stages.score(checked, job.claims, works, supports)
     rendered = stages.render(AuditedJob(params.job_id, job, checked, works, scores), styles)
     out = stages.persist(rendered, params.inputs, params.out_dir, params.db)
     stages.publish(rendered)
