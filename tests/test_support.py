@@ -5,10 +5,15 @@ import gzip
 import json
 from pathlib import Path
 
+import duckdb
 import numpy as np
+import polars as pl
 import pytest
 from defusedxml import ElementTree
 
+from flows.audit import run_pipeline
+from flows.steps import PLAIN
+from models.job import JobParams
 from tasks.registries.arxiv import arxiv_entry_to_csl
 from tasks.registries.crossref_map import crossref_work_to_csl
 from tasks.registries.europepmc import europepmc_result_to_csl
@@ -125,3 +130,53 @@ def test_openalex_inverted_index_is_read_back_in_order() -> None:
     index = {"Despite": [0], "growing": [1], "interest": [2, 6], "in": [3], "Open": [4], "the": [5]}
     assert abstract_from_inverted_index(index) == "Despite growing interest in Open the interest"
     assert abstract_from_inverted_index(None) is None
+
+
+@needs_model
+def test_a_crew_report_shows_which_cited_works_fit_their_claims(registry_env, tmp_path) -> None:
+    """Through the whole pipeline (plain stages, real HTTP to the fake registry): claims.parquet,
+    metrics.json and the library carry each pair's support."""
+    summary = run_pipeline(
+        JobParams(
+            inputs=[str(FIXTURES / "support" / "crew_support.md")],
+            job_id="support-1",
+            out_dir=str(tmp_path / "out"),
+        ),
+        PLAIN,
+    )
+    folder = Path(summary.out)
+    claims = pl.read_parquet(folder / "claims.parquet")
+    by_text = {row["claim_text"]: row for row in claims.iter_rows(named=True)}
+
+    def labels(start: str) -> list[str]:
+        row = next(r for text, r in by_text.items() if text.startswith(start))
+        return [pair["label"] for pair in row["citation_support"]]
+
+    assert labels("Genetically identical fish") == ["related"]
+    assert labels("Carriers of the fragile X") == ["related"]
+    assert labels("A growth hormone") == ["related"]
+    assert labels("The transformer architecture") == ["unrelated"]
+    assert labels("Triose phosphate") == ["no abstract"]
+
+    transformer = next(r for t, r in by_text.items() if t.startswith("The transformer"))
+    muscle = next(r for t, r in by_text.items() if t.startswith("A growth hormone"))
+    assert transformer["unsupported"] and transformer["strength"] == 0.0
+    assert transformer["unrelated_count"] == 1
+    assert not muscle["unsupported"] and muscle["strength"] > 0.5
+    evidence = muscle["citation_support"][0]["evidence"]
+    assert "growth hormone secretagogue" in evidence.lower()
+    triose = next(r for t, r in by_text.items() if t.startswith("Triose"))
+    assert not triose["unsupported"]  # no abstract: undecided, never counted against the claim
+
+    metrics = json.loads((folder / "metrics.json").read_text())
+    assert metrics["claim_support"] == {
+        "pairs": 5,
+        "related": 3,
+        "unrelated": 1,
+        "no_abstract": 1,
+    }
+    with duckdb.connect(str(tmp_path / "citeaudit.duckdb"), read_only=True) as library:
+        stored = library.sql(
+            "select sum(unrelated_count) from claims where job_id = 'support-1'"
+        ).fetchone()
+    assert stored == (1,)
