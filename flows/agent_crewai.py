@@ -10,9 +10,9 @@ one research job (the crew run), named when the crew is built. Bad arguments are
 from typing import Any
 
 from crewai.tools import BaseTool
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
-from flows.agent_service import AgentError, AgentService, Answer
+from flows.agent_service import SOURCE_KINDS, AgentError, AgentService, Answer
 
 OPERATIONS = ("add", "validate", "format", "export", "list")
 
@@ -63,50 +63,36 @@ class CitationManager(BaseTool):
     out_dir: str | None = Field(None, description="also rewrite the job's folder here")
     offline: bool = False
 
-    def _run(self, operation: str, **arguments: Any) -> str:
+    def _run(self, **arguments: Any) -> str:
         try:
-            return self.answer(operation, **arguments).text
+            return self.answer(CitationInput.model_validate(arguments)).text
+        except ValidationError as exc:
+            return "Error: " + "; ".join(f"{e['loc'][0]}: {e['msg']}" for e in exc.errors())
         except AgentError as exc:
             return f"Error: {exc}"
 
-    def answer(
-        self,
-        operation: str,
-        doi: str | None = None,
-        pmid: str | None = None,
-        arxiv: str | None = None,
-        url: str | None = None,
-        reference: str | None = None,
-        claim: str | None = None,
-        citation_ids: list[str] | str | None = None,
-        format_type: str = "intext",
-        page_number: str | None = None,
-        style: str | None = None,
-        export_format: str = "bibtex",
-    ) -> Answer:
+    def answer(self, arguments: CitationInput) -> Answer:
         """The operation's answer, text and JSON (for programs driving the tool directly)."""
         service = AgentService(self.db, self.out_dir, self.offline)
-        op = (operation or "").strip().lower()
-        if op == "add":
+        operation = arguments.operation.strip().lower()
+        if operation == "add":
+            sources = {kind: getattr(arguments, kind) for kind in SOURCE_KINDS}
             return service.add(
-                self.job,
-                doi=doi,
-                pmid=pmid,
-                arxiv=arxiv,
-                url=url,
-                reference=reference,
-                claim=claim,
-                page=page_number,
+                self.job, **sources, claim=arguments.claim, page=arguments.page_number
             )
-        if op == "validate":
+        if operation == "validate":
             return service.validate(self.job)
-        if op == "format":
-            ids = citation_ids.split(",") if isinstance(citation_ids, str) else citation_ids
+        if operation == "format":
+            ids = arguments.citation_ids
             return service.format(
-                self.job, style=style, ids=ids, kind=format_type, page=page_number
+                self.job,
+                style=arguments.style,
+                ids=ids.split(",") if isinstance(ids, str) else ids,
+                kind=arguments.format_type,
+                page=arguments.page_number,
             )
-        if op == "export":
-            return service.export(self.job, format=export_format)
-        if op == "list":
+        if operation == "export":
+            return service.export(self.job, format=arguments.export_format)
+        if operation == "list":
             return service.list_citations(self.job)
-        raise AgentError(f"unknown operation {operation!r} (use {', '.join(OPERATIONS)})")
+        raise AgentError(f"unknown operation {arguments.operation!r} (use {', '.join(OPERATIONS)})")

@@ -345,8 +345,13 @@ class AgentService:
             number = numbers.get(ref.citation_id)
             in_text = None
             if entry is not None and number is not None:
-                cite = entry.citation.text
-                in_text = cite if numeric else f"{cite} [{number}]"
+                item = items[entry.position]
+                if numeric:
+                    in_text = entry.citation.text
+                elif item.author or item.title:
+                    in_text = f"{entry.citation.text} [{number}]"
+                else:  # an unchecked bare identifier: `(n.d.)` would say nothing
+                    in_text = f"[{number}]"
             answers.append(
                 {
                     "id": ref.citation_id,

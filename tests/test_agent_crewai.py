@@ -58,6 +58,9 @@ def test_crewai_runs_each_operation_through_the_tools_schema(registry_env, tmp_p
     assert tool.run(operation="format", citation_ids="9") == (
         "Error: job crew-1 has no citation '9' (give an id or a number)"
     )
+    assert tool.run(operation="list", page_number=["x"]) == (
+        "Error: page_number: Input should be a valid string"
+    )
 
 
 def test_the_example_crew_is_built_with_the_tool(monkeypatch):

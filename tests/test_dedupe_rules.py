@@ -12,7 +12,7 @@ from bench.dedupe_sources import names, reference
 from models.audit import Reference
 from models.csl import CSLDate, CSLItem
 from tasks.dedupe import DedupeResult, assign_works, records_frame
-from tasks.dedupe.candidates import candidate_pairs
+from tasks.dedupe.candidates import Blocking, candidate_pairs
 from tasks.dedupe.records import title_form
 from tasks.dedupe.similarity import teams_apart, venues_alike
 
@@ -392,12 +392,12 @@ def _candidates(*refs: Reference) -> set[tuple[int, int]]:
     records = records_frame(list(refs)).with_columns(
         new=pl.lit(True), work_id=pl.lit(None, pl.Utf8)
     )
-    pairs = candidate_pairs(records)
+    # No title-word keys: only the containment join (first author, year, title inside title).
+    pairs = candidate_pairs(records, Blocking(keys=0, head_words=0))
     return set(zip(pairs["a"], pairs["b"], strict=True))
 
 
 def test_a_title_inside_another_by_its_author_is_a_candidate_from_four_words_on() -> None:
-    # Neither shares the other's rarest title words, so only the containment join pairs them.
     long = "SIGMOD challenges paper: database issues in telecommunications network management"
     assert _candidates(
         _printed("long", long, "Ilsoo Ahn", "SIGMOD", 1994),

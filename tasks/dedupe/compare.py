@@ -15,6 +15,7 @@ from tasks.dedupe.records import CONFLICT_KINDS
 from tasks.dedupe.similarity import (
     SURNAME_SCORERS,
     TITLE_SCORERS,
+    TITLE_WORDS_SCORERS,
     first_page,
     part_similarity,
     similarity,
@@ -22,6 +23,7 @@ from tasks.dedupe.similarity import (
     venues_alike,
 )
 from tasks.dedupe.thresholds import DedupeThresholds
+from tasks.dedupe.weights import in_domain, load_weights
 
 MERGE, LINK, DISTINCT = "merge", "link", "distinct"
 
@@ -60,6 +62,25 @@ def score_pairs(
     points from a to b), `score` in [0, 1] (of a merge), `vote` (for average linkage),
     `venues_alike` and `forms_alike` (both demos, posters, introductions or neither: merges
     between alike records go first)."""
+    scored, apart = compared_pairs(records, pairs, thresholds)
+    # Lazily, so that polars evaluates each rule once (common subexpressions): the decision,
+    # label, link direction, score and vote all read the same rules; eagerly each read them anew.
+    decided = (
+        scored.lazy()
+        .with_columns(**_decide(scored, thresholds))
+        .select(
+            "a", "b", "decision", "label", "forward", "score", "vote", "venues_alike", "forms_alike"
+        )
+        .collect()
+    )
+    return pl.concat([decided, apart], how="vertical_relaxed")
+
+
+def compared_pairs(
+    records: pl.DataFrame, pairs: pl.DataFrame, thresholds: DedupeThresholds
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The pairs the rules decide, with both records' keys (`<column>_a`, `<column>_b`) and
+    their similarities; and the pairs too unlike to reach the rules, already decided distinct."""
     title_sim = similarity(records["title_key"], pairs["a"], pairs["b"], TITLE_SCORERS)
     # Where numbers may differ, whether one title is part of the other tells a dropped subtitle.
     numbered = records["title_key"].str.contains(r"\d").fill_null(False)
@@ -109,18 +130,9 @@ def score_pairs(
             thresholds.team_strangers,
         ),
         venues_alike=venues_alike(records["container"].gather(a), records["container"].gather(b)),
+        title_words_sim=similarity(records["title_key"], a, b, TITLE_WORDS_SCORERS),
     )
-    # Lazily, so that polars evaluates each rule once (common subexpressions): the decision,
-    # label, link direction, score and vote all read the same rules; eagerly each read them anew.
-    decided = (
-        scored.lazy()
-        .with_columns(**_decide(scored, thresholds))
-        .select(
-            "a", "b", "decision", "label", "forward", "score", "vote", "venues_alike", "forms_alike"
-        )
-        .collect()
-    )
-    return pl.concat([decided, apart], how="vertical_relaxed")
+    return scored, apart
 
 
 def _both(column: str) -> pl.Expr:
@@ -297,9 +309,19 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     topic = (
         col("department_topic") & _same("year") & same_list & col("venues_alike").fill_null(False)
     )
+    # A citation without its year (scraped ones: a venue cut off, a name or venue glued to the
+    # title, initials only) lacks what backs a looser title; there the learned weights
+    # (tasks/dedupe/weights.py) weigh all the evidence together, under the same hard stops.
+    weights = th.weights or load_weights()
+    learned = (in_domain() & (weights.probability() >= weights.threshold)).fill_null(False)
     fuzzy = (
-        (title_ok | backed | paged | in_print | placed | topic)
-        & ((author_ok & ~col("teams_apart")) | one_issue)
+        (
+            (
+                (title_ok | backed | paged | in_print | placed | topic)
+                & ((author_ok & ~col("teams_apart")) | one_issue)
+            )
+            | learned
+        )
         & year_ok
         & (~short | short_ok)
         & (~(col("recurring_a") | col("recurring_b")) | located)
@@ -397,7 +419,7 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     title_part = pl.max_horizontal(
         "title_sim",
         "part_sim",
-        pl.when(paged | in_print | placed | reworded | (backed & same_list) | topic)
+        pl.when(paged | in_print | placed | reworded | (backed & same_list) | topic | learned)
         .then(th.title)
         .otherwise(None),
     )

@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 
 from tasks.dedupe.candidates import Blocking
+from tasks.dedupe.weights import PairWeights
 
 
 @dataclass(frozen=True)
@@ -24,3 +25,6 @@ class DedupeThresholds:
     column_words: int = 4
     column_years: int = 3
     blocking: Blocking = field(default_factory=Blocking)
+    # Learned weights for pairs the rules alone do not merge; None: the fitted ones
+    # (tasks/data/dedupe_weights.json).
+    weights: PairWeights | None = None

@@ -177,14 +177,20 @@ def _rewrite(raw: str, changes: Sequence[Change]) -> str:
         return raw
     close = len(raw) - 1  # the entry's closing `}` or `)`
     body = raw[:close].rstrip()
-    indent = _indent(raw)
-    lines = "".join(f",\n{indent}{c.field} = {{{c.new}}}" for c in added)
+    indent, width = _layout(raw)
+    lines = "".join(
+        f",\n{indent}{c.field.ljust(max(width, len(c.field) + 1))}= {{{c.new}}}" for c in added
+    )
     return body.rstrip(",") + lines + ",\n" + raw[close:]
 
 
-def _indent(raw: str) -> str:
+def _layout(raw: str) -> tuple[str, int]:
+    """The indent of the entry's first field line, and the width its name takes before `=`
+    (so an added field lines up with the user's `=` column)."""
     second = raw.split("\n", 2)[1] if "\n" in raw else ""
-    return second[: len(second) - len(second.lstrip())] or "  "
+    indent = second[: len(second) - len(second.lstrip())]
+    name = second[len(indent) : second.find("=")] if "=" in second else ""
+    return indent or "  ", len(name)
 
 
 def _values(raw: str) -> dict[str, tuple[int, int, str]]:
