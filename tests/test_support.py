@@ -2,6 +2,7 @@
 the registries' own records."""
 
 import gzip
+import html
 import json
 from pathlib import Path
 
@@ -180,3 +181,7 @@ def test_a_crew_report_shows_which_cited_works_fit_their_claims(registry_env, tm
             "select sum(unrelated_count) from claims where job_id = 'support-1'"
         ).fetchone()
     assert stored == (1,)
+    report = (folder / "report.html").read_text()
+    assert "support: unrelated" in report
+    assert html.escape(evidence) in report
+    assert "cited for something it does not discuss" in (folder / "report.md").read_text()
