@@ -40,16 +40,16 @@ class CitationInput(BaseModel):
 
     operation: str = Field(description="add, validate, format, export or list")
     doi: str | None = Field(None, description="add: a DOI")
-    pmid: str | None = Field(None, description="add: a PubMed id")
+    pmid: str | int | None = Field(None, description="add: a PubMed id")
     arxiv: str | None = Field(None, description="add: an arXiv id")
     url: str | None = Field(None, description="add: an http(s) URL")
     reference: str | None = Field(None, description="add: a free-text reference")
     claim: str | None = Field(None, description="add: the claim the source supports")
-    citation_ids: list[str] | str | None = Field(
+    citation_ids: list[str | int] | str | None = Field(
         None, description="format: citation ids or numbers, e.g. ['1', '3']"
     )
     format_type: str = Field("intext", description="format: 'intext' or 'bibliography'")
-    page_number: str | None = Field(None, description="add or format: the page(s) cited")
+    page_number: str | int | None = Field(None, description="add or format: the page(s) cited")
     style: str | None = Field(None, description="format: CSL style (default apa)")
     export_format: str = Field("bibtex", description="export: 'bibtex', 'ris' or 'csljson'")
 

@@ -95,9 +95,9 @@ class JobState:
             and self.results[ref.citation_id].status not in REJECTED
         }
 
-    def find(self, key: str) -> Reference:
-        """A citation by its id or its number (`3` or `[3]`)."""
-        wanted = key.strip().strip("[]")
+    def find(self, key: str | int) -> Reference:
+        """A citation by its id or its number (`3`, `[3]` or 3)."""
+        wanted = str(key).strip().strip("[]")
         numbers = self.numbers(self.listed())
         for ref in self.refs:
             if wanted in (ref.citation_id, str(numbers.get(ref.citation_id))):
@@ -123,16 +123,17 @@ class AgentService:
         job: str,
         *,
         doi: str | None = None,
-        pmid: str | None = None,
+        pmid: str | int | None = None,
         arxiv: str | None = None,
         url: str | None = None,
         reference: str | None = None,
         claim: str | None = None,
-        page: str | None = None,
+        page: str | int | None = None,
     ) -> Answer:
         job = _job_id(job)
         values = (doi, pmid, arxiv, url, reference)
-        given = {k: v.strip() for k, v in zip(SOURCE_KINDS, values, strict=True) if v and v.strip()}
+        texts = (str(v).strip() if v is not None else "" for v in values)
+        given = {k: v for k, v in zip(SOURCE_KINDS, texts, strict=True) if v}
         if len(given) != 1:
             raise AgentError("give exactly one of doi, pmid, arxiv, url or reference")
         ((kind, value),) = given.items()
@@ -198,9 +199,9 @@ class AgentService:
         job: str,
         *,
         style: str | None = None,
-        ids: Sequence[str] | None = None,
+        ids: Sequence[str | int] | None = None,
         kind: str = "intext",
-        page: str | None = None,
+        page: str | int | None = None,
     ) -> Answer:
         job = _job_id(job)
         style = _style(style)

@@ -46,7 +46,7 @@ async def session_calls(env: dict[str, str]) -> dict:
         async with anyio.create_task_group() as group:
             for name, args in (
                 ("doi", {"doi": FRET, "claim": "FRET shows oligomers", "page": "45"}),
-                ("pmid", {"pmid": ABSENT_PMID}),
+                ("pmid", {"pmid": int(ABSENT_PMID)}),
             ):
 
                 async def add(name: str = name, args: dict = args) -> None:
@@ -56,7 +56,9 @@ async def session_calls(env: dict[str, str]) -> dict:
         seen["list"] = await call("list_citations", {"job": "crew-1"})
         seen["validate"] = await call("validate_citations", {"job": "crew-1"})
         seen["intext"] = await call(
-            "format_citations", {"job": "crew-1", "ids": ["1"], "page": "12", "style": "ieee"}
+            # numbers and pages as LLMs often send them: integers
+            "format_citations",
+            {"job": "crew-1", "ids": [1], "page": 12, "style": "ieee"},
         )
         seen["bibliography"] = await call(
             "format_citations", {"job": "crew-1", "kind": "bibliography"}

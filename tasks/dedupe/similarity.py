@@ -24,9 +24,18 @@ VENUE_ALIKE = 0.75
 
 
 def similarity(
-    column: pl.Series, a_rows: pl.Series, b_rows: pl.Series, scorers: Sequence[Callable[..., float]]
+    column: pl.Series,
+    a_rows: pl.Series,
+    b_rows: pl.Series,
+    scorers: Sequence[Callable[..., float]],
+    where: pl.Series | None = None,
 ) -> pl.Series:
-    """Best similarity in [0, 1] of column[a[i]] and column[b[i]]; null where one is missing."""
+    """Best similarity in [0, 1] of column[a[i]] and column[b[i]]; null where one is missing
+    (or where `where` is false: only the pairs asked about are scored)."""
+    if where is not None:
+        asked = similarity(column, a_rows.filter(where), b_rows.filter(where), scorers)
+        unasked = pl.Series([None] * len(a_rows), dtype=pl.Float64)
+        return unasked.scatter(where.arg_true(), asked)
     a, b = a_rows.to_numpy(), b_rows.to_numpy()
     # One Python string per involved record, shared by all its pairs (not one per pair).
     rows = np.unique(np.concatenate([a, b]))

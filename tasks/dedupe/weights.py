@@ -54,18 +54,19 @@ def _extra_words(x: str, y: str) -> pl.Expr:
     )
 
 
-def in_domain() -> pl.Expr:
-    """The pairs the weights are fitted on and decide: one record or both without a year, and
-    neither giving a volume or pages. Citations that place the work in print are decided by the
-    rules, which read volume and pages; the training pairs (DBLP-Scholar) give neither, so the
-    weights know nothing of them (on Cora they would join a paper to its follow-up by the same
-    authors: "Instance-based learning algorithms" and "Noise-tolerant ...")."""
-    col = pl.col
-    undated = col("year_a").is_null() | col("year_b").is_null()
-    unplaced = pl.all_horizontal(
-        col(f"{field}_{side}").is_null() for field in ("volume", "pages") for side in ("a", "b")
+def in_domain(records: pl.DataFrame, a: pl.Series, b: pl.Series) -> pl.Series:
+    """Whether the weights decide each pair (rows a[i], b[i] of `records`): the pairs they are
+    fitted on, one record or both without a year, and neither giving a volume or pages.
+    Citations that place the work in print are decided by the rules, which read volume and
+    pages; the training pairs (DBLP-Scholar) give neither, so the weights know nothing of them
+    (on Cora they would join a paper to its follow-up by the same authors: "Instance-based
+    learning algorithms" and "Noise-tolerant ...")."""
+    facts = records.select(
+        undated=pl.col("year").is_null(),
+        unplaced=pl.col("volume").is_null() & pl.col("pages").is_null(),
     )
-    return undated & unplaced
+    undated, unplaced = facts["undated"], facts["unplaced"]
+    return (undated.gather(a) | undated.gather(b)) & unplaced.gather(a) & unplaced.gather(b)
 
 
 def _flag(condition: pl.Expr) -> pl.Expr:
