@@ -419,12 +419,13 @@ COMPARED_FIELDS = {"title": "title", "authors": "authors", "year": "year", "cont
 
 def comparison(row: dict[str, Any]) -> list[FieldRow]:
     """The claimed entry beside the registry record, field by field; a field disagrees when the
-    decision table does not count its score as agreeing."""
+    decision table does not count its score as agreeing. Empty for a verified citation whose
+    fields all agree: there is nothing to compare."""
     if not row.get("matched_id"):
         return []
     scores = {f: row.get(f"agreement_{f}") for f in COMPARED_FIELDS}
     agreed = decide(FieldAgreement(**scores)).agreed
-    return [
+    rows = [
         FieldRow(
             name=label,
             cited=_text(row.get(f"claimed_{field}")),
@@ -434,6 +435,9 @@ def comparison(row: dict[str, Any]) -> list[FieldRow]:
         for field, label in COMPARED_FIELDS.items()
         if row.get(f"claimed_{field}") is not None or row.get(f"matched_{field}") is not None
     ]
+    # a verified citation (flagged for its notice) is worth comparing only where it differs
+    agrees = row.get("status") == "verified" and not any(r.disagrees for r in rows)
+    return [] if agrees else rows
 
 
 NOTICE_ADVICE = {
