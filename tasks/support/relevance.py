@@ -25,7 +25,7 @@ from typing import Literal, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-UNRELATED_BELOW = 0.30
+UNRELATED_BELOW = 0.35
 MIN_WORDS = 4  # shorter fragments ("Methods.", "n = 12") match anything a little
 Label = Literal["related", "unrelated", "no abstract"]
 
