@@ -10,7 +10,7 @@ request inside the registry clients, not per task."""
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -73,9 +73,10 @@ def read(paths: Sequence[str], input_format: str | None) -> ReadResult:
     return read_inputs(files, input_format)
 
 
-def identify(read: ReadResult) -> ReadResult:
-    """Citation ids (stable, unique in the job), unique claim ids, claims linked to them."""
-    claims, refs = unique_claim_ids(read.claims, assign_citation_ids(read.references))
+def identify(read: ReadResult, file_keys: Mapping[str, str] | None = None) -> ReadResult:
+    """Citation ids (stable, unique in the job; keyed by `file_keys`, source file -> content
+    digest, instead of file names when given), unique claim ids, claims linked to them."""
+    claims, refs = unique_claim_ids(read.claims, assign_citation_ids(read.references, file_keys))
     return ReadResult(references=refs, claims=link_claims(claims, refs), errors=read.errors)
 
 
@@ -262,16 +263,19 @@ def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
 
 
 def persist(rendered: Rendered, inputs: Sequence[str], out_dir: str, db: str | None) -> str:
-    """Write the job's folder and replace its rows in the DuckDB library; the folder's path."""
-    folder = JobFolder(out_dir, rendered.job_id)
-    for name in FOLDER_TABLES:
-        folder.write_parquet(f"{name}.parquet", rendered.tables[name])
-    folder.write_parquet("works.parquet", rendered.works.cited_works)
-    for name, text in rendered.files.items():
-        folder.write_text(name, text)
-    folder.write_json("metrics.json", rendered.metrics)
-    save_to_library(rendered.job_id, inputs, rendered.tables, rendered.works, db)
-    return str(folder.path)
+    """Write the job's folder and replace its rows in the DuckDB library; the folder's path.
+    The files are written beside the folder and swapped in once the library holds the rows:
+    the folder and the library rows always come from one run."""
+    target = JobFolder(out_dir, rendered.job_id)
+    with target.replacing() as folder:
+        for name in FOLDER_TABLES:
+            folder.write_parquet(f"{name}.parquet", rendered.tables[name])
+        folder.write_parquet("works.parquet", rendered.works.cited_works)
+        for name, text in rendered.files.items():
+            folder.write_text(name, text)
+        folder.write_json("metrics.json", rendered.metrics)
+        save_to_library(rendered.job_id, inputs, rendered.tables, rendered.works, db)
+    return str(target.path)
 
 
 def save_to_library(

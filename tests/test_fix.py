@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import defusedxml.ElementTree as SafeET
 from typer.testing import CliRunner
 
 from flows.cli import app
@@ -16,6 +17,7 @@ from models.audit import Lookup, Reference, ValidationResult
 from tasks.match.decide import decide_identified, decide_unidentified
 from tasks.read import bibtex
 from tasks.registries.crossref_map import crossref_work_to_csl
+from tasks.registries.pubmed_map import pubmed_article_to_csl
 from tasks.render.fix import fix_bibtex
 from tests.fake_registry.fixtures import point_env_at
 
@@ -187,3 +189,18 @@ def test_fix_usage_errors(tmp_path: Path) -> None:
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 2, (args, result.output)
     assert bib.read_text() == "@article{a, title={A title}}\n"
+
+
+def test_a_missing_title_comes_from_pubmed_without_its_full_stop(tmp_path: Path) -> None:
+    xml = (ROOT / "tests/fixtures/registries/pubmed_36987902.xml").read_bytes()
+    article = next(e for e in SafeET.fromstring(xml) if e.tag == "PubmedArticle")
+    record = pubmed_article_to_csl(article)
+    text = "@article{bruserud2023,\n  author = {Bruserud, Ø. and Arnes, K. and others},\n}\n"
+    path = _written(tmp_path, text)
+    (ref,) = bibtex.read([path]).references
+    result = decide_identified(ref, Lookup(identifier="36987902", record=record))
+    fixed = fix_bibtex(text, [ref], {ref.citation_id: result}).text
+    assert (
+        "title  = {Patients over 75 years admitted to the National Burn Centre, Haukeland" in fixed
+    )
+    assert "2000-19}," in fixed and "2000-19.}" not in fixed
