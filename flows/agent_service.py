@@ -291,7 +291,7 @@ class AgentService:
         works = steps.dedupe(state.job_id, checked, self.db)
         state.work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
         job = ReadResult(references=state.refs, claims=state.claims, errors=state.errors)
-        scores = steps.score(checked, state.claims, works)
+        scores = steps.score(checked, state.claims, works, steps.support(state.claims, checked))
         audited = steps.AuditedJob(state.job_id, job, checked, works, scores, state.listed())
         inputs = state.inputs or [AGENT_SOURCE]
         if self.out_dir is None:

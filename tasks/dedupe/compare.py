@@ -375,23 +375,22 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     # (tasks/dedupe/weights.py) weigh all the evidence together, under the same hard stops.
     weights = th.weights or load_weights()
     learned = (col("modelled") & (weights.probability() >= weights.threshold)).fill_null(False)
-    fuzzy = (
-        (
-            (
-                (title_ok | backed | paged | in_print | placed | topic)
-                & ((author_ok & ~col("teams_apart")) | one_issue)
-            )
-            | learned
-        )
-        & year_ok
+    # What no likeness overrules: years too far apart, a short title unbacked, a recurring title
+    # unplaced, other numbers, other kinds of venue, and other pages in another year (another
+    # printing: the proceedings paper, 1988, pp. 601-606, and its journal version, 1989, pp.
+    # 377-391; a typo rarely hits both).
+    unstopped = (
+        year_ok
         & (~short | short_ok)
         & (~(col("recurring_a") | col("recurring_b")) | located)
         & ~numerals_apart.fill_null(False)
         & ~venues_apart
-        # Other pages in another year are another printing: the proceedings paper (1988, pp.
-        # 601-606) and its journal version (1989, pp. 377-391). A typo rarely hits both.
         & ~(pages_apart & _differ("year"))
     )
+    ruled_alike = (title_ok | backed | paged | in_print | placed | topic) & (
+        (author_ok & ~col("teams_apart")) | one_issue
+    )
+    fuzzy = (ruled_alike | learned) & unstopped
     near_version = (
         (title_ok | learned)
         & author_ok
@@ -489,6 +488,9 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         "same_source": _same("source"),
         "title_part": title_part,
         "fuzzy_score": fuzzy_score,
+        # Left apart by the learned weights alone, no hard stop: a scraped record too garbled
+        # to vouch for (authors "esther, eric" for Pacitti and Simon), not one set apart.
+        "unvouched": col("modelled") & ~ruled_alike & unstopped.fill_null(False),
     }
 
 
@@ -519,9 +521,11 @@ def _decide(th: DedupeThresholds) -> dict[str, pl.Expr]:
         "score": pl.when(ruled_merge).then(1.0).otherwise(evidence["fuzzy_score"].round(4)),
         # A pair's say in average linkage: identifiers 1, a title match its title similarity,
         # a pair the rules set apart (author, year, identifiers, kind) 0.
+        # A pair left apart only because it says too little (`unvouched`) counts like a pair too
+        # unlike to compare: by its title.
         "vote": pl.when(ruled_merge)
         .then(1.0)
-        .when(decision.eq(MERGE))
+        .when(decision.eq(MERGE) | (decision.eq(DISTINCT) & evidence["unvouched"]))
         .then(evidence["title_part"])
         .otherwise(0.0),
     }
