@@ -24,7 +24,10 @@ if TYPE_CHECKING:
     from tasks.store import Library
 
 app = typer.Typer(
-    help="Audit research citations against Crossref and PubMed.",
+    help=(
+        "Audit research citations against Crossref, PubMed, DBLP, arXiv, Semantic Scholar, "
+        "OpenAlex and Europe PMC (`citeaudit registries` lists those asked)."
+    ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -48,7 +51,8 @@ def citeaudit(
         typer.Option("--version", callback=show_version, is_eager=True, help="Print the version."),
     ] = False,
 ) -> None:
-    """Audit research citations against Crossref and PubMed."""
+    """Audit research citations against Crossref, PubMed, DBLP, arXiv, Semantic Scholar,
+    OpenAlex and Europe PMC (`citeaudit registries` lists those asked)."""
 
 
 def usage_error(message: str) -> NoReturn:
