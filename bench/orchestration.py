@@ -1,5 +1,5 @@
-"""Prefect's cost per citation: `audit_job` offline on N citations vs the same stages called as
-plain functions (each task's `.fn`), both writing a job folder and a library; goal <= 5 ms.
+"""Prefect's cost per citation: `audit_job` offline on N citations vs the same pipeline on plain
+function calls (`run_pipeline`), both writing a job folder and a library; goal <= 5 ms.
 
     cost per citation = (flow wall - plain wall) / N
 
@@ -17,43 +17,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import flows.quiet  # noqa: F401  (before prefect)
-from flows import steps
-from flows.audit import DEFAULT_CHUNK
-from tasks.citation_ids import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
-from tasks.dedupe.job import repeats_within_jobs
-from tasks.render.selection import bibliography_items
+from flows.audit import run_pipeline
+from models.job import DEFAULT_CHUNK, JobParams
 from tests.reliability_data import bundled_works, synthetic_works, write_doi_list
 
 STYLES = ["apa"]
 
 
-def plain_job(inputs: list[str], job_id: str, out_dir: str, db: str) -> None:
-    """audit_job's stages (flows/audit.py), without Prefect: keep in step with the flow."""
-    read = steps.read_step.fn(inputs, None)
-    claims, refs = unique_claim_ids(read.claims, assign_citation_ids(read.references))
-    claims = link_claims(claims, refs)
-    results = [
-        r for chunk in plan_chunks(refs, DEFAULT_CHUNK) for r in steps.lookup_chunk.fn(chunk, True)
-    ]
-    works = steps.dedupe_step.fn(job_id, refs, results, db)
-    duplicates = repeats_within_jobs(works.columns).height
-    assessment = steps.assess_step.fn(refs, results, claims, duplicates=duplicates)
-    work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
-    items = bibliography_items(refs, {r.citation_id: r for r in results}, work_ids)
-    bibliographies = steps.render_step.fn(items, STYLES)
-    job = steps.JobRecord(
-        job_id=job_id,
-        inputs=inputs,
-        refs=refs,
-        results=results,
-        errors=read.errors,
-        claims=claims,
-        assessment=assessment,
-        items=items,
-        bibliographies=bibliographies,
-        dedupe=works,
+def params(source: str, job_id: str, out_dir: str, db: str) -> JobParams:
+    return JobParams(
+        inputs=[source], job_id=job_id, out_dir=out_dir, db=db, offline=True, styles=STYLES
     )
-    steps.persist_step.fn(job, out_dir, db)
 
 
 def timed(run: Callable[[], object]) -> float:
@@ -75,15 +49,17 @@ def main() -> None:
     out = str(work / "out")
 
     def flow_job(job_id: str) -> None:
-        db = str(work / f"{job_id}.duckdb")
-        audit_job(inputs=[source], job_id=job_id, out_dir=out, db=db, offline=True, styles=STYLES)
+        audit_job(params(source, job_id, out, str(work / f"{job_id}.duckdb")))
+
+    def plain_job(job_id: str) -> None:
+        run_pipeline(params(source, job_id, out, str(work / f"{job_id}.duckdb")))
 
     with prefect_test_harness(server_startup_timeout=120):
         print(f"machine load before: {os.getloadavg()[0]:.2f} (1 min), nproc {os.cpu_count()}")
         flow_job("warm-flow")  # imports, server tables and caches warm for both
-        plain_job([source], "warm-plain", out, str(work / "warm-plain.duckdb"))
+        plain_job("warm-plain")
         flow_s = timed(lambda: flow_job("flow"))
-        plain_s = timed(lambda: plain_job([source], "plain", out, str(work / "plain.duckdb")))
+        plain_s = timed(lambda: plain_job("plain"))
         print(f"machine load after: {os.getloadavg()[0]:.2f}")
     print(
         f"{n} citations offline, chunks of {DEFAULT_CHUNK}, styles {STYLES}: "

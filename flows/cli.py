@@ -20,10 +20,14 @@ import flows.quiet  # noqa: F401  (must come before anything imports prefect)
 from flows.fix import fix
 
 if TYPE_CHECKING:
+    from models.job import JobSummary
     from tasks.store import Library
 
 app = typer.Typer(
-    help="Audit research citations against Crossref and PubMed.",
+    help=(
+        "Audit research citations against Crossref, PubMed, DBLP, arXiv, Semantic Scholar, "
+        "OpenAlex and Europe PMC (`citeaudit registries` lists those asked)."
+    ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -47,7 +51,8 @@ def citeaudit(
         typer.Option("--version", callback=show_version, is_eager=True, help="Print the version."),
     ] = False,
 ) -> None:
-    """Audit research citations against Crossref and PubMed."""
+    """Audit research citations against Crossref, PubMed, DBLP, arXiv, Semantic Scholar,
+    OpenAlex and Europe PMC (`citeaudit registries` lists those asked)."""
 
 
 def usage_error(message: str) -> NoReturn:
@@ -81,33 +86,29 @@ def parse_gate(text: str) -> set[str]:
     return wanted
 
 
-def gate_failed(summary: dict[str, Any], gate: set[str]) -> bool:
-    counts = dict(summary["status_counts"])
-    counts[RETRACTED] = int(summary.get("metrics", {}).get(RETRACTED, 0))
+def gate_failed(summary: "JobSummary", gate: set[str]) -> bool:
+    counts = dict(summary.status_counts)
+    counts[RETRACTED] = int(summary.metrics.get(RETRACTED, 0))
     return any(counts.get(outcome, 0) for outcome in gate)
 
 
-def print_summary(summary: dict[str, object]) -> None:
+def print_summary(summary: "JobSummary") -> None:
     from rich.table import Table
 
-    out.print(f"job {summary['job_id']}: {summary['citations']} citations", highlight=False)
+    out.print(f"job {summary.job_id}: {summary.citations} citations", highlight=False)
     table = Table()
     table.add_column("status")
     table.add_column("count", justify="right")
-    counts = summary["status_counts"]
-    assert isinstance(counts, dict)
-    for status, count in counts.items():
+    for status, count in summary.status_counts.items():
         table.add_row(status, str(count))
     out.print(table)
-    flagged = summary.get("flagged") or []
-    assert isinstance(flagged, list)
     # Unverified citations usually share one cause (offline, registry down): say it once.
-    unchecked = Counter(f["error"] or f["reason"] for f in flagged if f["label"] == "unverified")
-    flagged = [f for f in flagged if f["label"] != "unverified"]
+    unchecked = Counter(f.error or f.reason for f in summary.flagged if f.label == "unverified")
+    flagged = [f for f in summary.flagged if f.label != "unverified"]
     if flagged:
         out.print(f"[red]{len(flagged)} citation(s) need attention:[/red]")
         for f in flagged[:20]:
-            line = f"  {f['label']}  {f['source_file']}:{f['entry_key']}: {f['reason']}"
+            line = f"  {f.label}  {f.source_file}:{f.entry_key}: {f.reason}"
             out.print(line, markup=False, highlight=False, soft_wrap=True)
         if len(flagged) > 20:
             out.print(f"  ... and {len(flagged) - 20} more (see report.html)")
@@ -115,16 +116,15 @@ def print_summary(summary: dict[str, object]) -> None:
         out.print(f"[yellow]{unchecked.total()} citation(s) could not be checked:[/yellow]")
         for reason, count in unchecked.most_common(5):
             out.print(f"  {count} x {reason}", markup=False, highlight=False, soft_wrap=True)
-    errors = summary.get("input_errors_list") or []
-    assert isinstance(errors, list)
+    errors = summary.input_errors
     if errors:
         out.print(f"[yellow]{len(errors)} input error(s):[/yellow]")
         for e in errors[:20]:
-            where = ":".join(str(x) for x in (e["source_file"], e["entry_key"] or e["line"]) if x)
-            out.print(f"  {where}: {e['reason']}", markup=False, highlight=False, soft_wrap=True)
+            where = ":".join(str(x) for x in (e.source_file, e.entry_key or e.line) if x)
+            out.print(f"  {where}: {e.reason}", markup=False, highlight=False, soft_wrap=True)
         if len(errors) > 20:
             out.print(f"  ... and {len(errors) - 20} more (see input_errors.parquet)")
-    out.print(f"outputs: {summary['out']}", highlight=False)
+    out.print(f"outputs: {summary.out}", highlight=False)
 
 
 @contextmanager
@@ -179,7 +179,7 @@ def prefect_api() -> Iterator[None]:
         internal_error(str(exc))
 
 
-def run_flow(flow_name: str, workers: int, **parameters: Any) -> dict[str, Any]:
+def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
     """Run the job flow `module:name` in this process on `workers` task threads, with progress
     bars, against the run's Prefect API (imported only once that API is set)."""
     import importlib
@@ -197,9 +197,7 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> dict[str, Any]:
         try:
             with progress_bars():
                 runner = task_runner(workers=workers)
-                summary: dict[str, Any] = flow.with_options(
-                    task_runner=runner, on_running=[note_run]
-                )(**parameters)
+                summary = flow.with_options(task_runner=runner, on_running=[note_run])(**parameters)
         except NotABibliography as exc:  # an input changed after it was checked
             usage_error(str(exc))
         except Exception as exc:
@@ -250,15 +248,15 @@ def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir
         usage_error(f"configuration: {exc}")
 
 
-def open_library(db: str | None) -> "Library":
-    """The library for commands that only read it: a mistyped path is an error, not a new
-    empty library."""
+def open_library(db: str | None, read_only: bool = True) -> "Library":
+    """An existing library (a mistyped path is an error, not a new empty library), read-only
+    unless the command changes it."""
     from tasks.store import Library, db_path_from_env
 
     path = db_path_from_env(db)
     if not path.is_file():
         usage_error(f"no library at {path} (set --db or CITEAUDIT_DB)")
-    return Library(path)
+    return Library(path, read_only=read_only)
 
 
 @app.command()
@@ -301,9 +299,9 @@ def audit(
         if unknown or not chosen_styles:
             known = ", ".join(STYLES)
             usage_error(f"--styles: unknown style {', '.join(unknown)} (known: {known})")
-    summary = run_flow(
-        "flows.audit:audit_job",
-        workers,
+    from models.job import JobParams, JobSummary
+
+    params = JobParams(
         inputs=[str(p) for p in inputs],
         job_id=job,
         out_dir=str(out_dir),
@@ -313,6 +311,7 @@ def audit(
         chunk_size=chunk_size,
         styles=chosen_styles,
     )
+    summary: JobSummary = run_flow("flows.audit:audit_job", workers, params=params)
     print_summary(summary)
     if gate_failed(summary, gate):
         raise typer.Exit(1)
@@ -353,22 +352,24 @@ def import_(
     check_inputs(job, inputs, input_format, out_dir)
     if batch_size < 1 or chunk_size < 1 or workers < 1:
         usage_error("--batch-size, --chunk-size and --workers must be at least 1")
-    summary = run_flow(
-        "flows.bulk:bulk_import",
-        workers,
+    from models.job import BulkSummary, JobParams
+
+    params = JobParams(
         inputs=[str(p) for p in inputs],
         job_id=job,
         out_dir=str(out_dir),
         db=db,
         offline=offline,
         input_format=input_format,
-        batch_size=batch_size,
         chunk_size=chunk_size,
+    )
+    summary: BulkSummary = run_flow(
+        "flows.bulk:bulk_import", workers, params=params, batch_size=batch_size
     )
     print_summary(summary)
     out.print(
-        f"{summary['batches']} batches, {summary['batches_skipped']} already stored"
-        + ("; bibliographies skipped (list too long)" if summary["bibliographies_skipped"] else "")
+        f"{summary.batches} batches, {summary.batches_skipped} already stored"
+        + ("; bibliographies skipped (list too long)" if summary.bibliographies_skipped else "")
     )
 
 
@@ -379,7 +380,8 @@ def report(
     db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
 ) -> None:
     """Reprint a job's summary from the library, and where its report is."""
-    from models.audit import Status
+    from models.audit import InputError, Status
+    from models.job import Flagged, JobSummary
     from tasks.report import flagged_list
 
     with open_library(db) as library:
@@ -390,14 +392,14 @@ def report(
         citations = library.table("citations", job)
     html_report = out_dir / job / "report.html"
     print_summary(
-        {
-            "job_id": job,
-            "citations": row["n_citations"],
-            "status_counts": {s.value: row["status_counts"].get(s.value, 0) for s in Status},
-            "input_errors_list": errors.to_dicts(),
-            "flagged": flagged_list(citations) if citations.height else [],
-            "out": html_report if html_report.is_file() else f"{out_dir / job} (not found)",
-        }
+        JobSummary(
+            job_id=job,
+            citations=row["n_citations"],
+            status_counts={s.value: row["status_counts"].get(s.value, 0) for s in Status},
+            input_errors=[InputError.model_validate(e) for e in errors.to_dicts()],
+            flagged=[Flagged.model_validate(f) for f in flagged_list(citations)],
+            out=str(html_report) if html_report.is_file() else f"{out_dir / job} (not found)",
+        )
     )
 
 
@@ -437,7 +439,7 @@ def dedupe(
     from tasks.dedupe.job import repeats_within_jobs
     from tasks.dedupe.rebuild import rededupe, refreshed_records
 
-    with open_library(db) as library:
+    with open_library(db, read_only=False) as library:
         records = refreshed_records(library.table("dedupe_records"), library.table("citations"))
         if not records.height:
             usage_error("the library holds no citations to dedupe")

@@ -22,18 +22,28 @@ def report(stage: str, done: int, total: int) -> None:
 
 
 class ArtifactProgress:
-    """Progress shown on the flow run in the Prefect UI (a progress artifact)."""
+    """Progress shown on the flow run in the Prefect UI (a progress artifact); outside a flow
+    run (the plain pipeline) there is no UI and it shows nothing."""
 
     def __init__(self, kind: str, job_id: str, description: str) -> None:
         from prefect.artifacts import create_progress_artifact
+        from prefect.context import FlowRunContext
 
-        key = f"{kind}-{''.join(c if c.isalnum() else '-' for c in job_id.lower())}"
+        from flows.artifacts import artifact_key
+
+        self.artifact: UUID | None = None
+        if FlowRunContext.get() is None:
+            return
         # sync_compatible: called from a sync flow it returns the id, not a coroutine
         self.artifact = cast(
-            UUID, create_progress_artifact(progress=0.0, key=key, description=description)
+            UUID,
+            create_progress_artifact(
+                progress=0.0, key=artifact_key(kind, job_id), description=description
+            ),
         )
 
     def update(self, done: int, total: int) -> None:
         from prefect.artifacts import update_progress_artifact
 
-        update_progress_artifact(self.artifact, 100.0 * done / max(total, 1))
+        if self.artifact is not None:
+            update_progress_artifact(self.artifact, 100.0 * done / max(total, 1))

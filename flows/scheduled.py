@@ -15,14 +15,13 @@ rows are keyed by (job_id, citation_id) throughout; each identifier is still ask
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 import polars as pl
 from prefect import flow, task
-from prefect.artifacts import create_markdown_artifact
 
-from flows import progress
-from models.audit import Reference, ValidationResult
+from flows import artifacts, progress
+from models.audit import Checked, Reference
+from models.job import RecheckSummary
 from tasks import frames, report
 from tasks.changes import (
     CHANGES_SCHEMA,
@@ -48,46 +47,45 @@ def stale_step(db: str | None, before: datetime, job_ids: list[str] | None) -> p
 
 
 @task(name="recheck")
-def recheck_step(refs: Sequence[Reference], chunk_size: int) -> list[ValidationResult]:
+def recheck_step(refs: Sequence[Reference], chunk_size: int) -> list[Checked]:
     """Ask the registries again, bypassing the HTTP cache: a cached answer is exactly the stale
     knowledge this audit exists to replace. One client set, so the rate limits hold. One
     result per reference, in `refs` order (chunks group them by identifier)."""
     settings = RegistrySettings(cache_enabled=False)
-    results: dict[int, ValidationResult] = {}
+    checked: dict[int, Checked] = {}
     progress.report("recheck", 0, len(refs))
     with Registries.from_settings(settings) as registries:
         for chunk in chunks_by_identifier(refs, chunk_size):
-            checked = lookup_references([refs[index] for index in chunk], registries)
-            results.update(zip(chunk, checked, strict=True))
-            progress.report("recheck", len(results), len(refs))
-    return [results[index] for index in range(len(refs))]
+            chunk_refs = [refs[index] for index in chunk]
+            results = lookup_references(chunk_refs, registries)
+            checked.update(
+                (index, Checked(reference=ref, result=result))
+                for index, ref, result in zip(chunk, chunk_refs, results, strict=True)
+            )
+            progress.report("recheck", len(checked), len(refs))
+    return [checked[index] for index in range(len(refs))]
 
 
-def _job_rows(job_id: str, pairs: list[tuple[Reference, ValidationResult]]) -> pl.DataFrame:
+def _job_rows(job_id: str, checked: list[Checked]) -> pl.DataFrame:
     """One job's re-checked citation rows with their scores (citation ids unique within it)."""
-    refs, results = [ref for ref, _ in pairs], [result for _, result in pairs]
     rows = pl.DataFrame(
-        [frames.citation_row(job_id, ref, result) for ref, result in pairs],
+        [frames.citation_row(job_id, c.reference, c.result) for c in checked],
         schema=frames.CITATION_SCHEMA,
     )
-    scores = assess(refs, results, [], duplicates=0).citation_scores
+    scores = assess(checked, [], duplicates=0).citation_scores
     return rows.join(scores, on="citation_id", how="left")
 
 
-def rechecked_rows(
-    before: pl.DataFrame, refs: Sequence[Reference], results: Sequence[ValidationResult]
-) -> pl.DataFrame:
+def rechecked_rows(before: pl.DataFrame, checked: Sequence[Checked]) -> pl.DataFrame:
     """The stored rows with their validation and score columns replaced by the new check
-    (columns other stages added, e.g. dedupe's work_id, are kept). `refs` and `results` are
-    `before`'s rows in order. A citation id names a citation only within its job (it hashes
-    provenance, so one file audited as two jobs repeats it): rows are matched by position and
-    keyed by (job_id, citation_id), and scores are computed job by job."""
-    rows: dict[str, list[tuple[Reference, ValidationResult]]] = {}
-    for job_id, ref, result in zip(before["job_id"], refs, results, strict=True):
-        if result.citation_id != ref.citation_id:
-            raise ValueError(f"result for {result.citation_id} given for {ref.citation_id}")
-        rows.setdefault(job_id, []).append((ref, result))
-    fresh = pl.concat([_job_rows(job_id, pairs) for job_id, pairs in rows.items()])
+    (columns other stages added, e.g. dedupe's work_id, are kept). `checked` holds `before`'s
+    rows in order. A citation id names a citation only within its job (it hashes provenance,
+    so one file audited as two jobs repeats it): rows are matched by position and keyed by
+    (job_id, citation_id), and scores are computed job by job."""
+    rows: dict[str, list[Checked]] = {}
+    for job_id, one in zip(before["job_id"], checked, strict=True):
+        rows.setdefault(job_id, []).append(one)
+    fresh = pl.concat([_job_rows(job_id, job_checked) for job_id, job_checked in rows.items()])
     keys = ["job_id", "citation_id"]
     replaced = [c for c in fresh.columns if c not in keys]
     kept = before.drop([c for c in replaced if c in before.columns])
@@ -104,7 +102,7 @@ def scheduled_audit(
     job_ids: list[str] | None = None,
     audit_id: str | None = None,
     chunk_size: int = DEFAULT_CHUNK,
-) -> dict[str, Any]:
+) -> RecheckSummary:
     """Re-validate library citations last checked more than `max_age_days` ago, and those
     still `unverified` (an offline import, an outage) whatever their age.
 
@@ -125,7 +123,7 @@ def scheduled_audit(
     before = stale_step(db, stale_before(now, max_age_days), job_ids)
     refs = [reference_from_row(row) for row in before.iter_rows(named=True)]
     if refs:
-        after = rechecked_rows(before, refs, recheck_step(refs, chunk_size))
+        after = rechecked_rows(before, recheck_step(refs, chunk_size))
         updates = worth_applying(before, after)
         changes = detect_changes(before, updates, now)
     else:
@@ -139,16 +137,12 @@ def scheduled_audit(
     folder.write_text("report.html", report.render_html(data))
     folder.write_text("report.md", report.render_markdown(data))
     by_field = dict(changes.group_by("field").len().sort("field").iter_rows())
-    create_markdown_artifact(
-        key=f"changes-{''.join(c if c.isalnum() else '-' for c in audit_id.lower())}",
-        markdown=report.render_markdown(data),
-        description=f"scheduled audit {audit_id}: changes since the last audit",
+    artifacts.publish_changes(audit_id, report.render_markdown(data))
+    return RecheckSummary(
+        audit_id=audit_id,
+        out=str(folder.path),
+        rechecked=len(refs),
+        updated=updates.height,
+        changed_citations=changes.select("job_id", "citation_id").n_unique(),
+        changes_by_field=by_field,
     )
-    return {
-        "audit_id": audit_id,
-        "out": str(folder.path),
-        "rechecked": len(refs),
-        "updated": updates.height,
-        "changed_citations": changes.select("job_id", "citation_id").n_unique(),
-        "changes_by_field": by_field,
-    }

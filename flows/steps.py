@@ -1,32 +1,53 @@
-"""Prefect tasks: thin wrappers around the plain functions in `tasks/`.
+"""The pipeline's stages: each a plain function, and a thin Prefect task over it.
 
-Each task is one stage of the pipeline. Validation is chunked (a task run costs ~10 ms plus
-server time, so one per citation would dominate a 10,000-citation job); retries happen per
+    read -> identify -> look up + decide (chunked) -> support -> dedupe -> score -> render
+    -> persist -> publish
+
+`TASKS` runs the stages as Prefect tasks (the flows); `PLAIN` calls the same functions directly
+(bench/orchestration.py measures the difference). Checking is chunked: a task run costs ~10 ms
+plus server time, so one per citation would dominate a 10,000-citation job; retries happen per
 request inside the registry clients, not per task."""
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import polars as pl
-from prefect import get_run_logger, task
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect import Task, get_run_logger, task
+from prefect.futures import as_completed
+from prefect.utilities.annotations import quote
 
-from models.audit import Claim, InputError, ReadResult, Reference, Status, ValidationResult
+from flows import artifacts, progress
+from models.audit import (
+    Checked,
+    CitationSupport,
+    Claim,
+    InputError,
+    ReadResult,
+    Reference,
+    Status,
+    ValidationResult,
+)
 from models.csl import CSLItem
+from models.job import Flagged, JobSummary
 from tasks import frames, report
-from tasks.dedupe.job import JobDedupe, dedupe_job
+from tasks.citation_ids import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
+from tasks.dedupe.job import JobDedupe, dedupe_job, repeats_within_jobs
 from tasks.lookup import lookup_references
 from tasks.metrics import Assessment, assess
 from tasks.read import read_inputs
 from tasks.read.kinds import check_bibliographies
 from tasks.registries import Registries, RegistrySettings
 from tasks.render import csl_styles, exports
-from tasks.render.selection import export_entries, unconfirmed
+from tasks.render.selection import bibliography_items, export_entries, unconfirmed
 from tasks.store import JobFolder, Library, db_path_from_env
+from tasks.support.claims import support_claims
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _registries: dict[tuple[str, str | None, str | None], Registries] = {}
 _registries_lock = threading.Lock()
@@ -43,8 +64,10 @@ def shared_registries() -> Registries:
         return _registries[key]
 
 
-@task(name="read-inputs")
-def read_step(paths: Sequence[str], input_format: str | None) -> ReadResult:
+# --- read, identify -------------------------------------------------------------------------
+
+
+def read(paths: Sequence[str], input_format: str | None) -> ReadResult:
     """Raises NotABibliography (the run ends Failed) for a missing input or one that holds no
     bibliography (an image, a Word document, an empty file)."""
     files = [Path(p) for p in paths]
@@ -52,74 +75,137 @@ def read_step(paths: Sequence[str], input_format: str | None) -> ReadResult:
     return read_inputs(files, input_format)
 
 
+def identify(read: ReadResult, file_keys: Mapping[str, str] | None = None) -> ReadResult:
+    """Citation ids (stable, unique in the job; keyed by `file_keys`, source file -> content
+    digest, instead of file names when given), unique claim ids, claims linked to them."""
+    claims, refs = unique_claim_ids(read.claims, assign_citation_ids(read.references, file_keys))
+    return ReadResult(references=refs, claims=link_claims(claims, refs), errors=read.errors)
+
+
+# --- look up + decide -----------------------------------------------------------------------
+
+
 def job_deadline() -> float:
     """When the job's lookups must end (epoch seconds): CITEAUDIT_JOB_DEADLINE_S from now."""
     return time.time() + RegistrySettings().job_deadline_s
 
 
-@task(name="look-up-chunk")
-def lookup_chunk(
+def check_chunk(
     refs: Sequence[Reference], offline: bool, deadline: float | None = None
-) -> list[ValidationResult]:
+) -> list[Checked]:
+    """Ask the registries about one chunk and decide each citation's status. The two go
+    together: where a search is routed next depends on what the last candidates decided.
+    Past `deadline` nothing is asked: what is left stays `unverified`."""
     registries = None if offline else shared_registries()
-    return lookup_references(refs, registries, offline=offline, deadline=deadline)
+    results = lookup_references(refs, registries, offline=offline, deadline=deadline)
+    return [Checked(reference=r, result=v) for r, v in zip(refs, results, strict=True)]
 
 
-def unverified_chunk(refs: Sequence[Reference], error: str) -> list[ValidationResult]:
+def unchecked(refs: Sequence[Reference], error: str) -> list[Checked]:
     """A chunk whose task failed outright: its citations are unverified, never dropped."""
     return [
-        ValidationResult(
-            citation_id=ref.citation_id,
-            status=Status.UNVERIFIED,
-            reason="validation did not complete",
-            error=error,
+        Checked(
+            reference=ref,
+            result=ValidationResult(
+                citation_id=ref.citation_id,
+                status=Status.UNVERIFIED,
+                reason="validation did not complete",
+                error=error,
+            ),
         )
         for ref in refs
     ]
 
 
-@task(name="dedupe")
-def dedupe_step(
-    job_id: str,
-    refs: Sequence[Reference],
-    results: Sequence[ValidationResult],
-    db: str | None,
-) -> JobDedupe:
-    return dedupe_in_library(job_id, refs, results, db)
+Shown = progress.ArtifactProgress | None
 
 
-def dedupe_in_library(
-    job_id: str,
-    refs: Sequence[Reference],
-    results: Sequence[ValidationResult],
-    db: str | None,
-) -> JobDedupe:
-    """The job's citations deduped against every other job of the library."""
+def check_all(
+    refs: Sequence[Reference], offline: bool, chunk_size: int, shown: Shown = None
+) -> list[Checked]:
+    """Every chunk in turn, in this process (the plain pipeline)."""
+    checked: list[Checked] = []
+    deadline = job_deadline()
+    progress.report("validate", 0, len(refs))
+    for chunk in plan_chunks(refs, chunk_size):
+        checked.extend(check_chunk(chunk, offline, deadline))
+        progress.report("validate", len(checked), len(refs))
+    return checked
+
+
+# --- dedupe, score --------------------------------------------------------------------------
+
+
+def dedupe(job_id: str, checked: Sequence[Checked], db: str | None) -> JobDedupe:
+    """Work ids for the job's citations against every other job in the library."""
     with Library(db_path_from_env(db)) as library:
         others = library.dedupe_library(exclude_job=job_id)
         earlier = library.table("dedupe_records", job_id)
     previous = set(earlier["work_id"].drop_nulls()) if earlier.height else set()
-    return dedupe_job(job_id, refs, results, others, previous_works=previous)
+    return dedupe_job(job_id, checked, others, previous_works=previous)
 
 
-@task(name="assess")
-def assess_step(
-    refs: Sequence[Reference],
-    results: Sequence[ValidationResult],
+def support(claims: Sequence[Claim], checked: Sequence[Checked]) -> list[CitationSupport] | None:
+    """How well each verified cited work fits the claim citing it; None when support is off."""
+    return support_claims(claims, checked)
+
+
+def score(
+    checked: Sequence[Checked],
     claims: Sequence[Claim],
-    duplicates: int,
+    works: JobDedupe,
+    supports: Sequence[CitationSupport] | None = None,
 ) -> Assessment:
-    return assess(refs, results, claims, duplicates)
+    duplicates = repeats_within_jobs(works.columns).height
+    return assess(checked, claims, duplicates=duplicates, supports=supports)
 
 
-@task(name="render-bibliographies")
-def render_step(
+# --- render ---------------------------------------------------------------------------------
+
+
+@dataclass
+class AuditedJob:
+    """A job once every stage but rendering has run."""
+
+    job_id: str
+    job: ReadResult  # identified references, linked claims, input errors
+    checked: Sequence[Checked]
+    works: JobDedupe
+    scores: Assessment
+    # what the bibliographies and exports list (default: `bibliography_items`)
+    items: list[CSLItem] | None = None
+
+    def listed(self) -> list[CSLItem]:
+        if self.items is not None:
+            return self.items
+        work_ids = dict(self.works.columns.select("citation_id", "work_id").iter_rows())
+        return bibliography_items(self.checked, work_ids)
+
+
+FOLDER_TABLES = ("citations", "input_errors", "claims")  # the rest stay in the library
+
+
+@dataclass
+class Rendered:
+    """A job's outputs, ready to write: nothing here has touched a disk yet."""
+
+    job_id: str
+    tables: dict[str, pl.DataFrame]  # the job's own library rows (FOLDER_TABLES as Parquet too)
+    files: dict[str, str]  # text files of the job folder by name
+    works: JobDedupe
+    metrics: dict[str, Any]
+    errors: list[InputError]
+
+
+def bibliographies(
     items: Sequence[CSLItem], styles: Sequence[str]
 ) -> dict[str, csl_styles.Bibliography]:
+    """Every style that renders: one failing must not cost the job the others or its audit."""
+    if not styles:
+        return {}
     try:
         return csl_styles.render_bibliographies(items, styles)
     except csl_styles.RenderError:
-        # One style failing must not cost the job its other bibliographies or its audit.
         rendered = {}
         for style in styles:
             try:
@@ -129,58 +215,47 @@ def render_step(
         return rendered
 
 
-@dataclass
-class JobRecord:
-    """Everything a finished job writes."""
-
-    job_id: str
-    inputs: list[str]
-    refs: Sequence[Reference]
-    results: Sequence[ValidationResult]
-    errors: Sequence[InputError]
-    claims: Sequence[Claim]
-    assessment: Assessment
-    items: list[CSLItem]  # what the bibliographies and exports list
-    bibliographies: dict[str, csl_styles.Bibliography]
-    dedupe: JobDedupe | None = None
-
-
-def job_frames(job: JobRecord) -> dict[str, pl.DataFrame]:
-    citations = frames.citations_frame(job.job_id, job.refs, job.results).join(
-        job.assessment.citation_scores, on="citation_id", how="left"
+def job_tables(audited: AuditedJob) -> dict[str, pl.DataFrame]:
+    job_id, scores, works = audited.job_id, audited.scores, audited.works
+    citations = (
+        frames.citations_frame(job_id, audited.checked)
+        .join(scores.citation_scores, on="citation_id", how="left")
+        .join(works.columns, on="citation_id", how="left")
     )
-    if job.dedupe is not None:
-        citations = citations.join(job.dedupe.columns, on="citation_id", how="left")
-    claims = frames.claims_frame(job.job_id, job.claims).join(
-        job.assessment.claim_scores, on="claim_id", how="left"
+    claims = frames.claims_frame(job_id, audited.job.claims).join(
+        scores.claim_scores, on="claim_id", how="left"
     )
     return {
         "citations": citations,
-        "input_errors": frames.input_errors_frame(job.job_id, job.errors),
+        "input_errors": frames.input_errors_frame(job_id, audited.job.errors),
         "claims": claims,
+        "dedupe_records": works.records,
     }
 
 
-def job_files(job: JobRecord, frames: dict[str, pl.DataFrame]) -> dict[str, str]:
-    """The job's text outputs by file name: bibliographies, exports, metrics and the report."""
+def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
+    """The job's tables, bibliographies, exports and report, as data and text."""
+    items = audited.listed()
+    rendered_styles = bibliographies(items, styles)
+    tables = job_tables(audited)
+    marks = unconfirmed(items, audited.checked)
     files: dict[str, str] = {}
-    results = {r.citation_id: r for r in job.results}
-    marks = unconfirmed(job.items, results)
-    for style, bib in job.bibliographies.items():
+    for style, bib in rendered_styles.items():
         files[f"bibliography.{style}.md"] = csl_styles.to_markdown(bib, marks)
         files[f"bibliography.{style}.html"] = csl_styles.to_html(bib, marks)
         files[f"bibliography.{style}.txt"] = csl_styles.to_text(bib, marks)
-    listed = export_entries(job.items, job.refs, results)
+    listed = export_entries(items, audited.checked)
     files["references.bib"] = exports.to_bibtex(listed)
     files["references.ris"] = exports.to_ris(listed)
     files["references.json"] = exports.to_csl_json(listed)
-    first = next(iter(job.bibliographies.values()), None)
+    first = next(iter(rendered_styles.values()), None)
+    metrics = audited.scores.metrics
     data = report.ReportData(
-        job_id=job.job_id,
-        citations=frames["citations"],
-        claims=frames["claims"],
-        input_errors=frames["input_errors"],
-        metrics=job.assessment.metrics,
+        job_id=audited.job_id,
+        citations=tables["citations"],
+        claims=tables["claims"],
+        input_errors=tables["input_errors"],
+        metrics=metrics,
         style=first.style if first else "",
         bibliography_html=[e.html for e in first.entries if e.item_id not in marks]
         if first
@@ -190,81 +265,145 @@ def job_files(job: JobRecord, frames: dict[str, pl.DataFrame]) -> dict[str, str]
         ]
         if first
         else [],
-        links=job.dedupe.links if job.dedupe is not None else pl.DataFrame(),
+        links=audited.works.links,
     )
     files["report.html"] = report.render_html(data)
     files["report.md"] = report.render_markdown(data)
-    return files
+    return Rendered(audited.job_id, tables, files, audited.works, metrics, audited.job.errors)
 
 
-@task(name="persist")
-def persist_step(job: JobRecord, out_dir: str, db: str | None) -> dict[str, Any]:
-    """Write the job's folder and replace its rows in the DuckDB library."""
-    frames = store_job(job, out_dir, db)
-    publish_artifacts(job.job_id, frames)
-    return {
-        "job_id": job.job_id,
-        "out": str(JobFolder(out_dir, job.job_id).path),
-        "citations": frames["citations"].height,
-        "input_errors": frames["input_errors"].height,
-        "input_errors_list": [e.model_dump() for e in job.errors],
-        "status_counts": job.assessment.metrics["status_counts"],
-        "metrics": job.assessment.metrics,
-        "flagged": report.flagged_list(frames["citations"]),
-    }
+# --- persist, publish -----------------------------------------------------------------------
 
 
-def store_job(job: JobRecord, out_dir: str | None, db: str | None) -> dict[str, pl.DataFrame]:
-    """Write the job's folder (unless `out_dir` is None) and replace its rows in the library;
-    returns the job's tables as stored."""
-    frames = job_frames(job)
-    shared: dict[str, tuple[pl.DataFrame, Sequence[str]]] = {}
-    retired: list[str] = []
-    if job.dedupe is not None:
-        retired = job.dedupe.retired
-        frames["dedupe_records"] = job.dedupe.records
-        shared = {
-            "works": (job.dedupe.works, ["work_id"]),
-            "work_links": (job.dedupe.links, ["work_id_a", "work_id_b", "kind"]),
-        }
-    if out_dir is not None:
-        folder = JobFolder(out_dir, job.job_id)
-        for name in ("citations", "input_errors", "claims"):
-            folder.write_parquet(f"{name}.parquet", frames[name])
-        if job.dedupe is not None:
-            folder.write_parquet("works.parquet", job.dedupe.cited_works)
-        for name, text in job_files(job, frames).items():
+def persist(rendered: Rendered, inputs: Sequence[str], out_dir: str, db: str | None) -> str:
+    """Write the job's folder and replace its rows in the DuckDB library; the folder's path.
+    The files are written beside the folder and swapped in once the library holds the rows:
+    the folder and the library rows always come from one run."""
+    target = JobFolder(out_dir, rendered.job_id)
+    with target.replacing() as folder:
+        for name in FOLDER_TABLES:
+            folder.write_parquet(f"{name}.parquet", rendered.tables[name])
+        folder.write_parquet("works.parquet", rendered.works.cited_works)
+        for name, text in rendered.files.items():
             folder.write_text(name, text)
-        folder.write_json("metrics.json", job.assessment.metrics)
+        folder.write_json("metrics.json", rendered.metrics)
+        save_to_library(rendered.job_id, inputs, rendered.tables, rendered.works, db)
+    return str(target.path)
+
+
+def save_to_library(
+    job_id: str,
+    inputs: Sequence[str],
+    tables: dict[str, pl.DataFrame],
+    works: JobDedupe,
+    db: str | None,
+) -> None:
+    """Replace the job's rows in the library, and the works and links it touches."""
+    shared: dict[str, tuple[pl.DataFrame, Sequence[str]]] = {
+        "works": (works.works, ["work_id"]),
+        "work_links": (works.links, ["work_id_a", "work_id_b", "kind"]),
+    }
     with Library(db_path_from_env(db)) as library:
-        library.save_job(job.job_id, job.inputs, frames, shared, retired)
-    return frames
+        library.save_job(job_id, list(inputs), tables, shared, works.retired)
 
 
-def publish_artifacts(job_id: str, frames: dict[str, pl.DataFrame]) -> None:
-    """A summary and the flagged citations, visible on the flow run in the Prefect UI."""
-    key = "".join(c if c.isalnum() else "-" for c in job_id.lower())
-    citations = frames["citations"]
-    counts = report.status_counts(citations)
-    create_markdown_artifact(
-        key=f"audit-{key}",
-        markdown="\n".join(
-            [f"# Citation audit: {job_id}", "", "| status | count |", "|---|---:|"]
-            + [f"| {s} | {n} |" for s, n in counts.items()]
-        ),
-        description=f"citeaudit summary of job {job_id}",
+def publish(rendered: Rendered) -> None:
+    """The job's summary and flagged citations, on its flow run in the Prefect UI."""
+    artifacts.publish_job(rendered.job_id, rendered.tables["citations"])
+
+
+def summarize(rendered: Rendered, out: str) -> JobSummary:
+    citations = rendered.tables["citations"]
+    return JobSummary(
+        job_id=rendered.job_id,
+        out=out,
+        citations=citations.height,
+        status_counts=rendered.metrics["status_counts"],
+        input_errors=rendered.errors,
+        flagged=[Flagged.model_validate(f) for f in report.flagged_list(citations)],
+        metrics=rendered.metrics,
     )
-    flagged = report.flagged_citations(citations)
-    create_table_artifact(
-        key=f"flagged-{key}",
-        table=[
-            {
-                "entry": row["entry_key"],
-                "file": row["source_file"],
-                "status": report.flag_label(row),
-                "reason": row["reason"] or row["error"] or "",
-            }
-            for row in flagged.iter_rows(named=True)
-        ],
-        description=f"flagged citations of job {job_id}",
-    )
+
+
+# --- the stages as Prefect tasks, and as plain calls ----------------------------------------
+
+read_task = task(name="read-inputs")(read)
+identify_task = task(name="identify")(identify)
+check_task = task(name="look-up-and-decide")(check_chunk)
+dedupe_task = task(name="dedupe")(dedupe)
+support_task = task(name="support")(support)
+score_task = task(name="score")(score)
+render_task = task(name="render")(render)
+persist_task = task(name="persist")(persist)
+publish_task = task(name="publish-artifacts")(publish)
+
+
+def quoted(stage: Task[P, R]) -> Callable[P, R]:
+    """A task called with its arguments in `quote(...)`: Prefect would otherwise walk every
+    nested model looking for futures (11 s of a 1,363-citation job), though none holds one."""
+
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        return stage(*(quote(a) for a in args), **{k: quote(v) for k, v in kwargs.items()})  # type: ignore[arg-type]
+
+    return call
+
+
+def check_all_tasks(
+    refs: Sequence[Reference], offline: bool, chunk_size: int, shown: Shown = None
+) -> list[Checked]:
+    """Fan the chunks out as tasks (not quoted: they are small, and a Dask worker would receive
+    the quote unopened); a chunk that fails outright leaves its citations `unverified`, so
+    every citation still gets exactly one row. Progress goes to the CLI's listener and, given
+    `shown`, to the Prefect UI."""
+    deadline = job_deadline()
+    chunks = plan_chunks(refs, chunk_size)
+    futures = {check_task.submit(chunk, offline, deadline): chunk for chunk in chunks}
+    checked: list[Checked] = []
+    progress.report("validate", 0, len(refs))
+    for future in as_completed(list(futures)):
+        chunk = futures[future]
+        try:
+            checked.extend(future.result())
+        except Exception as exc:  # the task itself crashed: keep the rows, say why
+            checked.extend(unchecked(chunk, f"{type(exc).__name__}: {exc}"))
+        progress.report("validate", len(checked), len(refs))
+        if shown is not None:
+            shown.update(len(checked), len(refs))
+    order = {ref.citation_id: index for index, ref in enumerate(refs)}
+    return sorted(checked, key=lambda c: order[c.citation_id])  # chunks finish in any order
+
+
+@dataclass(frozen=True)
+class Stages:
+    """One implementation of each stage; the pipeline (flows/audit.py) calls them in order."""
+
+    read: Callable[[Sequence[str], str | None], ReadResult]
+    identify: Callable[[ReadResult], ReadResult]
+    check: Callable[[Sequence[Reference], bool, int, Shown], list[Checked]]
+    dedupe: Callable[[str, Sequence[Checked], str | None], JobDedupe]
+    support: Callable[[Sequence[Claim], Sequence[Checked]], list[CitationSupport] | None]
+    score: Callable[
+        [Sequence[Checked], Sequence[Claim], JobDedupe, Sequence[CitationSupport] | None],
+        Assessment,
+    ]
+    render: Callable[[AuditedJob, Sequence[str]], Rendered]
+    persist: Callable[[Rendered, Sequence[str], str, str | None], str]
+    publish: Callable[[Rendered], None]
+
+
+def unpublished(rendered: Rendered) -> None:
+    """Outside a Prefect flow run there is no UI to publish to."""
+
+
+PLAIN = Stages(read, identify, check_all, dedupe, support, score, render, persist, unpublished)
+TASKS = Stages(
+    quoted(read_task),
+    quoted(identify_task),
+    check_all_tasks,
+    quoted(dedupe_task),
+    quoted(support_task),
+    quoted(score_task),
+    quoted(render_task),
+    quoted(persist_task),
+    quoted(publish_task),
+)

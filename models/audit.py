@@ -161,6 +161,31 @@ class ValidationResult(BaseModel):
     checked_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
+class Checked(BaseModel):
+    """One citation from lookup onward: the reference as the input wrote it and what checking
+    it gave, travelling together so no stage has to re-join them by id."""
+
+    reference: Reference
+    result: ValidationResult
+
+    @property
+    def citation_id(self) -> str:
+        return self.reference.citation_id
+
+
+SupportLabel = Literal["related", "unrelated", "no abstract"]
+
+
+class CitationSupport(BaseModel):
+    """How well one cited work supports one claim (tasks/support/relevance.py says how)."""
+
+    claim_id: str
+    citation_id: str
+    support: float | None = Field(None, description="best claim-sentence similarity, in [0, 1]")
+    label: SupportLabel
+    evidence: str | None = Field(None, description="the abstract sentence closest to the claim")
+
+
 class RegistryRecord(BaseModel):
     """A work as a registry holds it, mapped to CSL, with the flags the registry sets on it."""
 

@@ -12,6 +12,7 @@ from typing import Any
 import polars as pl
 
 from models.audit import (
+    Checked,
     Claim,
     FieldAgreement,
     Identifiers,
@@ -180,15 +181,9 @@ def _notice_columns(notices: Sequence[Notice]) -> dict[str, object]:
     }
 
 
-def citations_frame(
-    job_id: str, refs: Sequence[Reference], results: Sequence[ValidationResult]
-) -> pl.DataFrame:
+def citations_frame(job_id: str, checked: Sequence[Checked]) -> pl.DataFrame:
     """One row per input citation, sorted by citation_id so re-runs write identical files."""
-    by_id = {r.citation_id: r for r in results}
-    missing = [ref.citation_id for ref in refs if ref.citation_id not in by_id]
-    if missing:
-        raise ValueError(f"{len(missing)} citations have no validation result, e.g. {missing[0]}")
-    rows = [citation_row(job_id, ref, by_id[ref.citation_id]) for ref in refs]
+    rows = [citation_row(job_id, c.reference, c.result) for c in checked]
     return pl.DataFrame(rows, schema=CITATION_SCHEMA).sort("citation_id")
 
 
@@ -274,3 +269,7 @@ def result_from_row(row: Mapping[str, Any]) -> ValidationResult:
         error=row["error"],
         checked_at=row["checked_at"],
     )
+
+
+def checked_from_row(row: Mapping[str, Any]) -> Checked:
+    return Checked(reference=reference_from_row(row), result=result_from_row(row))

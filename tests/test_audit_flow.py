@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from flows.audit import audit_job
+from models.job import JobParams, JobSummary
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPORT = FIXTURES / "reflists" / "crew_report.md"
@@ -17,13 +18,15 @@ BIB = FIXTURES / "reflists" / "manubot_bibliography.bib"
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 
-def run(tmp_path: Path, *inputs: Path, job: str = "job-1", **options) -> dict:
+def run(tmp_path: Path, *inputs: Path, job: str = "job-1", **options) -> JobSummary:
     return audit_job(
-        inputs=[str(p) for p in inputs],
-        job_id=job,
-        out_dir=str(tmp_path / "out"),
-        styles=["apa", "ieee"],
-        **options,
+        JobParams(
+            inputs=[str(p) for p in inputs],
+            job_id=job,
+            out_dir=str(tmp_path / "out"),
+            styles=["apa", "ieee"],
+            **options,
+        )
     )
 
 
@@ -34,11 +37,11 @@ def citations(tmp_path: Path, job: str = "job-1") -> pl.DataFrame:
 def test_every_citation_gets_exactly_one_status(registry_env, tmp_path):
     summary = run(tmp_path, REPORT, BIB)
     table = citations(tmp_path)
-    assert table.height == summary["citations"] > 0
+    assert table.height == summary.citations > 0
     assert table["citation_id"].n_unique() == table.height
     assert table["status"].null_count() == 0
     assert set(table["status"]) <= {"verified", "mismatch", "not_found", "unmatched", "unverified"}
-    assert sum(summary["status_counts"].values()) == table.height
+    assert sum(summary.status_counts.values()) == table.height
     assert table.filter(pl.col("source_file") == str(BIB)).height > 0
     by_key = dict(zip(table["entry_key"], table["status"], strict=True))
     assert by_key["[1]"] == "verified"  # a real DOI with the right metadata
@@ -194,13 +197,13 @@ def test_duplicates_are_counted_within_the_job_not_across_the_library(registry_e
     once.write_text(ATTENTION.format(key="transformer") + RESNET.format(key="resnet"))
     first = run(tmp_path, listed_twice, job="first", offline=True)
     later = run(tmp_path, once, job="later", offline=True)
-    assert first["metrics"]["duplicate_rate"] == round(1 / 3, 4)
+    assert first.metrics["duplicate_rate"] == round(1 / 3, 4)
     assert "## Duplicates found (1)" in (tmp_path / "out" / "first" / "report.md").read_text()
     # The later job cites works the first one holds: shared works, no duplicates in its list.
     assert set(citations(tmp_path, "later")["work_id"]) == set(
         citations(tmp_path, "first")["work_id"]
     )
-    assert later["metrics"]["duplicate_rate"] == 0.0
+    assert later.metrics["duplicate_rate"] == 0.0
     assert "Duplicates found" not in (tmp_path / "out" / "later" / "report.md").read_text()
 
 

@@ -13,6 +13,7 @@ from prefect_dask import DaskTaskRunner
 
 from flows.audit import audit_job
 from flows.runners import local_cluster_kwargs, task_runner
+from models.job import JobParams
 
 FIXTURES = Path(__file__).parent / "fixtures"
 INPUTS = [
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.usefixtures("prefect_server")
 
 def audited(tmp_path: Path, name: str, kind: str) -> pl.DataFrame:
     flow = audit_job.with_options(task_runner=task_runner(kind, workers=2))
-    flow(
+    params = JobParams(
         inputs=[str(p) for p in INPUTS],
         job_id=name,
         out_dir=str(tmp_path / "out"),
@@ -33,6 +34,7 @@ def audited(tmp_path: Path, name: str, kind: str) -> pl.DataFrame:
         chunk_size=2,  # several chunks, so several workers take part
         styles=["apa"],
     )
+    flow(params)
     table = pl.read_parquet(tmp_path / "out" / name / "citations.parquet")
     return table.drop("checked_at", "job_id").sort("citation_id")
 

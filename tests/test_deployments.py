@@ -180,10 +180,12 @@ def test_citeaudit_serve_runs_a_deployment(prefect_server, registry_env, tmp_pat
         run = run_deployment(
             "audit_job/on-demand",
             parameters={
-                "inputs": [str(REPORT)],
-                "job_id": "served",
-                "out_dir": str(tmp_path / "out"),
-                "styles": ["apa"],
+                "params": {
+                    "inputs": [str(REPORT)],
+                    "job_id": "served",
+                    "out_dir": str(tmp_path / "out"),
+                    "styles": ["apa"],
+                }
             },
             timeout=180,
         )

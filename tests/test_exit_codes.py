@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from flows.cli import gate_failed, parse_gate
+from models.job import JobSummary
 from tasks.read import read_inputs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -96,11 +97,18 @@ def test_html_is_read_as_text_without_markup(tmp_path) -> None:
 
 
 def test_fail_on_names_statuses_retracted_and_any() -> None:
-    summary = {"status_counts": {"verified": 3, "unmatched": 0}, "metrics": {"retracted": 1}}
+    summary = JobSummary(
+        job_id="j",
+        out="out/j",
+        citations=3,
+        status_counts={"verified": 3, "unmatched": 0},
+        metrics={"retracted": 1},
+    )
     assert gate_failed(summary, parse_gate("retracted"))
     assert gate_failed(summary, parse_gate("any"))
     assert not gate_failed(summary, parse_gate("unmatched,unverified"))
-    assert not gate_failed({**summary, "metrics": {"retracted": 0}}, parse_gate("any"))
+    unretracted = summary.model_copy(update={"metrics": {"retracted": 0}})
+    assert not gate_failed(unretracted, parse_gate("any"))
 
 
 def test_offline_gate_exit_1_and_outputs_follow_the_umask(tmp_path, prefect_server) -> None:
@@ -116,14 +124,15 @@ def test_offline_gate_exit_1_and_outputs_follow_the_umask(tmp_path, prefect_serv
 
 def test_a_prefect_run_whose_input_is_missing_fails(tmp_path, prefect_harness) -> None:
     from flows.audit import audit_job
+    from models.job import JobParams
 
-    state = audit_job(
+    params = JobParams(
         inputs=[str(tmp_path / "gone.bib")],
         job_id="gone",
         out_dir=str(tmp_path / "out"),
         db=str(tmp_path / "lib.duckdb"),
         offline=True,
-        return_state=True,
     )
+    state = audit_job(params, return_state=True)
     assert state.is_failed()
     assert not (tmp_path / "out" / "gone").exists()

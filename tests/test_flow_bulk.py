@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from flows import progress
 from flows.bulk import bulk_import
 from flows.cli import app
+from models.job import BulkSummary, JobParams
 from tests.fake_registry import FakeRegistry
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -83,15 +84,17 @@ def crash_after_batch() -> Iterator[list[int]]:
     progress.set_listener(None)
 
 
-def run(tmp_path: Path, inputs: Path, folder: str) -> dict:
+def run(tmp_path: Path, inputs: Path, folder: str) -> BulkSummary:
     return bulk_import(
-        inputs=[str(inputs)],
-        job_id="bulk",
-        out_dir=str(tmp_path / folder / "out"),
-        db=str(tmp_path / folder / "library.duckdb"),
+        JobParams(
+            inputs=[str(inputs)],
+            job_id="bulk",
+            out_dir=str(tmp_path / folder / "out"),
+            db=str(tmp_path / folder / "library.duckdb"),
+            chunk_size=4,
+            styles=["apa"],
+        ),
         batch_size=BATCH,
-        chunk_size=4,
-        styles=["apa"],
     )
 
 
@@ -113,9 +116,9 @@ def test_crash_then_resume_equals_an_uninterrupted_run(
 ):
     full = run(tmp_path, reference_list, "full")
     asked_full = registry_env.count()
-    assert full["citations"] == KNOWN + UNKNOWN and full["batches"] == 5
-    assert full["status_counts"]["verified"] >= KNOWN - 2
-    assert full["status_counts"]["not_found"] == UNKNOWN
+    assert full.citations == KNOWN + UNKNOWN and full.batches == 5
+    assert full.status_counts["verified"] >= KNOWN - 2
+    assert full.status_counts["not_found"] == UNKNOWN
 
     crash_after_batch.append(2)
     with pytest.raises(Crash):
@@ -131,9 +134,9 @@ def test_crash_then_resume_equals_an_uninterrupted_run(
     crash_after_batch.clear()
     registry_env.reset()
     resumed = run(tmp_path, reference_list, "crashed")
-    assert resumed["batches_skipped"] == 2
+    assert resumed.batches_skipped == 2
     assert 0 < registry_env.count() < asked_full  # the stored batches were not asked again
-    assert resumed["status_counts"] == full["status_counts"]
+    assert resumed.status_counts == full.status_counts
     for name, frame in outputs(tmp_path, "full").items():
         assert frame.equals(outputs(tmp_path, "crashed")[name]), name
     sql = "SELECT * EXCLUDE (checked_at) FROM citations ORDER BY citation_id"
@@ -148,13 +151,13 @@ def test_finished_import_is_not_redone_but_changed_input_starts_over(
     run(tmp_path, reference_list, "lib")
     registry_env.reset()
     again = run(tmp_path, reference_list, "lib")
-    assert again["batches_skipped"] == again["batches"] == 5
+    assert again.batches_skipped == again.batches == 5
     assert registry_env.count() == 0
 
     write_reference_list(registry_env, reference_list, known=15)  # the list was edited
     changed = run(tmp_path, reference_list, "lib")
-    assert changed["batches_skipped"] == 0
-    assert changed["citations"] == 15 + UNKNOWN
+    assert changed.batches_skipped == 0
+    assert changed.citations == 15 + UNKNOWN
     assert library_rows(tmp_path, "lib", "SELECT count(*) FROM citations") == [(15 + UNKNOWN,)]
     assert library_rows(tmp_path, "lib", "SELECT count(*) FROM bulk_progress") == [(2,)]
 

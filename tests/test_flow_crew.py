@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.crew import crew_report
+from models.job import CrewSummary, JobParams
 from tasks.metrics import MISSING_REASON
 from tasks.read import read_inputs
 
@@ -30,18 +31,18 @@ AGENT_FILES = {
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 
-def run(tmp_path: Path, path: Path, job: str = "crew-1") -> dict:
+def run(tmp_path: Path, path: Path, job: str = "crew-1") -> CrewSummary:
     return crew_report(
-        inputs=[str(path)], job_id=job, out_dir=str(tmp_path / "out"), styles=["apa"]
+        JobParams(inputs=[str(path)], job_id=job, out_dir=str(tmp_path / "out"), styles=["apa"])
     )
 
 
 def test_unsupported_claims_come_with_their_citations_reasons(registry_env, tmp_path):
     summary = run(tmp_path, CREW_MD)
-    folder = Path(summary["out"])
+    folder = Path(summary.out)
     claims = pl.read_parquet(folder / "claims.parquet")
     citations = pl.read_parquet(folder / "citations.parquet")
-    unsupported = summary["unsupported_claims"]
+    unsupported = [c.model_dump() for c in summary.unsupported_claims]
     assert len(unsupported) == claims.filter(pl.col("unsupported")).height > 0
     strengths = [c["strength"] for c in unsupported]
     assert strengths == sorted(strengths)  # weakest first
@@ -67,7 +68,7 @@ def test_unsupported_claims_come_with_their_citations_reasons(registry_env, tmp_
 
 def test_a_claim_citing_a_source_the_list_lacks_comes_out_unsupported(registry_env, tmp_path):
     summary = run(tmp_path, CREW_NUMBERED, job="crew-missing")
-    folder = Path(summary["out"])
+    folder = Path(summary.out)
     claims = {row["claim_id"]: row for row in pl.read_parquet(folder / "claims.parquet").to_dicts()}
     only_missing, half_missing = claims["p8-s1"], claims["p8-s2"]
     assert only_missing["claim_text"].endswith("[12].") and only_missing["unsupported"]
@@ -75,7 +76,7 @@ def test_a_claim_citing_a_source_the_list_lacks_comes_out_unsupported(registry_e
     assert (only_missing["citation_count"], only_missing["failed_count"]) == (1, 1)
     assert half_missing["missing_citations"] == ["[13]"] and len(half_missing["citation_ids"]) == 1
     assert half_missing["citation_count"] == 2 and half_missing["failed_count"] >= 1
-    unsupported = {c["claim_id"]: c for c in summary["unsupported_claims"]}
+    unsupported = {c.claim_id: c.model_dump() for c in summary.unsupported_claims}
     assert unsupported["p8-s1"]["citations"] == [
         {"entry_key": "[12]", "status": "not_found", "reason": MISSING_REASON}
     ]
@@ -90,9 +91,9 @@ def test_each_agent_format_round_trips_to_parquet_library_and_report(registry_en
     path = AGENTS / AGENT_FILES[fmt]
     expected = read_inputs([path])
     summary = run(tmp_path, path, job=f"crew-{fmt}")
-    folder = Path(summary["out"])
+    folder = Path(summary.out)
     citations = pl.read_parquet(folder / "citations.parquet")
-    assert citations.height == len(expected.references) == summary["citations"]
+    assert citations.height == len(expected.references) == summary.citations
     assert sorted(citations["entry_key"]) == sorted(
         r.provenance.entry_key for r in expected.references
     )
@@ -110,7 +111,7 @@ def test_each_agent_format_round_trips_to_parquet_library_and_report(registry_en
     needs_attention = citations.filter((pl.col("status") != "verified") | pl.col("retracted"))
     for key in needs_attention["entry_key"]:
         assert html.escape(key) in page
-    assert len(summary["unsupported_claims"]) == claims.filter(pl.col("unsupported")).height
+    assert len(summary.unsupported_claims) == claims.filter(pl.col("unsupported")).height
 
 
 @pytest.mark.parametrize("fmt", ["modelchorus", "clinical"])
@@ -138,12 +139,14 @@ def test_claims_of_two_reports_keep_their_own_citations(registry_env, tmp_path):
     )
     fabricated.write_text("Zinc cures colds [1].\n\n## References\n\n1. PMID: 99999999\n")
     summary = crew_report(
-        inputs=[str(supported), str(fabricated)],
-        job_id="two-reports",
-        out_dir=str(tmp_path / "out"),
-        styles=["apa"],
+        JobParams(
+            inputs=[str(supported), str(fabricated)],
+            job_id="two-reports",
+            out_dir=str(tmp_path / "out"),
+            styles=["apa"],
+        )
     )
-    claims = pl.read_parquet(Path(summary["out"]) / "claims.parquet")
+    claims = pl.read_parquet(Path(summary.out) / "claims.parquet")
     verdict = dict(zip(claims["claim_text"], claims["unsupported"], strict=True))
     assert verdict == {"Fat mass tracks body weight [1].": False, "Zinc cures colds [1].": True}
     assert claims["claim_id"].n_unique() == 2

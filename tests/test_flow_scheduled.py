@@ -15,6 +15,7 @@ import pytest
 
 from flows.audit import audit_job
 from flows.scheduled import scheduled_audit
+from models.job import JobParams, RecheckSummary
 from tests.fake_registry import FakeRegistry
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -97,7 +98,12 @@ def library(registry_env: FakeRegistry, tmp_path: Path) -> Library:
     lib = Library(registry_env, tmp_path)
     for job, name in (("reading-list", "list.json"), ("other", "other.json")):
         audit_job(
-            inputs=[str(tmp_path / name)], job_id=job, out_dir=str(tmp_path / "out"), styles=["apa"]
+            JobParams(
+                inputs=[str(tmp_path / name)],
+                job_id=job,
+                out_dir=str(tmp_path / "out"),
+                styles=["apa"],
+            )
         )
     return lib
 
@@ -121,7 +127,7 @@ def publish_changes(registry: FakeRegistry, lib: Library) -> None:
     registry.add_crossref_work({**copy.deepcopy(lib.later), "DOI": LATER_DOI})
 
 
-def audit(tmp_path: Path, **options: Any) -> dict[str, Any]:
+def audit(tmp_path: Path, **options: Any) -> RecheckSummary:
     options.setdefault("audit_id", "audit-1")
     return scheduled_audit(out_dir=str(tmp_path / "out"), **options)
 
@@ -137,7 +143,7 @@ def test_changes_since_the_last_audit_are_found_written_and_stored(registry_env,
 
     summary = audit(tmp_path, max_age_days=7)
 
-    assert summary["rechecked"] == before.height - 1  # all but the recently checked one
+    assert summary.rechecked == before.height - 1  # all but the recently checked one
     changes = pl.read_parquet(tmp_path / "out" / "audit-1" / "changes.parquet")
     assert changes.columns == [
         "job_id",
@@ -160,7 +166,7 @@ def test_changes_since_the_last_audit_are_found_written_and_stored(registry_env,
         "Journal of Corrected Records"
     )
     assert not [k for k in found if k[1] in ("unchanged", "checked-recently")]
-    assert summary["changed_citations"] == changes["citation_id"].n_unique() == 4
+    assert summary.changed_citations == changes["citation_id"].n_unique() == 4
 
     # each DOI asked once, though two jobs cite the retracted one
     asked = " ".join(unquote(r.path).lower() for r in registry_env.log if r.service == "crossref")
@@ -188,7 +194,7 @@ def test_changes_since_the_last_audit_are_found_written_and_stored(registry_env,
 
     # nothing is stale any more: a second audit right away re-checks nothing
     again = audit(tmp_path, max_age_days=7, audit_id=None)
-    assert again["rechecked"] == 0 and again["changes_by_field"] == {}
+    assert again.rechecked == 0 and again.changes_by_field == {}
 
 
 def test_a_registry_outage_changes_nothing_and_is_retried_next_time(
@@ -202,8 +208,8 @@ def test_a_registry_outage_changes_nothing_and_is_retried_next_time(
 
     summary = audit(tmp_path, max_age_days=7)
 
-    assert summary["rechecked"] == before.height - 1
-    assert summary["updated"] == 0
+    assert summary.rechecked == before.height - 1
+    assert summary.updated == 0
     assert pl.read_parquet(tmp_path / "out" / "audit-1" / "changes.parquet").height == 0
     after = library.rows("SELECT * FROM citations ORDER BY job_id, citation_id")
     assert after.equals(before)  # verdicts and checked_at kept: still due next time
@@ -219,11 +225,13 @@ def test_one_file_audited_as_several_jobs_is_rechecked_job_by_job(
     lib = Library(registry_env, tmp_path)
     for job, offline in (("job-a", False), ("job-b", False), ("job-c", True)):
         audit_job(
-            inputs=[str(tmp_path / "list.json")],
-            job_id=job,
-            out_dir=str(tmp_path / "out"),
-            styles=["apa"],
-            offline=offline,
+            JobParams(
+                inputs=[str(tmp_path / "list.json")],
+                job_id=job,
+                out_dir=str(tmp_path / "out"),
+                styles=["apa"],
+                offline=offline,
+            )
         )
     per_job = "SELECT job_id, count(*) AS n FROM citations GROUP BY job_id ORDER BY job_id"
     counts_before = lib.rows(per_job)
@@ -242,7 +250,7 @@ def test_one_file_audited_as_several_jobs_is_rechecked_job_by_job(
     assert lib.rows(per_job).equals(counts_before)
     after = lib.rows("SELECT * FROM citations ORDER BY job_id, entry_key")
     assert not after.select("job_id", "citation_id").is_duplicated().any()
-    assert summary["rechecked"] == 4 + 4 + 5
+    assert summary.rechecked == 4 + 4 + 5
     by_key = {(r["job_id"], r["entry_key"]): r for r in after.iter_rows(named=True)}
     now = datetime.now(UTC)
     for job in ("job-a", "job-b", "job-c"):
@@ -266,7 +274,7 @@ def test_one_file_audited_as_several_jobs_is_rechecked_job_by_job(
         )
     assert found[("job-c", "unchanged", "status")] == ("unverified", "verified")
     assert not changes.select("job_id", "citation_id", "field").is_duplicated().any()
-    assert summary["changed_citations"] == changes.select("job_id", "citation_id").n_unique()
+    assert summary.changed_citations == changes.select("job_id", "citation_id").n_unique()
     stored = lib.rows("SELECT job_id, count(*) AS n FROM citation_changes GROUP BY job_id")
     assert dict(stored.iter_rows()) == dict(changes.group_by("job_id").len().iter_rows())
     statuses = lib.rows("SELECT job_id, status_counts FROM jobs ORDER BY job_id")
@@ -274,8 +282,13 @@ def test_one_file_audited_as_several_jobs_is_rechecked_job_by_job(
 
     report = (tmp_path / "out" / "audit-1" / "report.md").read_text()
     listed = report.split("## Changes since the last audit")[1].split("\n## ")[0]
-    lines = [line for line in listed.splitlines() if line.startswith("- ")]
-    assert len(lines) == changes.height
-    assert all(line.startswith("- job\\_id: job-") for line in lines)
+    lines = [line for line in listed.splitlines() if line.startswith("- ")]  # one per citation
+    assert len(lines) == summary.changed_citations
+    assert all(line.startswith("- job `job-") for line in lines)
+    retracted = listed.split("### Newly retracted")[1].split("\n### ")[0]
+    for job in ("job-a", "job-b"):
+        assert f"job `{job}` `to-be-retracted`" in retracted
+        assert f"job `{job}` `registered-later`" in listed.split("### Newly resolving")[1]
+    notices = report.split("## Retracted, corrected or of concern")[1].split("\n## ")[0]
     for job in ("job-a", "job-b", "job-c"):  # flagged rows name their job too
-        assert f"** job `{job}` `to-be-retracted`" in report
+        assert f"job `{job}` `to-be-retracted`" in notices

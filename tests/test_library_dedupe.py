@@ -8,7 +8,7 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from flows.cli import app
-from models.audit import Status, ValidationResult
+from models.audit import Checked, Status, ValidationResult
 from tasks import frames
 from tasks.citation_ids import assign_citation_ids
 from tasks.dedupe.job import dedupe_job
@@ -21,9 +21,15 @@ REFLISTS = Path(__file__).parent / "fixtures" / "reflists"
 
 def save(library: Library, job_id: str, path: Path) -> pl.DataFrame:
     refs = assign_citation_ids(read_inputs([path]).references)
-    results = [ValidationResult(citation_id=r.citation_id, status=Status.UNVERIFIED) for r in refs]
-    found = dedupe_job(job_id, refs, results, library.dedupe_library(exclude_job=job_id))
-    citations = frames.citations_frame(job_id, refs, results).join(found.columns, on="citation_id")
+    checked = [
+        Checked(
+            reference=r,
+            result=ValidationResult(citation_id=r.citation_id, status=Status.UNVERIFIED),
+        )
+        for r in refs
+    ]
+    found = dedupe_job(job_id, checked, library.dedupe_library(exclude_job=job_id))
+    citations = frames.citations_frame(job_id, checked).join(found.columns, on="citation_id")
     library.save_job(
         job_id,
         [str(path)],

@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 from models.audit import Reference, Status, ValidationResult
+from models.job import JobParams
 from tasks.citation_ids import plan_chunks
 from tasks.lookup import lookup_references
 from tasks.registries import Registries
@@ -150,7 +151,11 @@ def test_flow_with_faults_and_four_workers_matches_a_clean_run(
             monkeypatch.setenv(f"CITEAUDIT_{setting.upper()}", str(number))
         monkeypatch.setenv("CITEAUDIT_MAILTO", "reliability@example.org")
         monkeypatch.setenv("CITEAUDIT_CROSSREF_BATCH_SIZE", "5")  # more requests, more faults
-        flow(inputs=[str(source)], job_id=job, out_dir=str(tmp_path / "out"), chunk_size=25)
+        flow(
+            JobParams(
+                inputs=[str(source)], job_id=job, out_dir=str(tmp_path / "out"), chunk_size=25
+            )
+        )
         frame = pl.read_parquet(tmp_path / "out" / job / "citations.parquet")
         return frame.select("citation_id", "status", "matched_id").sort("citation_id")
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from models.audit import Reference, ValidationResult
+from models.audit import Checked
 from tasks.dedupe.assign import assign_works
 from tasks.dedupe.canonical import canonical_works
 from tasks.dedupe.records import records_frame
@@ -66,12 +66,10 @@ def named_in_job(duplicate_of: pl.Expr, job_id: pl.Expr) -> pl.Expr:
     )
 
 
-def job_records(
-    job_id: str, refs: Sequence[Reference], results: Sequence[ValidationResult]
-) -> pl.DataFrame:
+def job_records(job_id: str, checked: Sequence[Checked]) -> pl.DataFrame:
     """The job's match keys (rows of `records_frame`), named as the library names them."""
-    by_id = {r.citation_id: r for r in results}
-    return records_frame(refs, [by_id[ref.citation_id] for ref in refs]).with_columns(
+    refs, results = [c.reference for c in checked], [c.result for c in checked]
+    return records_frame(refs, results).with_columns(
         pl.concat_str(pl.lit(f"{job_id}/"), pl.col(name)).alias(name)
         for name in ("citation_id", "source")
     )
@@ -79,8 +77,7 @@ def job_records(
 
 def dedupe_job(
     job_id: str,
-    refs: Sequence[Reference],
-    results: Sequence[ValidationResult],
+    checked: Sequence[Checked],
     library: pl.DataFrame,
     thresholds: DedupeThresholds | None = None,
     previous_works: Collection[str] = (),
@@ -89,7 +86,7 @@ def dedupe_job(
     `JOB/CITATION_ID`). The job's own earlier rows are left out, so a re-run assigns afresh and,
     work ids being derived from the founding record, gets the same ids. `previous_works`: the
     works an earlier run of the job cited."""
-    new = job_records(job_id, refs, results)
+    new = job_records(job_id, checked)
     result = assign_works(new, library if library.height else None, thresholds=thresholds)
     columns = result.assignments.with_columns(
         pl.col("citation_id").str.slice(len(job_id) + 1),

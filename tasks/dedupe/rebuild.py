@@ -13,7 +13,7 @@ from tasks.dedupe.cluster import ordered_links
 from tasks.dedupe.job import job_records, named_in_job
 from tasks.dedupe.records import RECORD_SCHEMA, RELATION
 from tasks.dedupe.thresholds import DedupeThresholds
-from tasks.frames import reference_from_row, result_from_row
+from tasks.frames import checked_from_row
 
 
 @dataclass(frozen=True)
@@ -35,10 +35,9 @@ def refreshed_records(stored: pl.DataFrame, citations: pl.DataFrame) -> pl.DataF
     frames = []
     for (job_id,), rows in citations.group_by("job_id", maintain_order=True):
         named = list(rows.iter_rows(named=True))
-        refs = [reference_from_row(row) for row in named]
-        results = [result_from_row(row) for row in named]
+        checked = [checked_from_row(row) for row in named]
         frames.append(
-            job_records(str(job_id), refs, results).with_columns(
+            job_records(str(job_id), checked).with_columns(
                 job_id=pl.lit(job_id),
                 work_id=rows["work_id"] if "work_id" in rows.columns else pl.lit(None, pl.Utf8),
             )

@@ -6,9 +6,10 @@ identifier and no match, keeps what the citer wrote. Citations that point at no 
 (`not_found`), at another work (`mismatch`), or at a retracted work are left out: a
 bibliography people paste into a paper must not carry them (the report lists them instead)."""
 
+import re
 from collections.abc import Mapping, Sequence
 
-from models.audit import Reference, Status, ValidationResult
+from models.audit import Checked, Status
 from models.csl import CSLItem
 from tasks.identifiers import normalize_doi
 from tasks.render.exports import ExportEntry, usable_key
@@ -19,14 +20,11 @@ UNCONFIRMED = (Status.UNMATCHED, Status.UNVERIFIED)
 
 
 def bibliography_items(
-    refs: Sequence[Reference],
-    results: Mapping[str, ValidationResult],
-    work_ids: Mapping[str, str] | None = None,
+    checked: Sequence[Checked], work_ids: Mapping[str, str] | None = None
 ) -> list[CSLItem]:
     items: list[CSLItem] = []
     seen: set[str] = set()
-    for ref in refs:
-        result = results[ref.citation_id]
+    for ref, result in ((c.reference, c.result) for c in checked):
         if result.status in EXCLUDED or result.retracted or not ref.scholarly:
             continue
         work = (work_ids or {}).get(ref.citation_id, ref.citation_id)
@@ -36,7 +34,11 @@ def bibliography_items(
         record = result.record
         # An identifier-only record (agency without metadata) has nothing better than the claim.
         use_record = result.status is Status.VERIFIED and record is not None and record.title
-        chosen = record if use_record and record is not None else ref.item
+        chosen = ref.item
+        if use_record and record is not None:
+            # A registry's other-language title is a matching aid, not a translation's original:
+            # styles would print it as "Originally published as ...".
+            chosen = record.model_copy(update={"original_title": None})
         if not (chosen.title or chosen.DOI or chosen.URL):
             continue  # nothing a reader could find the work by
         # A citer's DOI may be a URL (`https://doi.org/10...`): styles print the link themselves.
@@ -45,14 +47,21 @@ def bibliography_items(
     return items
 
 
-def export_entries(
-    items: Sequence[CSLItem],
-    refs: Sequence[Reference],
-    results: Mapping[str, ValidationResult],
-) -> list[ExportEntry]:
+# The RIS reader's entry key: the record number, then the export's own record id (`3 (ID 369)`).
+_RIS_RECORD_ID = re.compile(r"\d+ \(ID (\S+)\)")
+
+
+def _own_key(entry_key: str) -> str | None:
+    """The key the user gave an entry (a BibTeX key, a CSL-JSON id, a RIS record's ID), if any."""
+    ris = _RIS_RECORD_ID.fullmatch(entry_key)
+    return usable_key(ris.group(1), numeric=True) if ris else usable_key(entry_key)
+
+
+def export_entries(items: Sequence[CSLItem], checked: Sequence[Checked]) -> list[ExportEntry]:
     """The listed items as the exports write them: under the citation key their input gave
     (a made-up one only when it gave none) and with their audit outcome."""
-    keys = {ref.citation_id: usable_key(ref.provenance.entry_key) for ref in refs}
+    keys = {c.citation_id: _own_key(c.reference.provenance.entry_key) for c in checked}
+    results = {c.citation_id: c.result for c in checked}
     return [
         ExportEntry(
             item,
@@ -64,10 +73,9 @@ def export_entries(
     ]
 
 
-def unconfirmed(
-    items: Sequence[CSLItem], results: Mapping[str, ValidationResult]
-) -> dict[str, str]:
+def unconfirmed(items: Sequence[CSLItem], checked: Sequence[Checked]) -> dict[str, str]:
     """Listed items no registry confirmed: item id -> status, for the bibliographies' marks."""
+    results = {c.citation_id: c.result for c in checked}
     return {
         item.id: results[item.id].status.value
         for item in items
