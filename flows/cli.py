@@ -131,7 +131,7 @@ def print_summary(summary: "JobSummary") -> None:
             f"{support['no_abstract']} without abstract (of {support['pairs']} cited works)",
             highlight=False,
         )
-    elif isinstance(support, str):
+    elif isinstance(support, str) and summary.metrics.get("claims"):
         out.print(f"claim support: {support}", highlight=False)
     out.print(f"outputs: {summary.out}", highlight=False)
 
