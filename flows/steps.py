@@ -255,7 +255,6 @@ def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
         citations=tables["citations"],
         claims=tables["claims"],
         input_errors=tables["input_errors"],
-        metrics=metrics,
         style=first.style if first else "",
         bibliography_html=[e.html for e in first.entries if e.item_id not in marks]
         if first
