@@ -11,8 +11,9 @@ import pytest
 from bench.dedupe_sources import names, reference
 from models.audit import Reference
 from models.csl import CSLDate, CSLItem
-from tasks.dedupe import DedupeResult, assign_works, records_frame
+from tasks.dedupe import DedupeResult, DedupeThresholds, assign_works, records_frame
 from tasks.dedupe.candidates import Blocking, candidate_pairs
+from tasks.dedupe.compare import RULES, _evidence
 from tasks.dedupe.records import title_form
 from tasks.dedupe.similarity import teams_apart, venues_alike
 
@@ -412,3 +413,18 @@ def test_a_title_inside_another_by_its_author_is_a_candidate_from_four_words_on(
         _printed("long", long, "Ilsoo Ahn", "SIGMOD", 1994),
         _printed("short", "Database issues in telecommunications", "Jim Gray", "SIGMOD", 1994),
     )
+
+
+def test_the_rule_table_reads_only_named_evidence() -> None:
+    evidence = set(_evidence(DedupeThresholds()))
+    read = {
+        name
+        for rule in RULES
+        for name in (*rule.when, rule.label_from, rule.forward)
+        if name is not None
+    }
+    assert read <= evidence
+    assert len({rule.name for rule in RULES}) == len(RULES)
+    # Identifiers decide first; fuzzy likeness only after every identifier rule.
+    names = [rule.name for rule in RULES]
+    assert names[0] == "one DOI" and names.index("alike") > names.index("other identifiers")

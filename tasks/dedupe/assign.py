@@ -7,8 +7,8 @@ import polars as pl
 from tasks.dedupe.candidates import candidate_pairs
 from tasks.dedupe.cluster import ASSIGNMENT_SCHEMA, LINK_SCHEMA, cluster
 from tasks.dedupe.compare import score_pairs
-from tasks.dedupe.departments import recurring_titles, repeated_in_list
 from tasks.dedupe.records import LIBRARY_SCHEMA, RECORD_SCHEMA, RELATION
+from tasks.dedupe.recurring import recurring_titles, repeated_in_list
 from tasks.dedupe.thresholds import DedupeThresholds
 
 # What makes two rows the same citation content (besides citation_id): all match keys, not the
