@@ -1,7 +1,7 @@
 """audit_job: one research job in, its audited outputs out.
 
-    read -> identify -> look up + decide (chunked, in parallel) -> dedupe -> score -> render
-    -> persist -> publish
+    read -> identify -> look up + decide (chunked, in parallel) -> support -> dedupe -> score
+    -> render -> persist -> publish
 
 `run_pipeline` is that line; the flow runs it with every stage a Prefect task, and
 bench/orchestration.py runs the very same line on plain function calls.
@@ -38,11 +38,13 @@ def finish_job(
     stages: Stages,
 ) -> JobSummary:
     """How every job ends once its citations are checked (no bibliographies when `styles` is
-    empty): dedupe -> score -> render -> persist -> publish. The library stays locked from the
-    dedupe's read to the persist's write, so work ids are minted against what is stored."""
+    empty): support -> dedupe -> score -> render -> persist -> publish. The library stays locked
+    from the dedupe's read to the persist's write, so work ids are minted against what is stored;
+    claim support, which only reads what lookup found, runs before taking the lock."""
+    supports = stages.support(job.claims, checked)
     with write_lock(params.db):
         works = stages.dedupe(params.job_id, checked, params.db)
-        scores = stages.score(checked, job.claims, works)
+        scores = stages.score(checked, job.claims, works, supports)
         rendered = stages.render(AuditedJob(params.job_id, job, checked, works, scores), styles)
         out = stages.persist(rendered, params.inputs, params.out_dir, params.db)
     stages.publish(rendered)

@@ -1,7 +1,7 @@
 """The pipeline's stages: each a plain function, and a thin Prefect task over it.
 
-    read -> identify -> look up + decide (chunked) -> dedupe -> score -> render -> persist
-    -> publish
+    read -> identify -> look up + decide (chunked) -> support -> dedupe -> score -> render
+    -> persist -> publish
 
 `TASKS` runs the stages as Prefect tasks (the flows); `PLAIN` calls the same functions directly
 (bench/orchestration.py measures the difference). Checking is chunked: a task run costs ~10 ms
@@ -9,7 +9,6 @@ plus server time, so one per citation would dominate a 10,000-citation job; retr
 request inside the registry clients, not per task."""
 
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from prefect.utilities.annotations import quote
 from flows import artifacts, progress
 from models.audit import (
     Checked,
+    CitationSupport,
     Claim,
     InputError,
     ReadResult,
@@ -43,6 +43,7 @@ from tasks.registries import Registries, RegistrySettings
 from tasks.render import csl_styles, exports
 from tasks.render.selection import bibliography_items, export_entries, unconfirmed
 from tasks.store import JobFolder, Library, db_path_from_env
+from tasks.support.claims import support_claims
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -85,7 +86,7 @@ def identify(read: ReadResult, file_keys: Mapping[str, str] | None = None) -> Re
 
 def job_deadline() -> float:
     """When the job's lookups must end (epoch seconds): CITEAUDIT_JOB_DEADLINE_S from now."""
-    return time.time() + RegistrySettings().job_deadline_s
+    return RegistrySettings().job_ends_at()
 
 
 def check_chunk(
@@ -143,8 +144,19 @@ def dedupe(job_id: str, checked: Sequence[Checked], db: str | None) -> JobDedupe
     return dedupe_job(job_id, checked, others, previous_works=previous)
 
 
-def score(checked: Sequence[Checked], claims: Sequence[Claim], works: JobDedupe) -> Assessment:
-    return assess(checked, claims, duplicates=repeats_within_jobs(works.columns).height)
+def support(claims: Sequence[Claim], checked: Sequence[Checked]) -> list[CitationSupport] | None:
+    """How well each verified cited work fits the claim citing it; None when support is off."""
+    return support_claims(claims, checked)
+
+
+def score(
+    checked: Sequence[Checked],
+    claims: Sequence[Claim],
+    works: JobDedupe,
+    supports: Sequence[CitationSupport] | None = None,
+) -> Assessment:
+    duplicates = repeats_within_jobs(works.columns).height
+    return assess(checked, claims, duplicates=duplicates, supports=supports)
 
 
 # --- render ---------------------------------------------------------------------------------
@@ -242,7 +254,6 @@ def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
         citations=tables["citations"],
         claims=tables["claims"],
         input_errors=tables["input_errors"],
-        metrics=metrics,
         style=first.style if first else "",
         bibliography_html=[e.html for e in first.entries if e.item_id not in marks]
         if first
@@ -318,6 +329,7 @@ read_task = task(name="read-inputs")(read)
 identify_task = task(name="identify")(identify)
 check_task = task(name="look-up-and-decide")(check_chunk)
 dedupe_task = task(name="dedupe")(dedupe)
+support_task = task(name="support")(support)
 score_task = task(name="score")(score)
 render_task = task(name="render")(render)
 persist_task = task(name="persist")(persist)
@@ -367,7 +379,11 @@ class Stages:
     identify: Callable[[ReadResult], ReadResult]
     check: Callable[[Sequence[Reference], bool, int, Shown], list[Checked]]
     dedupe: Callable[[str, Sequence[Checked], str | None], JobDedupe]
-    score: Callable[[Sequence[Checked], Sequence[Claim], JobDedupe], Assessment]
+    support: Callable[[Sequence[Claim], Sequence[Checked]], list[CitationSupport] | None]
+    score: Callable[
+        [Sequence[Checked], Sequence[Claim], JobDedupe, Sequence[CitationSupport] | None],
+        Assessment,
+    ]
     render: Callable[[AuditedJob, Sequence[str]], Rendered]
     persist: Callable[[Rendered, Sequence[str], str, str | None], str]
     publish: Callable[[Rendered], None]
@@ -377,12 +393,13 @@ def unpublished(rendered: Rendered) -> None:
     """Outside a Prefect flow run there is no UI to publish to."""
 
 
-PLAIN = Stages(read, identify, check_all, dedupe, score, render, persist, unpublished)
+PLAIN = Stages(read, identify, check_all, dedupe, support, score, render, persist, unpublished)
 TASKS = Stages(
     quoted(read_task),
     quoted(identify_task),
     check_all_tasks,
     quoted(dedupe_task),
+    quoted(support_task),
     quoted(score_task),
     quoted(render_task),
     quoted(persist_task),

@@ -31,7 +31,6 @@ class ReportData:
     citations: pl.DataFrame
     claims: pl.DataFrame = field(default_factory=pl.DataFrame)
     input_errors: pl.DataFrame = field(default_factory=pl.DataFrame)
-    metrics: dict[str, Any] = field(default_factory=dict)
     style: str = ""
     bibliography_html: list[str] = field(default_factory=list)  # pandoc citeproc's, escaped
     # Listed works no registry confirmed: (status, entry HTML), shown apart and marked.
@@ -285,6 +284,9 @@ class ClaimCitationRow:
     entry_key: str
     label: str
     reason: str
+    support: str = ""  # claim support's label and score ("unrelated, 0.12"), when it ran
+    evidence: str = ""  # the cited abstract's sentence closest to the claim
+    unrelated: bool = False
 
 
 @dataclass(frozen=True)
@@ -546,6 +548,7 @@ def _claim_rows(claims: pl.DataFrame, citations: pl.DataFrame) -> list[ClaimRow]
     ):
         strength = row["strength"] or 0.0
         percent = round(100 * strength)
+        support = {pair["citation_id"]: pair for pair in row.get("citation_support") or []}
         rows.append(
             ClaimRow(
                 text=_text(row["claim_text"]),
@@ -559,16 +562,24 @@ def _claim_rows(claims: pl.DataFrame, citations: pl.DataFrame) -> list[ClaimRow]
                 verified_count=row.get("verified_count") or 0,
                 citation_count=row.get("citation_count") or 0,
                 citations=[
-                    ClaimCitationRow(
-                        entry_key=_text(c["entry_key"]),
-                        label=flag_label(c),
-                        reason=_text(c.get("reason") or c.get("error")),
-                    )
+                    _claim_citation(c, support.get(c.get("citation_id")))
                     for c in cited.get(row["claim_id"], [])
                 ],
             )
         )
     return rows
+
+
+def _claim_citation(cited: dict[str, Any], pair: dict[str, Any] | None) -> ClaimCitationRow:
+    score = pair and pair["support"]
+    return ClaimCitationRow(
+        entry_key=_text(cited["entry_key"]),
+        label=flag_label(cited),
+        reason=_text(cited.get("reason") or cited.get("error")),
+        support=f"{pair['label']}, {score:.2f}" if pair and score is not None else "",
+        evidence=_text(pair and pair["evidence"]),
+        unrelated=bool(pair and pair["label"] == "unrelated"),
+    )
 
 
 def _histogram_bins(citations: pl.DataFrame, bins: int = 10) -> list[HistogramBin] | None:
