@@ -24,7 +24,10 @@ if TYPE_CHECKING:
     from tasks.store import Library
 
 app = typer.Typer(
-    help="Audit research citations against Crossref and PubMed.",
+    help=(
+        "Audit research citations against Crossref, PubMed, DBLP, arXiv, Semantic Scholar, "
+        "OpenAlex and Europe PMC (`citeaudit registries` lists those asked)."
+    ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -48,7 +51,8 @@ def citeaudit(
         typer.Option("--version", callback=show_version, is_eager=True, help="Print the version."),
     ] = False,
 ) -> None:
-    """Audit research citations against Crossref and PubMed."""
+    """Audit research citations against Crossref, PubMed, DBLP, arXiv, Semantic Scholar,
+    OpenAlex and Europe PMC (`citeaudit registries` lists those asked)."""
 
 
 def usage_error(message: str) -> NoReturn:
@@ -120,6 +124,15 @@ def print_summary(summary: "JobSummary") -> None:
             out.print(f"  {where}: {e.reason}", markup=False, highlight=False, soft_wrap=True)
         if len(errors) > 20:
             out.print(f"  ... and {len(errors) - 20} more (see input_errors.parquet)")
+    support = summary.metrics.get("claim_support")
+    if isinstance(support, dict) and support["pairs"]:
+        out.print(
+            f"claim support: {support['related']} related, {support['unrelated']} unrelated, "
+            f"{support['no_abstract']} without abstract (of {support['pairs']} cited works)",
+            highlight=False,
+        )
+    elif isinstance(support, str) and summary.metrics.get("claims"):
+        out.print(f"claim support: {support}", highlight=False)
     out.print(f"outputs: {summary.out}", highlight=False)
 
 
