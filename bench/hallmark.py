@@ -23,7 +23,8 @@ realistic    each registry holds what it really holds, in its own form:
                (DBLP and Semantic Scholar), a preprint_as_published's paper as an arXiv preprint.
              Run with S2_API_KEY and OPENALEX_API_KEY, without them (OpenAlex is then not
              asked; Semantic Scholar is asked keyless), and asking Crossref and PubMed only,
-             as citeaudit did before it knew the others. Client pacing is lifted (local server).
+             as citeaudit did before it knew the others; and keyless with Semantic Scholar
+             refusing every request. Client pacing is lifted (a local server).
 
 Flagged = mismatch, not_found or unmatched. Printed per set-up: precision, recall, F1 and
 false-positive rate of flagging HALLUCINATED entries, recall per hallucination type, status
@@ -280,6 +281,13 @@ def fill_realistic(fake: FakeRegistry, works: list[Work], entries: list[dict[str
         add_original(fake, original)
 
 
+def fill_s2_down(fake: FakeRegistry, works: list[Work], entries: list[dict[str, Any]]) -> None:
+    """The realistic registries, Semantic Scholar answering every request 503 (as a keyless
+    caller may find its shared pool): what it would have decided stays unverified."""
+    fill_realistic(fake, works, entries)
+    fake.inject_fault("unavailable", rate=1.0, service="s2")
+
+
 def true_originals(entries: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(kind, fields) of the real works behind hallucinations whose explanation reveals them."""
     for entry in entries:
@@ -448,6 +456,14 @@ def main(argv: list[str]) -> int:
     ):
         fill = partial(fill_realistic, works=works, entries=entries)
         run(title, entries, refs, fill, show, **options)
+    run(
+        "realistic registries, without keys, Semantic Scholar's shared pool refusing everything",
+        entries,
+        refs,
+        partial(fill_s2_down, works=works, entries=entries),
+        show,
+        max_attempts=1,
+    )
     return 0
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from crewai.tools import BaseTool
 from pydantic import BaseModel, Field
 
-from flows.agent_service import AgentError, AgentService, Answer
+from flows.agent_service import SOURCE_KINDS, AgentError, AgentService, Answer, one_line_error
 
 OPERATIONS = ("add", "validate", "format", "export", "list")
 
@@ -40,16 +40,16 @@ class CitationInput(BaseModel):
 
     operation: str = Field(description="add, validate, format, export or list")
     doi: str | None = Field(None, description="add: a DOI")
-    pmid: str | None = Field(None, description="add: a PubMed id")
+    pmid: str | int | None = Field(None, description="add: a PubMed id")
     arxiv: str | None = Field(None, description="add: an arXiv id")
     url: str | None = Field(None, description="add: an http(s) URL")
     reference: str | None = Field(None, description="add: a free-text reference")
     claim: str | None = Field(None, description="add: the claim the source supports")
-    citation_ids: list[str] | str | None = Field(
+    citation_ids: list[str | int] | str | None = Field(
         None, description="format: citation ids or numbers, e.g. ['1', '3']"
     )
     format_type: str = Field("intext", description="format: 'intext' or 'bibliography'")
-    page_number: str | None = Field(None, description="add or format: the page(s) cited")
+    page_number: str | int | None = Field(None, description="add or format: the page(s) cited")
     style: str | None = Field(None, description="format: CSL style (default apa)")
     export_format: str = Field("bibtex", description="export: 'bibtex', 'ris' or 'csljson'")
 
@@ -63,50 +63,34 @@ class CitationManager(BaseTool):
     out_dir: str | None = Field(None, description="also rewrite the job's folder here")
     offline: bool = False
 
-    def _run(self, operation: str, **arguments: Any) -> str:
+    def _run(self, **arguments: Any) -> str:
         try:
-            return self.answer(operation, **arguments).text
-        except AgentError as exc:
-            return f"Error: {exc}"
+            return self.answer(CitationInput.model_validate(arguments)).text
+        except Exception as exc:  # the agent reads what went wrong; the crew goes on
+            return f"Error: {one_line_error(exc)}"
 
-    def answer(
-        self,
-        operation: str,
-        doi: str | None = None,
-        pmid: str | None = None,
-        arxiv: str | None = None,
-        url: str | None = None,
-        reference: str | None = None,
-        claim: str | None = None,
-        citation_ids: list[str] | str | None = None,
-        format_type: str = "intext",
-        page_number: str | None = None,
-        style: str | None = None,
-        export_format: str = "bibtex",
-    ) -> Answer:
+    def answer(self, arguments: CitationInput) -> Answer:
         """The operation's answer, text and JSON (for programs driving the tool directly)."""
         service = AgentService(self.db, self.out_dir, self.offline)
-        op = (operation or "").strip().lower()
-        if op == "add":
+        operation = arguments.operation.strip().lower()
+        if operation == "add":
+            sources = {kind: getattr(arguments, kind) for kind in SOURCE_KINDS}
             return service.add(
-                self.job,
-                doi=doi,
-                pmid=pmid,
-                arxiv=arxiv,
-                url=url,
-                reference=reference,
-                claim=claim,
-                page=page_number,
+                self.job, **sources, claim=arguments.claim, page=arguments.page_number
             )
-        if op == "validate":
+        if operation == "validate":
             return service.validate(self.job)
-        if op == "format":
-            ids = citation_ids.split(",") if isinstance(citation_ids, str) else citation_ids
+        if operation == "format":
+            ids = arguments.citation_ids
             return service.format(
-                self.job, style=style, ids=ids, kind=format_type, page=page_number
+                self.job,
+                style=arguments.style,
+                ids=ids.split(",") if isinstance(ids, str) else ids,
+                kind=arguments.format_type,
+                page=arguments.page_number,
             )
-        if op == "export":
-            return service.export(self.job, format=export_format)
-        if op == "list":
+        if operation == "export":
+            return service.export(self.job, format=arguments.export_format)
+        if operation == "list":
             return service.list_citations(self.job)
-        raise AgentError(f"unknown operation {operation!r} (use {', '.join(OPERATIONS)})")
+        raise AgentError(f"unknown operation {arguments.operation!r} (use {', '.join(OPERATIONS)})")

@@ -14,9 +14,9 @@ import anyio
 from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, ContentBlock, TextContent
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from flows.agent_service import AgentError, AgentService, Answer
+from flows.agent_service import AgentService, Answer, one_line_error
 from tasks.render.csl_styles import STYLES
 
 JOB = Field(description="the research job (crew run) the citations belong to, e.g. 'crew-run-17'")
@@ -36,17 +36,9 @@ class CitationServer(FastMCP):
         try:
             return await super().call_tool(name, arguments)
         except ToolError as exc:
-            raise ToolError(one_line_error(exc.__cause__ or exc)) from None
-
-
-def one_line_error(exc: BaseException) -> str:
-    if isinstance(exc, ValidationError):
-        return "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
-        )
-    if isinstance(exc, AgentError | ToolError):
-        return " ".join(str(exc).split())
-    return f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
+            cause = exc.__cause__  # FastMCP's own errors (an unknown tool) have none
+            message = one_line_error(cause) if cause else " ".join(str(exc).split())
+            raise ToolError(message) from None
 
 
 def tool_result(answer: Answer) -> CallToolResult:
@@ -67,14 +59,16 @@ def build_server(service: AgentService, **settings: Any) -> CitationServer:
     async def add_citation(
         job: Annotated[str, JOB],
         doi: Annotated[str | None, Field(description="a DOI, e.g. 10.1038/srep16696")] = None,
-        pmid: Annotated[str | None, Field(description="a PubMed id")] = None,
+        pmid: Annotated[str | int | None, Field(description="a PubMed id")] = None,
         arxiv: Annotated[str | None, Field(description="an arXiv id, e.g. 2101.00001")] = None,
         url: Annotated[str | None, Field(description="an http(s) URL of the source")] = None,
         reference: Annotated[
             str | None, Field(description="a free-text reference, as a reference list has it")
         ] = None,
         claim: Annotated[str | None, Field(description="the claim this source supports")] = None,
-        page: Annotated[str | None, Field(description="page(s) cited, e.g. 45 or 45-47")] = None,
+        page: Annotated[
+            str | int | None, Field(description="page(s) cited, e.g. 45 or 45-47")
+        ] = None,
     ) -> CallToolResult:
         """Check a source against the scholarly registries now and add it to the job. Give
         exactly one of doi, pmid, arxiv, url or reference. Answers ACCEPTED with its number [n],
@@ -106,14 +100,16 @@ def build_server(service: AgentService, **settings: Any) -> CitationServer:
             str | None, Field(description=f"CSL style: {', '.join(STYLES)} (default apa)")
         ] = None,
         ids: Annotated[
-            list[str] | None,
+            list[str | int] | None,
             Field(description="citation ids or numbers ('3' or '[3]'); bibliography: all if none"),
         ] = None,
         kind: Annotated[
             Literal["intext", "bibliography"],
             Field(description="in-text citations of `ids`, or the bibliography"),
         ] = "intext",
-        page: Annotated[str | None, Field(description="page(s) for in-text citations")] = None,
+        page: Annotated[
+            str | int | None, Field(description="page(s) for in-text citations")
+        ] = None,
     ) -> CallToolResult:
         """In-text citations (with a page) or the job's bibliography in a citation style;
         rejected citations are never listed."""

@@ -1,7 +1,7 @@
 """audit_job: one research job in, its audited outputs out.
 
-    read -> identify -> look up + decide (chunked, in parallel) -> dedupe -> score -> render
-    -> persist -> publish
+    read -> identify -> look up + decide (chunked, in parallel) -> support -> dedupe -> score
+    -> render -> persist -> publish
 
 `run_pipeline` is that line; the flow runs it with every stage a Prefect task, and
 bench/orchestration.py runs the very same line on plain function calls.
@@ -16,7 +16,7 @@ from flows.runners import task_runner
 from flows.steps import PLAIN, TASKS, AuditedJob, Stages, summarize
 from models.audit import Checked, ReadResult
 from models.job import JobParams, JobSummary
-from tasks.store import check_job_id
+from tasks.store import check_job_id, write_lock
 
 
 def run_pipeline(params: JobParams, stages: Stages = PLAIN) -> JobSummary:
@@ -38,11 +38,15 @@ def finish_job(
     stages: Stages,
 ) -> JobSummary:
     """How every job ends once its citations are checked (no bibliographies when `styles` is
-    empty): dedupe -> score -> render -> persist -> publish."""
-    works = stages.dedupe(params.job_id, checked, params.db)
-    scores = stages.score(checked, job.claims, works)
-    rendered = stages.render(AuditedJob(params.job_id, job, checked, works, scores), styles)
-    out = stages.persist(rendered, params.inputs, params.out_dir, params.db)
+    empty): support -> dedupe -> score -> render -> persist -> publish. The library stays locked
+    from the dedupe's read to the persist's write, so work ids are minted against what is stored;
+    claim support, which only reads what lookup found, runs before taking the lock."""
+    supports = stages.support(job.claims, checked)
+    with write_lock(params.db):
+        works = stages.dedupe(params.job_id, checked, params.db)
+        scores = stages.score(checked, job.claims, works, supports)
+        rendered = stages.render(AuditedJob(params.job_id, job, checked, works, scores), styles)
+        out = stages.persist(rendered, params.inputs, params.out_dir, params.db)
     stages.publish(rendered)
     return summarize(rendered, out)
 

@@ -17,7 +17,7 @@ from prefect import flow, task
 from flows import progress
 from flows.audit import finish_job
 from flows.runners import task_runner
-from flows.steps import TASKS, quoted
+from flows.steps import TASKS, identify_task, quoted
 from models.audit import Checked, Reference
 from models.job import BulkSummary, JobParams
 from tasks import frames
@@ -30,12 +30,21 @@ DEFAULT_BATCH = 5_000
 BIBLIOGRAPHY_LIMIT = 5_000
 
 
-def input_fingerprint(paths: Sequence[str], input_format: str | None, batch_size: int) -> str:
-    """What decides the batches: the input files' bytes, in order, the format and batch size."""
-    digest = hashlib.sha256(f"{input_format}\x1f{batch_size}".encode())
+def file_digests(paths: Sequence[str]) -> dict[str, str]:
+    """Each input file's content digest: what keys the import's progress and citation ids."""
+    digests = {}
     for path in paths:
         with Path(path).open("rb") as handle:
-            digest.update(hashlib.file_digest(handle, "sha256").digest())
+            digests[path] = hashlib.file_digest(handle, "sha256").hexdigest()
+    return digests
+
+
+def input_fingerprint(digests: Sequence[str], input_format: str | None, batch_size: int) -> str:
+    """What decides the batches: the input files' contents, in order, the format and batch
+    size (never their names: a renamed copy resumes)."""
+    digest = hashlib.sha256(f"{input_format}\x1f{batch_size}".encode())
+    for file_digest in digests:
+        digest.update(bytes.fromhex(file_digest))
     return digest.hexdigest()
 
 
@@ -85,8 +94,12 @@ def bulk_import(params: JobParams, batch_size: int = DEFAULT_BATCH) -> BulkSumma
     run) and `bibliographies_skipped`.
     """
     job_id, db = check_job_id(params.job_id), params.db
-    fingerprint = input_fingerprint(params.inputs, params.input_format, batch_size)
-    job = TASKS.identify(TASKS.read(params.inputs, params.input_format))
+    read = TASKS.read(params.inputs, params.input_format)
+    digests = file_digests(params.inputs)
+    fingerprint = input_fingerprint(
+        [digests[p] for p in params.inputs], params.input_format, batch_size
+    )
+    job = quoted(identify_task)(read, digests)  # ids keyed by content: a renamed copy resumes
     refs = job.references
     planned = batches(refs, batch_size)
     done = batches_done_step(job_id, fingerprint, db)

@@ -24,7 +24,10 @@ if TYPE_CHECKING:
     from tasks.store import Library
 
 app = typer.Typer(
-    help="Audit research citations against Crossref and PubMed.",
+    help=(
+        "Audit research citations against Crossref, PubMed, DBLP, arXiv, Semantic Scholar, "
+        "OpenAlex and Europe PMC (`citeaudit registries` lists those asked)."
+    ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -48,7 +51,8 @@ def citeaudit(
         typer.Option("--version", callback=show_version, is_eager=True, help="Print the version."),
     ] = False,
 ) -> None:
-    """Audit research citations against Crossref and PubMed."""
+    """Audit research citations against Crossref, PubMed, DBLP, arXiv, Semantic Scholar,
+    OpenAlex and Europe PMC (`citeaudit registries` lists those asked)."""
 
 
 def usage_error(message: str) -> NoReturn:
@@ -244,15 +248,15 @@ def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir
         usage_error(f"configuration: {exc}")
 
 
-def open_library(db: str | None) -> "Library":
-    """The library for commands that only read it: a mistyped path is an error, not a new
-    empty library."""
+def open_library(db: str | None, read_only: bool = True) -> "Library":
+    """An existing library (a mistyped path is an error, not a new empty library), read-only
+    unless the command changes it."""
     from tasks.store import Library, db_path_from_env
 
     path = db_path_from_env(db)
     if not path.is_file():
         usage_error(f"no library at {path} (set --db or CITEAUDIT_DB)")
-    return Library(path)
+    return Library(path, read_only=read_only)
 
 
 @app.command()
@@ -435,7 +439,7 @@ def dedupe(
     from tasks.dedupe.job import repeats_within_jobs
     from tasks.dedupe.rebuild import rededupe, refreshed_records
 
-    with open_library(db) as library:
+    with open_library(db, read_only=False) as library:
         records = refreshed_records(library.table("dedupe_records"), library.table("citations"))
         if not records.height:
             usage_error("the library holds no citations to dedupe")

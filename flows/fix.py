@@ -33,6 +33,8 @@ def fix(
         text = read_text(input_bib)
     except UnreadableFileError as exc:
         usage_error(f"{input_bib}: {exc}")
+    if not bibtex.detect(input_bib, text[:4096]):
+        usage_error(f"{input_bib}: not a BibTeX file (fix rewrites .bib files only)")
     if output is not None and output.resolve() == input_bib.resolve():
         usage_error("-o must name a new file: the input is kept as it is")
     read = bibtex.read([input_bib])

@@ -1,7 +1,7 @@
 """The pipeline's stages: each a plain function, and a thin Prefect task over it.
 
-    read -> identify -> look up + decide (chunked) -> dedupe -> score -> render -> persist
-    -> publish
+    read -> identify -> look up + decide (chunked) -> support -> dedupe -> score -> render
+    -> persist -> publish
 
 `TASKS` runs the stages as Prefect tasks (the flows); `PLAIN` calls the same functions directly
 (bench/orchestration.py measures the difference). Checking is chunked: a task run costs ~10 ms
@@ -10,7 +10,7 @@ request inside the registry clients, not per task."""
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -23,6 +23,7 @@ from prefect.utilities.annotations import quote
 from flows import artifacts, progress
 from models.audit import (
     Checked,
+    CitationSupport,
     Claim,
     InputError,
     ReadResult,
@@ -43,6 +44,7 @@ from tasks.registries import Registries, RegistrySettings
 from tasks.render import csl_styles, exports
 from tasks.render.selection import bibliography_items, export_entries, unconfirmed
 from tasks.store import JobFolder, Library, db_path_from_env
+from tasks.support.claims import support_claims
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -73,9 +75,10 @@ def read(paths: Sequence[str], input_format: str | None) -> ReadResult:
     return read_inputs(files, input_format)
 
 
-def identify(read: ReadResult) -> ReadResult:
-    """Citation ids (stable, unique in the job), unique claim ids, claims linked to them."""
-    claims, refs = unique_claim_ids(read.claims, assign_citation_ids(read.references))
+def identify(read: ReadResult, file_keys: Mapping[str, str] | None = None) -> ReadResult:
+    """Citation ids (stable, unique in the job; keyed by `file_keys`, source file -> content
+    digest, instead of file names when given), unique claim ids, claims linked to them."""
+    claims, refs = unique_claim_ids(read.claims, assign_citation_ids(read.references, file_keys))
     return ReadResult(references=refs, claims=link_claims(claims, refs), errors=read.errors)
 
 
@@ -142,8 +145,19 @@ def dedupe(job_id: str, checked: Sequence[Checked], db: str | None) -> JobDedupe
     return dedupe_job(job_id, checked, others, previous_works=previous)
 
 
-def score(checked: Sequence[Checked], claims: Sequence[Claim], works: JobDedupe) -> Assessment:
-    return assess(checked, claims, duplicates=repeats_within_jobs(works.columns).height)
+def support(claims: Sequence[Claim], checked: Sequence[Checked]) -> list[CitationSupport] | None:
+    """How well each verified cited work fits the claim citing it; None when support is off."""
+    return support_claims(claims, checked)
+
+
+def score(
+    checked: Sequence[Checked],
+    claims: Sequence[Claim],
+    works: JobDedupe,
+    supports: Sequence[CitationSupport] | None = None,
+) -> Assessment:
+    duplicates = repeats_within_jobs(works.columns).height
+    return assess(checked, claims, duplicates=duplicates, supports=supports)
 
 
 # --- render ---------------------------------------------------------------------------------
@@ -262,16 +276,19 @@ def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
 
 
 def persist(rendered: Rendered, inputs: Sequence[str], out_dir: str, db: str | None) -> str:
-    """Write the job's folder and replace its rows in the DuckDB library; the folder's path."""
-    folder = JobFolder(out_dir, rendered.job_id)
-    for name in FOLDER_TABLES:
-        folder.write_parquet(f"{name}.parquet", rendered.tables[name])
-    folder.write_parquet("works.parquet", rendered.works.cited_works)
-    for name, text in rendered.files.items():
-        folder.write_text(name, text)
-    folder.write_json("metrics.json", rendered.metrics)
-    save_to_library(rendered.job_id, inputs, rendered.tables, rendered.works, db)
-    return str(folder.path)
+    """Write the job's folder and replace its rows in the DuckDB library; the folder's path.
+    The files are written beside the folder and swapped in once the library holds the rows:
+    the folder and the library rows always come from one run."""
+    target = JobFolder(out_dir, rendered.job_id)
+    with target.replacing() as folder:
+        for name in FOLDER_TABLES:
+            folder.write_parquet(f"{name}.parquet", rendered.tables[name])
+        folder.write_parquet("works.parquet", rendered.works.cited_works)
+        for name, text in rendered.files.items():
+            folder.write_text(name, text)
+        folder.write_json("metrics.json", rendered.metrics)
+        save_to_library(rendered.job_id, inputs, rendered.tables, rendered.works, db)
+    return str(target.path)
 
 
 def save_to_library(
@@ -314,6 +331,7 @@ read_task = task(name="read-inputs")(read)
 identify_task = task(name="identify")(identify)
 check_task = task(name="look-up-and-decide")(check_chunk)
 dedupe_task = task(name="dedupe")(dedupe)
+support_task = task(name="support")(support)
 score_task = task(name="score")(score)
 render_task = task(name="render")(render)
 persist_task = task(name="persist")(persist)
@@ -363,7 +381,11 @@ class Stages:
     identify: Callable[[ReadResult], ReadResult]
     check: Callable[[Sequence[Reference], bool, int, Shown], list[Checked]]
     dedupe: Callable[[str, Sequence[Checked], str | None], JobDedupe]
-    score: Callable[[Sequence[Checked], Sequence[Claim], JobDedupe], Assessment]
+    support: Callable[[Sequence[Claim], Sequence[Checked]], list[CitationSupport] | None]
+    score: Callable[
+        [Sequence[Checked], Sequence[Claim], JobDedupe, Sequence[CitationSupport] | None],
+        Assessment,
+    ]
     render: Callable[[AuditedJob, Sequence[str]], Rendered]
     persist: Callable[[Rendered, Sequence[str], str, str | None], str]
     publish: Callable[[Rendered], None]
@@ -373,12 +395,13 @@ def unpublished(rendered: Rendered) -> None:
     """Outside a Prefect flow run there is no UI to publish to."""
 
 
-PLAIN = Stages(read, identify, check_all, dedupe, score, render, persist, unpublished)
+PLAIN = Stages(read, identify, check_all, dedupe, support, score, render, persist, unpublished)
 TASKS = Stages(
     quoted(read_task),
     quoted(identify_task),
     check_all_tasks,
     quoted(dedupe_task),
+    quoted(support_task),
     quoted(score_task),
     quoted(render_task),
     quoted(persist_task),

@@ -173,6 +173,19 @@ class Checked(BaseModel):
         return self.reference.citation_id
 
 
+SupportLabel = Literal["related", "unrelated", "no abstract"]
+
+
+class CitationSupport(BaseModel):
+    """How well one cited work supports one claim (tasks/support/relevance.py says how)."""
+
+    claim_id: str
+    citation_id: str
+    support: float | None = Field(None, description="best claim-sentence similarity, [-1, 1]")
+    label: SupportLabel
+    evidence: str | None = Field(None, description="the abstract sentence closest to the claim")
+
+
 class RegistryRecord(BaseModel):
     """A work as a registry holds it, mapped to CSL, with the flags the registry sets on it."""
 

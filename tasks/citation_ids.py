@@ -1,28 +1,33 @@
 """Give each reference a stable citation id and group references for batched lookups."""
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 
 from models.audit import Claim, Reference
 from tasks.identifiers import PRECEDENCE, primary_identifier
 
 
-def citation_id_for(ref: Reference) -> str:
+def citation_id_for(ref: Reference, file_keys: Mapping[str, str] | None = None) -> str:
     """Stable across re-runs: the input file's name and the entry's key, hashed.
 
-    The file's name, not its path, so the same list audited from another folder keeps its ids."""
-    name = PurePath(ref.provenance.source_file).name
+    The file's name, not its path, so the same list audited from another folder keeps its ids.
+    `file_keys` (source file -> its content digest) keys ids by content instead: a bulk import
+    resumed from a renamed copy of its list finds the ids it stored."""
+    source = ref.provenance.source_file
+    name = (file_keys or {}).get(source) or PurePath(source).name
     digest = hashlib.sha1(f"{name}\x1f{ref.provenance.entry_key}".encode()).hexdigest()
     return digest[:16]
 
 
-def assign_citation_ids(refs: Sequence[Reference]) -> list[Reference]:
+def assign_citation_ids(
+    refs: Sequence[Reference], file_keys: Mapping[str, str] | None = None
+) -> list[Reference]:
     """Ids unique within the job: a repeated (file, key) gets `-2`, `-3`, ... in input order."""
     seen: dict[str, int] = {}
     out: list[Reference] = []
     for ref in refs:
-        base = citation_id_for(ref)
+        base = citation_id_for(ref, file_keys)
         seen[base] = seen.get(base, 0) + 1
         cid = base if seen[base] == 1 else f"{base}-{seen[base]}"
         out.append(ref.model_copy(update={"citation_id": cid}))

@@ -37,7 +37,9 @@ Claims (`CitationMap`), as the engine: 0.5 * mean citation confidence + 0.3 * st
 count factor (citations / 5, at most 1). With validations, strength is recomputed as the share of
 verified citations weighted by each citation's stated confidence, where a failed or retracted
 citation counts 0, a verified one 1, and an undecided one keeps the claim's stated strength; the
-count factor counts only citations still standing (not failed, not retracted). Continuing the
+count factor counts only citations still standing (not failed, not retracted). Claim support
+(tasks/support/) adds meaning: a verified citation whose work is `unrelated` to the claim counts
+0 and does not stand, as a failed one; `no abstract` leaves it as it was. Continuing the
 example with a second citation (confidence 0.6, not_found, scored 0.2) under a stated strength of
 0.8: strength = (0.9*1 + 0.6*0) / 1.5 = 0.6; overall = 0.5*(0.927+0.2)/2 + 0.3*0.6 + 0.2*(1/5)
 = 0.502. A claim none of whose citations stands (all failed or retracted, or no citations at
@@ -219,14 +221,29 @@ def _fails(validation: ValidationResult | None) -> bool:
 def _validation_for(
     citation: Citation, validations: Mapping[str, ValidationResult] | None
 ) -> ValidationResult | None:
-    citation_id = (citation.metadata or {}).get("citation_id")
+    citation_id = _citation_id(citation)
     if validations is None or not citation_id:
         return None
-    return validations.get(str(citation_id))
+    return validations.get(citation_id)
+
+
+def _citation_id(citation: Citation) -> str | None:
+    citation_id = (citation.metadata or {}).get("citation_id")
+    return str(citation_id) if citation_id else None
+
+
+def _fails_claim(
+    citation: Citation, validation: ValidationResult | None, unrelated: Collection[str]
+) -> bool:
+    """A citation fails its claim when it fails as a citation, or when the work it names is
+    about something else (claim support's `unrelated`)."""
+    return _fails(validation) or _citation_id(citation) in unrelated
 
 
 def claim_strength(
-    cmap: CitationMap, validations: Mapping[str, ValidationResult] | None = None
+    cmap: CitationMap,
+    validations: Mapping[str, ValidationResult] | None = None,
+    unrelated: Collection[str] = (),
 ) -> float:
     """Strength of a claim from its validated citations (module docstring); the stated strength
     when none of its citations was validated."""
@@ -238,26 +255,32 @@ def claim_strength(
         weights = [1.0] * len(weights)
     support = [
         0.0
-        if _fails(validation)
+        if _fails_claim(citation, validation, unrelated)
         else 1.0
         if validation is not None and validation.status is Status.VERIFIED
         else cmap.strength
-        for validation in found
+        for citation, validation in zip(cmap.citations, found, strict=True)
     ]
     return sum(w * s for w, s in zip(weights, support, strict=True)) / sum(weights)
 
 
 def calculate_citation_map_confidence(
-    cmap: CitationMap, validations: Mapping[str, ValidationResult] | None = None
+    cmap: CitationMap,
+    validations: Mapping[str, ValidationResult] | None = None,
+    unrelated: Collection[str] = (),
 ) -> dict[str, Any]:
     """Aggregate confidence of a claim. `validations` is keyed by citation id, which a Citation
-    names in `metadata["citation_id"]` (as `citation_from_reference` sets it)."""
+    names in `metadata["citation_id"]` (as `citation_from_reference` sets it); `unrelated` names
+    the citations whose work claim support found to be about something else."""
     found = [_validation_for(citation, validations) for citation in cmap.citations]
     individual = [
         calculate_citation_confidence(citation, validation)
         for citation, validation in zip(cmap.citations, found, strict=True)
     ]
-    standing = sum(not _fails(validation) for validation in found)
+    standing = sum(
+        not _fails_claim(citation, validation, unrelated)
+        for citation, validation in zip(cmap.citations, found, strict=True)
+    )
     result: dict[str, Any] = {
         "citation_count": len(cmap.citations),
         "supporting_count": standing,
@@ -277,7 +300,7 @@ def calculate_citation_map_confidence(
         }
     confidences = [score["overall_confidence"] for score in individual]
     average = sum(confidences) / len(confidences)
-    strength = claim_strength(cmap, validations)
+    strength = claim_strength(cmap, validations, unrelated)
     count_factor = min(standing / COUNT_PLATEAU, 1.0)
     overall = (
         MAP_AVERAGE_WEIGHT * average

@@ -41,6 +41,7 @@ SEARCH_ROWS = 5
 _FREE_TEXT = frozenset({"crossref", "pubmed"})
 # The id form Semantic Scholar's batch reads, per registry an identifier was first sent to.
 _S2_FORMS = {"crossref": "DOI:{}", "arxiv": "ARXIV:{}", "pubmed": "PMID:{}"}
+Fetch = Callable[[Sequence[str]], dict[str, Lookup]]
 
 
 @dataclass
@@ -85,7 +86,8 @@ def _look_up(refs: Sequence[Reference], registries: Registries) -> list[Validati
         if route := _id_route(_identifiers(ref), active):
             by_registry.setdefault(route[0], {})[index] = route[1]
     for name, wanted in by_registry.items():
-        _check_identified(refs, name, wanted, _fetcher(registries, name), results, trails)
+        fetch, batch_size = _fetcher(registries, name)
+        _check_identified(refs, name, wanted, fetch, batch_size, results, trails)
     if "semantic_scholar" in active:
         _ask_s2_for_unanswered(refs, by_registry, registries, results, trails)
     for index, ref in enumerate(refs):
@@ -123,24 +125,25 @@ def _id_route(ids: Identifiers, active: set[str]) -> tuple[str, str] | None:
     return None
 
 
-def _fetcher(registries: Registries, name: str) -> Callable[[Sequence[str]], dict[str, Lookup]]:
-    clients = {
-        "crossref": registries.crossref.fetch_dois,
-        "pubmed": registries.pubmed.fetch_pmids,
-        "europepmc": registries.europepmc.fetch_pmcids if registries.europepmc else None,
-        "arxiv": registries.arxiv.fetch_ids if registries.arxiv else None,
-    }
-    fetch = clients[name]
-    if fetch is None:
-        raise RuntimeError(f"{name} is active but has no client")
-    return fetch
+def _fetcher(registries: Registries, name: str) -> tuple[Fetch, int]:
+    """The batched lookup of registry `name`, and how many ids one of its requests carries."""
+    if name == "crossref":
+        return registries.crossref.fetch_dois, registries.crossref.batch_size
+    if name == "pubmed":
+        return registries.pubmed.fetch_pmids, registries.pubmed.batch_size
+    if name == "europepmc" and registries.europepmc is not None:
+        return registries.europepmc.fetch_pmcids, registries.europepmc.batch_size
+    if name == "arxiv" and registries.arxiv is not None:
+        return registries.arxiv.fetch_ids, registries.arxiv.batch_size
+    raise RuntimeError(f"{name} is asked but has no client")
 
 
 def _check_identified(
     refs: Sequence[Reference],
     name: str,
     wanted: dict[int, str],
-    fetch: Callable[[Sequence[str]], dict[str, Lookup]],
+    fetch: Fetch,
+    batch_size: int,
     results: dict[int, ValidationResult],
     trails: list[_Trail],
 ) -> None:
@@ -151,7 +154,7 @@ def _check_identified(
         for index in wanted:
             results[index] = _unverified(refs[index], f"registry lookup failed: {exc}", error=exc)
         return
-    share = _batch_share_of(fetch, len(distinct))
+    share = _batch_share(len(distinct), batch_size)
     for index, identifier in wanted.items():
         trails[index].add(name, share)
         lookup = lookups.get(identifier) or Lookup(
@@ -161,8 +164,8 @@ def _check_identified(
         results[index] = _guarded(ref, partial(decide_identified, ref, lookup))
 
 
-def _batch_share_of(fetch: Callable[[Sequence[str]], dict[str, Lookup]], distinct: int) -> float:
-    batch_size = max(1, int(getattr(getattr(fetch, "__self__", None), "batch_size", 1)))
+def _batch_share(distinct: int, batch_size: int) -> float:
+    """Each citation's share of the requests that asked for `distinct` ids in batches."""
     return math.ceil(distinct / batch_size) / distinct if distinct else 0.0
 
 
@@ -185,7 +188,7 @@ def _ask_s2_for_unanswered(
         return
     s2_ids = sorted({s2_id for _, s2_id in wanted.values()})
     lookups = registries.semantic_scholar.fetch_ids(s2_ids)
-    share = _batch_share_of(registries.semantic_scholar.fetch_ids, len(s2_ids))
+    share = _batch_share(len(s2_ids), registries.semantic_scholar.batch_size)
     for index, (identifier, s2_id) in wanted.items():
         trails[index].add("semantic_scholar", share)
         found = lookups.get(s2_id)

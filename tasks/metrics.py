@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from models.audit import Checked, Claim, Reference, Status, ValidationResult
+from models.audit import Checked, CitationSupport, Claim, Reference, Status, ValidationResult
 from models.citation import Citation, CitationMap
 from tasks.confidence import (
     DEFAULT_CONFIDENCE,
@@ -18,6 +18,7 @@ from tasks.confidence import (
     citation_from_reference,
     score_reference,
 )
+from tasks.support.claims import OFF
 from tasks.trust import is_trusted, load_trusted_domains
 
 SCORE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
@@ -44,6 +45,18 @@ CLAIM_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "verified_count": pl.Int64,
     "failed_count": pl.Int64,
     "unsupported": pl.Boolean,
+    "unrelated_count": pl.Int64,
+    "support": pl.Float64,  # mean support of the claim's scored pairs
+    "citation_support": pl.List(
+        pl.Struct(
+            {
+                "citation_id": pl.Utf8,
+                "support": pl.Float64,
+                "label": pl.Utf8,
+                "evidence": pl.Utf8,
+            }
+        )
+    ),
 }
 
 
@@ -54,7 +67,13 @@ class Assessment:
     metrics: dict[str, Any]
 
 
-def assess(checked: Sequence[Checked], claims: Sequence[Claim], duplicates: int = 0) -> Assessment:
+def assess(
+    checked: Sequence[Checked],
+    claims: Sequence[Claim],
+    duplicates: int = 0,
+    supports: Sequence[CitationSupport] | None = None,
+) -> Assessment:
+    """`supports`: claim support's pairs, None when support is off."""
     domains = load_trusted_domains()
     rows = []
     for ref, result in ((c.reference, c.result) for c in checked):
@@ -79,23 +98,44 @@ def assess(checked: Sequence[Checked], claims: Sequence[Claim], duplicates: int 
         claims,
         {c.citation_id: c.reference for c in checked},
         {c.citation_id: c.result for c in checked},
+        supports or (),
     )
     results = [c.result for c in checked]
-    return Assessment(
-        citation_scores,
-        claim_scores,
-        job_metrics(results, citation_scores, claim_scores, duplicates),
-    )
+    metrics = job_metrics(results, citation_scores, claim_scores, duplicates)
+    return Assessment(citation_scores, claim_scores, metrics | support_metrics(supports))
+
+
+def support_metrics(supports: Sequence[CitationSupport] | None) -> dict[str, Any]:
+    """What claim support found, or that it is off."""
+    if supports is None:
+        return {"claim_support": OFF}
+    labels = [s.label for s in supports]
+    return {
+        "claim_support": {
+            "pairs": len(labels),
+            "related": labels.count("related"),
+            "unrelated": labels.count("unrelated"),
+            "no_abstract": labels.count("no abstract"),
+        }
+    }
 
 
 def score_claims(
     claims: Sequence[Claim],
     refs: Mapping[str, Reference],
     results: Mapping[str, ValidationResult],
+    supports: Sequence[CitationSupport] = (),
 ) -> pl.DataFrame:
-    """A claim's strength recomputed from its validated citations (tasks/confidence.py)."""
+    """A claim's strength recomputed from its validated citations and, where claim support ran,
+    how well their works fit the claim (tasks/confidence.py)."""
+    by_claim: dict[str, list[CitationSupport]] = {}
+    for pair in supports:
+        by_claim.setdefault(pair.claim_id, []).append(pair)
     rows = []
     for claim in claims:
+        pairs = by_claim.get(claim.claim_id, [])
+        unrelated = {p.citation_id for p in pairs if p.label == "unrelated"}
+        scored = [p.support for p in pairs if p.support is not None]
         cited = [refs[cid] for cid in claim.citation_ids if cid in refs]
         missing, missing_results = _missing_citations(claim)
         cmap = CitationMap(
@@ -108,7 +148,7 @@ def score_claims(
         own = {
             ref.citation_id: results[ref.citation_id] for ref in cited if ref.citation_id in results
         }
-        score = calculate_citation_map_confidence(cmap, own | missing_results)
+        score = calculate_citation_map_confidence(cmap, own | missing_results, unrelated)
         verified = sum(1 for ref in cited if results[ref.citation_id].status is Status.VERIFIED)
         rows.append(
             {
@@ -119,6 +159,12 @@ def score_claims(
                 "verified_count": verified,
                 "failed_count": score["failed_count"],
                 "unsupported": score["unsupported"],
+                "unrelated_count": len(unrelated),
+                "support": round(sum(scored) / len(scored), 4) if scored else None,
+                "citation_support": [
+                    p.model_dump(include={"citation_id", "support", "label", "evidence"})
+                    for p in pairs
+                ],
             }
         )
     return pl.DataFrame(rows, schema=CLAIM_SCHEMA)

@@ -50,8 +50,7 @@ _HTML_TAG = regex.compile(r"</?[a-zA-Z][^>]*>")
 # Letters, digits and the marks that belong to them (Devanagari vowel signs, kana voicing).
 _NON_WORD = regex.compile(r"[^\p{L}\p{N}\p{M}]+")
 _IDEOGRAPH = regex.compile(r"([\p{Han}\p{Hiragana}\p{Katakana}])")
-# Scripts whose accents citers drop: Latin and Greek (Greek letters are spelled out below).
-_ACCENTLESS = regex.compile(r"[\p{Latin}\p{Greek}]")
+_ASCII_NON_WORD = regex.compile(r"[^0-9a-z]+")
 _NOT_LATIN = regex.compile(r"[^\p{Latin}\p{Common}\p{Inherited}\p{Greek}]")
 
 # Letters NFKD does not decompose into ASCII, and Greek letters as citers spell them out.
@@ -131,6 +130,8 @@ def fold(text: str) -> str:
 
     Keeps punctuation and spacing; callers tokenise as they need."""
     text = strip_markup(text).translate(_SPECIAL).lower().translate(_GREEK_TABLE)
+    if text.isascii():
+        return text
     kept: list[str] = []
     strip = False  # whether the marks that follow belong to a Latin or Greek letter
     for char in unicodedata.normalize("NFKD", text):
@@ -138,15 +139,28 @@ def fold(text: str) -> str:
             if not strip:
                 kept.append(char)
             continue
-        strip = _ACCENTLESS.match(char) is not None
+        strip = _accentless(char)
         kept.append(char)
     return unicodedata.normalize("NFKC", "".join(kept)).casefold()
+
+
+def _accentless(char: str) -> bool:
+    """A Latin or Greek letter (or ASCII): the scripts whose accents citers drop."""
+    code = ord(char)
+    return (
+        code < 0x250  # Basic Latin, Latin-1, Latin Extended-A and -B
+        or 0x370 <= code < 0x400  # Greek
+        or 0x1E00 <= code < 0x2000  # Latin Extended Additional, Greek Extended
+    )
 
 
 def words(text: str) -> list[str]:
     """Folded words of letters and digits, in any script; hyphens and punctuation separate
     words, and each Han or kana character is a word of its own."""
-    return _NON_WORD.sub(" ", _IDEOGRAPH.sub(r" \1 ", fold(text))).split()
+    folded = fold(text)
+    if folded.isascii():
+        return _ASCII_NON_WORD.sub(" ", folded).split()
+    return _NON_WORD.sub(" ", _IDEOGRAPH.sub(r" \1 ", folded)).split()
 
 
 def is_latin(text: str) -> bool:

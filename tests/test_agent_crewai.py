@@ -37,7 +37,7 @@ def test_crewai_runs_each_operation_through_the_tools_schema(registry_env, tmp_p
     assert "Use in text as: (Tosatto et al., 2015, p. 45) [1]" in added
     rejected = run('{"operation": "add", "pmid": "29424689"}')  # LLMs send JSON text too
     assert rejected.startswith("REJECTED not_found: PubMed does not hold PMID 29424689")
-    cited = run({"operation": "format", "citation_ids": ["1"], "page_number": "42"})
+    cited = run({"operation": "format", "citation_ids": [1], "page_number": 42})
     assert cited == "(Tosatto et al., 2015, p. 42) [1]"
     bibliography = run({"operation": "format", "format_type": "bibliography", "style": "ieee"})
     assert bibliography.splitlines()[2].startswith("[1] L. Tosatto et al.,")
@@ -57,6 +57,9 @@ def test_crewai_runs_each_operation_through_the_tools_schema(registry_env, tmp_p
     )
     assert tool.run(operation="format", citation_ids="9") == (
         "Error: job crew-1 has no citation '9' (give an id or a number)"
+    )
+    assert tool.run(operation="list", style=["apa"]) == (
+        "Error: style: Input should be a valid string"
     )
 
 

@@ -178,6 +178,7 @@ def test_validate_rechecks_every_citation_and_says_what_changed(built, tmp_path)
     AgentService(db=db, offline=True).add("crew-2", doi=FRET)
     offline = AgentService(db=db, offline=True).list_citations("crew-2").data["citations"][0]
     assert (offline["status"], offline["accepted"]) == ("unverified", True)
+    assert offline["in_text"] == "[1]"  # nothing to name it by until it is checked
     with pytest.MonkeyPatch.context() as env:
         for name, value in point_env_at(built.registry, tmp_path).items():
             env.setenv(name, value)

@@ -11,8 +11,9 @@ import pytest
 from bench.dedupe_sources import names, reference
 from models.audit import Reference
 from models.csl import CSLDate, CSLItem
-from tasks.dedupe import DedupeResult, assign_works, records_frame
-from tasks.dedupe.candidates import candidate_pairs
+from tasks.dedupe import DedupeResult, DedupeThresholds, assign_works, records_frame
+from tasks.dedupe.candidates import Blocking, candidate_pairs
+from tasks.dedupe.compare import RULES, _evidence
 from tasks.dedupe.records import title_form
 from tasks.dedupe.similarity import teams_apart, venues_alike
 
@@ -392,12 +393,12 @@ def _candidates(*refs: Reference) -> set[tuple[int, int]]:
     records = records_frame(list(refs)).with_columns(
         new=pl.lit(True), work_id=pl.lit(None, pl.Utf8)
     )
-    pairs = candidate_pairs(records)
+    # No title-word keys: only the containment join (first author, year, title inside title).
+    pairs = candidate_pairs(records, Blocking(keys=0, head_words=0))
     return set(zip(pairs["a"], pairs["b"], strict=True))
 
 
 def test_a_title_inside_another_by_its_author_is_a_candidate_from_four_words_on() -> None:
-    # Neither shares the other's rarest title words, so only the containment join pairs them.
     long = "SIGMOD challenges paper: database issues in telecommunications network management"
     assert _candidates(
         _printed("long", long, "Ilsoo Ahn", "SIGMOD", 1994),
@@ -412,3 +413,18 @@ def test_a_title_inside_another_by_its_author_is_a_candidate_from_four_words_on(
         _printed("long", long, "Ilsoo Ahn", "SIGMOD", 1994),
         _printed("short", "Database issues in telecommunications", "Jim Gray", "SIGMOD", 1994),
     )
+
+
+def test_the_rule_table_reads_only_named_evidence() -> None:
+    evidence = set(_evidence(DedupeThresholds()))
+    read = {
+        name
+        for rule in RULES
+        for name in (*rule.when, rule.label_from, rule.forward)
+        if name is not None
+    }
+    assert read <= evidence
+    assert len({rule.name for rule in RULES}) == len(RULES)
+    # Identifiers decide first; fuzzy likeness only after every identifier rule.
+    names = [rule.name for rule in RULES]
+    assert names[0] == "one DOI" and names.index("alike") > names.index("other identifiers")

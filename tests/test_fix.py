@@ -9,10 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import defusedxml.ElementTree as SafeET
+from typer.testing import CliRunner
+
+from flows.cli import app
 from models.audit import Lookup, Reference, ValidationResult
 from tasks.match.decide import decide_identified, decide_unidentified
 from tasks.read import bibtex
 from tasks.registries.crossref_map import crossref_work_to_csl
+from tasks.registries.pubmed_map import pubmed_article_to_csl
 from tasks.render.fix import fix_bibtex
 from tests.fake_registry.fixtures import point_env_at
 
@@ -105,7 +110,7 @@ def test_fix_corrects_verified_entries_and_marks_the_rest(tmp_path: Path) -> Non
     # Corrected in place: the registry's title and year; macro, keys, order, own fields kept.
     assert "title    = {Methylphenidate Exposure Induces Dopamine Neuron Loss" in sadasivan
     assert "year     = {2012}" in sadasivan and "journal  = pone," in sadasivan
-    assert "pages = {e33693}" in sadasivan  # added at the end, before the closing brace
+    assert "  pages    = {e33693}," in sadasivan  # added at the end, lined up with the rest
     fields = [line.split("=")[0].strip() for line in sadasivan.splitlines()[1:] if "=" in line]
     assert fields[:-1] == ["author", "title", "journal", "year", "doi", "keywords", "file", "pages"]
     assert (
@@ -114,7 +119,7 @@ def test_fix_corrects_verified_entries_and_marks_the_rest(tmp_path: Path) -> Non
     assert text.startswith('% my reading list\n@string{pone = "PLoS ONE"}\n')
     # Found by search: its DOI is added.
     searched = text[text.index("@article{searched2012") : text.index("@article{wrongdoi2019")]
-    assert "doi = {10.1371/journal.pone.0033693}" in searched
+    assert "  doi     = {10.1371/journal.pone.0033693}" in searched
     # A DOI pointing at another paper, and a retracted work: marked, never deleted or corrected.
     wrong = text[text.index("@article{wrongdoi2019") : text.index("@article{retracted2012")]
     assert "citeaudit = {mismatch: DOI resolves to a different paper" in wrong
@@ -173,3 +178,29 @@ def test_fix_command_writes_a_new_file_and_prints_the_diff(fake_registry, tmp_pa
     assert "5 entries: 3 corrected, 2 marked" in done.stdout
     unchanged = [line for line in before.splitlines() if line not in fixed.splitlines()]
     assert unchanged == []  # every line the user wrote is still there
+
+
+def test_fix_usage_errors(tmp_path: Path) -> None:
+    ris = tmp_path / "refs.ris"
+    ris.write_text("TY  - JOUR\nTI  - A title\nER  - \n")
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@article{a, title={A title}}\n")
+    for args in (["fix", str(ris)], ["fix", str(bib), "-o", str(bib)], ["fix", "nothing.bib"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+    assert bib.read_text() == "@article{a, title={A title}}\n"
+
+
+def test_a_missing_title_comes_from_pubmed_without_its_full_stop(tmp_path: Path) -> None:
+    xml = (ROOT / "tests/fixtures/registries/pubmed_36987902.xml").read_bytes()
+    article = next(e for e in SafeET.fromstring(xml) if e.tag == "PubmedArticle")
+    record = pubmed_article_to_csl(article)
+    text = "@article{bruserud2023,\n  author = {Bruserud, Ø. and Arnes, K. and others},\n}\n"
+    path = _written(tmp_path, text)
+    (ref,) = bibtex.read([path]).references
+    result = decide_identified(ref, Lookup(identifier="36987902", record=record))
+    fixed = fix_bibtex(text, [ref], {ref.citation_id: result}).text
+    assert (
+        "title  = {Patients over 75 years admitted to the National Burn Centre, Haukeland" in fixed
+    )
+    assert "2000-19}," in fixed and "2000-19.}" not in fixed

@@ -282,8 +282,13 @@ def test_one_file_audited_as_several_jobs_is_rechecked_job_by_job(
 
     report = (tmp_path / "out" / "audit-1" / "report.md").read_text()
     listed = report.split("## Changes since the last audit")[1].split("\n## ")[0]
-    lines = [line for line in listed.splitlines() if line.startswith("- ")]
-    assert len(lines) == changes.height
-    assert all(line.startswith("- job\\_id: job-") for line in lines)
+    lines = [line for line in listed.splitlines() if line.startswith("- ")]  # one per citation
+    assert len(lines) == summary.changed_citations
+    assert all(line.startswith("- job `job-") for line in lines)
+    retracted = listed.split("### Newly retracted")[1].split("\n### ")[0]
+    for job in ("job-a", "job-b"):
+        assert f"job `{job}` `to-be-retracted`" in retracted
+        assert f"job `{job}` `registered-later`" in listed.split("### Newly resolving")[1]
+    notices = report.split("## Retracted, corrected or of concern")[1].split("\n## ")[0]
     for job in ("job-a", "job-b", "job-c"):  # flagged rows name their job too
-        assert f"** job `{job}` `to-be-retracted`" in report
+        assert f"job `{job}` `to-be-retracted`" in notices

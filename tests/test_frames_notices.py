@@ -5,7 +5,10 @@ import json
 from pathlib import Path
 
 import polars as pl
+import pytest
+from typer.testing import CliRunner
 
+from flows.cli import app
 from models.audit import Checked, Lookup, Provenance, Reference, Status
 from models.csl import CSLItem
 from tasks.frames import citations_frame, result_from_row
@@ -62,3 +65,22 @@ def test_retraction_notice_columns_round_trip(tmp_path: Path) -> None:
     )
     assert result_from_row(row).notices == result.notices
     assert [n["kind"] for n in json.loads(row["notices_json"])] == ["correction", "retraction"]
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_fail_on_retracted_gates_and_the_notice_reaches_the_parquet(registry_env, tmp_path):
+    """Through the CLI against the fake registry's retracted record (Retraction Watch notice)."""
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@article{rw2012,\n  doi = {10.5555/citeaudit.retracted-rw}\n}\n")
+    args = ["audit", str(bib), "--job", "rw", "--out", str(tmp_path / "out"), "--styles", "apa"]
+    result = CliRunner().invoke(app, [*args, "--fail-on", "retracted"])
+    assert result.exit_code == 1, result.output
+    (row,) = pl.read_parquet(tmp_path / "out" / "rw" / "citations.parquet").iter_rows(named=True)
+    assert (row["status"], row["retracted"]) == ("verified", True)
+    assert (row["notice_kind"], row["notice_id"], row["notice_source"], row["notice_date"]) == (
+        "retraction",
+        "10.5555/citeaudit.retracted-rw.notice",
+        "retraction-watch",
+        "2024-01-01",
+    )
+    assert CliRunner().invoke(app, [*args, "--fail-on", "mismatch"]).exit_code == 0

@@ -27,6 +27,7 @@ Accelerators are surveyed by @chen2020survey, and FRET was used [see @tosatto201
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return path
@@ -71,8 +72,32 @@ def test_only_cited_entries_are_audited(tmp_path: Path) -> None:
     }
     everything = write(tmp_path, "all.tex", r"\nocite{*}")
     assert len(read_inputs([everything, BIB]).references) == 5
-    alone = read_inputs([paper])
+    alone = read_inputs([write(tmp_path / "elsewhere", "paper.tex", LATEX)])
     assert alone.references == [] and "no .bib or CSL-JSON file" in alone.errors[0].reason
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (
+            "paper.tex",
+            LATEX.replace(r"\end{document}", "\\bibliography{refs,other}\n\\end{document}"),
+        ),
+        ("paper.md", "---\ntitle: A paper\nbibliography: refs.bib\n---\n" + MARKDOWN),
+        ("list.md", "---\nbibliography:\n  - refs.bib\n---\n" + MARKDOWN),
+    ],
+    ids=["latex", "pandoc", "pandoc-list"],
+)
+def test_a_manuscript_alone_brings_the_bibliography_it_names(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    write(tmp_path, "refs.bib", BIB.read_text(encoding="utf-8"))
+    read = read_inputs([write(tmp_path, name, text)])
+    assert {r.provenance.entry_key for r in read.references} == {
+        "chen2020survey",
+        "tosatto2015",
+        "ralser2006",
+    }
 
 
 @pytest.mark.usefixtures("prefect_harness")

@@ -233,3 +233,28 @@ def test_registries_selects_by_environment_names(monkeypatch: pytest.MonkeyPatch
     status = Registries.from_settings(RegistrySettings(cache_enabled=False)).status()
     assert status["crossref"] is None and status["semantic_scholar"] is None
     assert status["dblp"] == "not in CITEAUDIT_REGISTRIES"
+
+
+@pytest.mark.parametrize(
+    ("service", "fault"),
+    [
+        ("dblp", "wrong_content_type"),
+        ("dblp", "truncated"),
+        ("europepmc", "wrong_content_type"),
+        ("openalex", "truncated"),
+    ],
+)
+def test_searches_with_unusable_answers_are_unavailable_not_empty(
+    fake: FakeRegistry, registries: Registries, service: str, fault: str
+) -> None:
+    """A body that cannot be read is no answer: the search raises, it never returns nothing."""
+    fake.inject_fault(fault, rate=1.0, service=service)
+    client = {
+        "dblp": registries.dblp,
+        "europepmc": registries.europepmc,
+        "openalex": registries.openalex,
+    }[service]
+    assert client is not None
+    with pytest.raises(RegistryUnavailable):
+        client.search("Highly accurate protein structure prediction")
+    assert fake.count(service=service) == 3  # every attempt made

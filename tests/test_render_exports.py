@@ -169,7 +169,11 @@ FORGED = CSLItem.from_csl(
         "id": "evil",
         "type": "article-journal",
         "title": "Innocent title\nDO  - 10.666/evil\nER  - \n\nTY  - JOUR\r\nTI  - Forged",
-        "author": [{"family": "Doe\nAU  - Forged, A.", "given": "J."}],
+        "author": [
+            {"family": "Doe\nAU  - Forged, A.", "given": "J."},
+            {"family": "Evil}, title={Forged", "given": "E."},
+            {"literal": "Group} and {Other"},
+        ],
         "URL": "https://example.org/a}, note={pwned",
         "DOI": "10.1000/x}y",
         "note": "unbalanced } brace { here",
@@ -200,7 +204,7 @@ def test_ris_values_stay_on_their_line() -> None:
     assert len(records) == 1
     assert "doi" in records[0] and records[0]["doi"] == "10.1000/x}y"
     assert records[0]["title"].startswith("Innocent title DO  - 10.666/evil")
-    assert records[0]["authors"] == ["Doe AU  - Forged, A., J."]
+    assert records[0]["authors"][0] == "Doe AU  - Forged, A., J."
 
 
 def test_bibtex_braces_balanced_and_urls_escaped() -> None:
@@ -211,4 +215,15 @@ def test_bibtex_braces_balanced_and_urls_escaped() -> None:
     assert set(entry.fields_dict) == {"title", "author", "doi", "url", "note"}
     assert entry.fields_dict["url"].value == "https://example.org/a%7D, note=%7Bpwned"
     assert entry.fields_dict["doi"].value == "10.1000/x%7Dy"
-    assert text.count("{") == text.count("}")
+    raw = bibtexparser.parse_string(text, parse_stack=[]).entries[0]
+    for name, value in ((f.key, f.value) for f in raw.fields):
+        assert _braces_pair_up(value[1:-1]), (name, value)  # as BibTeX counts: escaped or not
+
+
+def _braces_pair_up(value: str) -> bool:
+    depth = 0
+    for char in value:
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0

@@ -28,6 +28,7 @@ REFS = [
     ref("c3", "12", title="From a plain list"),  # a line number, not a key
     ref("c4", "gone2020", title="Not there", DOI="10.1/none"),
     ref("c5", "retracted2019", title="Retracted"),
+    ref("c6", "4 (ID 369)", title="From a RIS export"),  # record 4, whose ID is 369
 ]
 RESULTS = {
     r.citation_id: r
@@ -37,14 +38,22 @@ RESULTS = {
         result("c3", Status.VERIFIED, "matched"),
         result("c4", Status.NOT_FOUND, "no such DOI"),
         result("c5", Status.VERIFIED, "agrees", retracted=True),
+        result("c6", Status.VERIFIED, "matched"),
     ]
 }
 CHECKED = [Checked(reference=r, result=RESULTS[r.citation_id]) for r in REFS]
 
 
 def test_left_out_works_and_a_doi_given_as_a_url() -> None:
+    record = CSLItem.model_validate(
+        {"id": "r", "title": "[A broader scope].", "original-title": "Ein breiterer Blick."}
+    )
+    verified = RESULTS["c3"].model_copy(update={"record": record})
+    checked = [*CHECKED[:2], Checked(reference=REFS[2], result=verified), *CHECKED[3:]]
+    items = bibliography_items(checked)
+    assert items[2].title == "[A broader scope]." and items[2].original_title is None
     items = bibliography_items(CHECKED)
-    assert [i.id for i in items] == ["c1", "c2", "c3"]  # not_found and retracted left out
+    assert [i.id for i in items] == ["c1", "c2", "c3", "c6"]  # not_found, retracted left out
     assert items[0].DOI == "10.1038/srep16696"  # never https://doi.org/https://doi.org/...
 
 
@@ -54,6 +63,7 @@ def test_exports_keep_the_input_keys_and_carry_the_outcome() -> None:
     keys = [e.key for e in library.entries]
     assert keys[:2] == ["tosatto2015", "made2023up"]
     assert keys[2] == "anonndplain"  # the plain list's line gave no key: one is made
+    assert keys[3] == "369"  # a RIS record keeps its own ID
     fields = library.entries[0].fields_dict
     assert fields["doi"].value == "10.1038/srep16696"
     assert fields["keywords"].value == "citeaudit:unverified"

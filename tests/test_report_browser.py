@@ -22,9 +22,15 @@ import pytest
 from flows.audit import audit_job
 from models.job import JobParams
 from tasks.render.csl_styles import UNCONFIRMED_HEADING, UNCONFIRMED_NOTE
+from tests.fake_registry.fixtures import point_env_at
+from tests.fake_registry.server import FakeRegistry
 
 FIXTURES = Path(__file__).parent / "fixtures"
-INPUTS = [FIXTURES / "reflists" / "crew_report.md", FIXTURES / "report" / "hostile_titles.ris"]
+INPUTS = [
+    FIXTURES / "report" / "needs_attention.bib",
+    FIXTURES / "reflists" / "crew_report.md",
+    FIXTURES / "report" / "hostile_titles.ris",
+]
 HOSTILE_TITLE = "<script>document.body.setAttribute('data-pwned','script')</script>Scripts in"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Chromium's own housekeeping (clock, updates, sign-in, and Chromium 150's www.google.com calls,
@@ -35,6 +41,8 @@ BROWSER_HOSTS = {
     "accounts.google.com",
     "www.google.com",
 }
+
+RESOLVERS = ("https://doi.org/", "https://pubmed.ncbi.nlm.nih.gov/", "https://arxiv.org/abs/")
 
 pytestmark = [
     pytest.mark.usefixtures("prefect_harness"),
@@ -149,32 +157,44 @@ class Page(HTMLParser):
         return [attrs for name, attrs in self.elements if name == tag]
 
 
-@pytest.fixture
-def job(registry_env, tmp_path: Path) -> Path:
-    audit_job(
-        JobParams(
-            inputs=[str(p) for p in INPUTS],
-            job_id="crew",
-            out_dir=str(tmp_path / "out"),
-            styles=["apa"],
+@pytest.fixture(scope="module")
+def job(prefect_harness: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One audit for the module's tests (each costs ~20 s): the fake registry, inputs named as a
+    user names them (tests/fixtures/...)."""
+    folder = tmp_path_factory.mktemp("report-job")
+    root = Path(__file__).parent.parent
+    with FakeRegistry() as registry, pytest.MonkeyPatch.context() as env:
+        for name, value in point_env_at(registry, folder).items():
+            env.setenv(name, value)
+        env.chdir(root)
+        audit_job(
+            JobParams(
+                inputs=[str(p.relative_to(root)) for p in INPUTS],
+                job_id="crew",
+                out_dir=str(folder / "out"),
+                styles=["apa"],
+            )
         )
-    )
-    return tmp_path / "out" / "crew"
+    yield folder / "out" / "crew"
 
 
-def test_the_reader_sees_counts_flags_first_claims_and_bibliography(job, proxy, tmp_path):
+def test_the_reader_sees_counts_notices_flags_claims_and_bibliography(job, proxy, tmp_path):
     page = Page(chromium(job / "report.html", proxy, tmp_path, "--dump-dom"))
     citations = pl.read_parquet(job / "citations.parquet")
     for status, count in citations.group_by("status").len().iter_rows():
         assert f"{status}: {count}" in page.text
-    headings = list(page.sections)
-    assert headings[0].startswith("Needs attention")
-    assert headings.index(next(h for h in headings if h.startswith("Claims"))) == 1
+    headings = [h.split(" (")[0] for h in page.sections]
+    assert headings[:3] == ["Retracted, corrected or of concern", "Needs attention", "Claims"]
+    retracted = page.section("Retracted")
+    for shown in ("Methylphenidate Exposure", "retraction-watch", "2024-01-01", "sadasivan2012"):
+        assert shown in retracted
     flagged = citations.filter(pl.col("status").is_in(["mismatch", "not_found", "unmatched"]))
     attention = page.section("Needs attention")
-    assert flagged.height == 2
+    assert flagged.height == 3
     for row in flagged.iter_rows(named=True):
         assert row["status"] in attention and row["reason"] in attention
+    # the mismatch beside the record its DOI names, with what to do
+    assert "Engineering Structures" in attention and "Suggested:" in attention
     claims = pl.read_parquet(job / "claims.parquet")
     assert all(text in page.section("Claims") for text in claims["claim_text"])
     entries = [a for a in page.tags("div") if a.get("class") == "csl-entry"]
@@ -191,10 +211,10 @@ def test_a_script_in_a_title_is_text_and_the_page_asks_the_network_nothing(job, 
     assert not page.tags("script") and not page.tags("img")
     (body,) = page.tags("body")
     assert "data-pwned" not in body
-    # Self-contained: nothing loads from anywhere; the only links are the bibliography's.
+    # Self-contained: nothing loads from anywhere; the only links go to identifier resolvers.
     assert not [a for _, a in page.elements if "src" in a]
-    links = [a["href"] for a in page.tags("a")]
-    assert links and all(str(h).startswith("https://doi.org/") for h in links)
+    links = [str(a["href"]) for a in page.tags("a")]
+    assert links and all(h.startswith(RESOLVERS) for h in links)
     assert proxy.requests == []
 
 

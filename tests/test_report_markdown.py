@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from tasks.frames import CITATION_SCHEMA
 from tasks.report import ReportData, render_markdown
 from tasks.report.links import safe_url
 from tasks.report.markdown import markdown_code, markdown_from_html, markdown_text
+from tests.report_data import citation, citations
 
 IMAGE = "![pwn](javascript:alert(1))"
 LINK = "[click](javascript:alert(2))"
@@ -36,27 +36,10 @@ def text_of(fragment: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
 
 
-def citation(**values: object) -> dict[str, object]:
-    row: dict[str, object] = dict.fromkeys(CITATION_SCHEMA)
-    row.update(
-        job_id="j",
-        citation_id=str(values.get("entry_key")),
-        source_file="refs.bib",
-        retracted=False,
-        corrected=False,
-        expression_of_concern=False,
-    )
-    row.update(values)
-    return row
-
-
 def hostile_report() -> str:
-    citations = pl.DataFrame(
-        [
-            citation(entry_key="evil-md", status="unmatched", claimed_title=f"{IMAGE}{LINK}{RAW}"),
-            citation(entry_key="evil-doi", status="unverified", doi=EVIL_DOI, reason="offline"),
-        ],
-        schema=CITATION_SCHEMA,
+    cited = citations(
+        citation(entry_key="evil-md", status="unmatched", claimed_title=f"{IMAGE}{LINK}{RAW}"),
+        citation(entry_key="evil-doi", status="unverified", doi=EVIL_DOI, reason="offline"),
     )
     claims = pl.DataFrame(
         {
@@ -77,7 +60,7 @@ def hostile_report() -> str:
     )
     data = ReportData(
         job_id="hostile",
-        citations=citations,
+        citations=cited,
         claims=claims,
         style="apa",
         bibliography_html=[entry, '<a href="javascript:alert(5)">click me</a>'],

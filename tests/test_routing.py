@@ -217,3 +217,27 @@ def test_citeaudit_registries_says_what_is_asked_and_why(
     monkeypatch.setenv("CITEAUDIT_REGISTRIES", "crossref,dlbp")
     refused = CliRunner().invoke(app, ["registries"])
     assert refused.exit_code == 2 and "unknown registry dlbp" in refused.output
+
+
+@pytest.mark.parametrize(
+    ("fields", "url", "kind"),
+    [
+        ({"container-title": "ICLR"}, None, "cs"),
+        ({"container-title": "J. Mach. Learn. Res."}, None, "cs"),
+        ({"container-title": None}, "https://openreview.net/forum?id=abc", "cs"),
+        ({"container-title": None}, "https://aclanthology.org/2023.acl-long.1", "cs"),
+        ({"container-title": None}, "https://example.org/paper", "other"),
+        ({"container-title": "arXiv preprint arXiv:2401.00001"}, None, "preprint"),
+        ({"container-title": "bioRxiv"}, None, "biomedical"),
+        ({"container-title": "The Lancet"}, None, "biomedical"),
+        ({"container-title": "Journal of Economic Theory"}, None, "other"),
+    ],
+)
+def test_kind_of_work_decides_the_registries_searched(
+    fields: dict[str, str | None], url: str | None, kind: str
+) -> None:
+    from tasks.registries.routing import kind_of
+
+    ref = cited(title="A study of things", **fields)
+    ref.ids = Identifiers(url=url)
+    assert kind_of(ref) == kind

@@ -1,5 +1,6 @@
-"""The NCBI API key and the Crossref mailto are sent to the registries and nowhere else: not in
-logs, Parquet, DuckDB, reports, the HTTP cache or Prefect artifacts, error paths included."""
+"""The NCBI, Semantic Scholar and OpenAlex API keys and the Crossref mailto are sent to the
+registries and nowhere else: not in logs, Parquet, DuckDB, reports, the HTTP cache or Prefect
+artifacts, error paths included."""
 
 import os
 from pathlib import Path
@@ -16,12 +17,14 @@ from tests.reliability_data import bundled_pmids, bundled_works
 
 API_KEY = "ncbiKEY9f3c1d7e5b2a8c6d4e0f"
 MAILTO = "secret.agent.7734@citeaudit-test.example"
+S2_KEY = "s2SECRETkey4d9a1c0e77b2"
+OPENALEX_KEY = "oaSECRETkey8e2f6b1d93c4"
 
 
 def secret_forms() -> list[bytes]:
     """Each secret as written plainly, URL-encoded and in part (a log may cut it)."""
     forms = set()
-    for secret in (API_KEY, MAILTO):
+    for secret in (API_KEY, MAILTO, S2_KEY, OPENALEX_KEY):
         forms |= {secret, quote(secret), quote_plus(secret), secret[: len(secret) // 2 + 4]}
     forms.add("secret.agent.7734")
     return sorted(f.encode() for f in forms)
@@ -80,6 +83,8 @@ def test_secrets_never_leave_the_requests(
 ) -> None:
     monkeypatch.setenv("NCBI_API_KEY", API_KEY)
     monkeypatch.setenv("CITEAUDIT_MAILTO", MAILTO)
+    monkeypatch.setenv("S2_API_KEY", S2_KEY)
+    monkeypatch.setenv("OPENALEX_API_KEY", OPENALEX_KEY)
     monkeypatch.setenv("CITEAUDIT_MAX_ATTEMPTS", "2")
     monkeypatch.setenv("CITEAUDIT_BACKOFF_BASE_S", "0.01")
     monkeypatch.setenv("CITEAUDIT_RETRY_AFTER_CAP_S", "0.2")
@@ -91,6 +96,8 @@ def test_secrets_never_leave_the_requests(
     registry_env.inject_fault("server_error", count=4, service="crossref")
     registry_env.inject_fault("external_entity", count=1, service="eutils")
     registry_env.inject_fault("wrong_content_type", count=1, service="eutils")
+    # arXiv cannot be asked: the arXiv id goes to Semantic Scholar, with its key.
+    registry_env.inject_fault("server_error", count=2, service="arxiv")
 
     source = tmp_path / "refs.txt"
     lines = [f"doi:{w['DOI']}" for w in bundled_works()[:120]]
@@ -98,6 +105,7 @@ def test_secrets_never_leave_the_requests(
     lines += [
         "Smith J. A study that was never written about fabricated results. Nature. 2021;5:1-9.",
         "doi:10.5555/citeaudit.fabricated.secret-test",
+        "arXiv:1707.08567",
     ]
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = CliRunner().invoke(
@@ -110,6 +118,7 @@ def test_secrets_never_leave_the_requests(
     assert any(quote_plus(MAILTO) in p or MAILTO in p for p in sent), "mailto must be sent"
     assert any(API_KEY in p for p in sent) or registry_env.count("efetch") == 0
     assert any(r.fault for r in registry_env.log)
+    assert any(r.pool == "s2-api-key" for r in registry_env.log), "the S2 key must be sent"
 
     files = [p for p in tmp_path.rglob("*") if p.is_file() and p != source]
     assert any(p.suffix == ".duckdb" for p in files)

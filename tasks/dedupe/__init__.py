@@ -5,9 +5,11 @@ records_frame -> assign_works(new, library) -> DedupeResult; canonical_works(lib
 The modules, in the order a batch passes through them:
 - records: one row of match keys per citation;
 - candidates: pairs worth comparing (DuckDB joins on identifiers, rare title words, locators);
-- departments: periodical departments ("Editorial"), how often a list holds one in a year;
+- recurring: recurring titles ("Editorial", "Book review column"), how often a list holds one
+  in a year;
 - similarity: how alike two records' fields are, for all pairs at once;
-- compare: the rules deciding each pair (merge, link or distinct);
+- compare: the evidence about each pair and the table of named rules deciding it (merge, link
+  or distinct); weights: the learned weights deciding scraped, undated pairs;
 - cluster: pair decisions to works (guarded union-find, stable work ids, links);
 - canonical: one record per work; job and rebuild: a job's and the whole library's dedupe.
 Thresholds (thresholds.py) and blocking (candidates.Blocking) are the knobs."""

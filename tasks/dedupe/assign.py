@@ -7,8 +7,8 @@ import polars as pl
 from tasks.dedupe.candidates import candidate_pairs
 from tasks.dedupe.cluster import ASSIGNMENT_SCHEMA, LINK_SCHEMA, cluster
 from tasks.dedupe.compare import score_pairs
-from tasks.dedupe.departments import recurring_titles, repeated_in_list
 from tasks.dedupe.records import LIBRARY_SCHEMA, RECORD_SCHEMA, RELATION
+from tasks.dedupe.recurring import recurring_titles, repeated_in_list
 from tasks.dedupe.thresholds import DedupeThresholds
 
 # What makes two rows the same citation content (besides citation_id): all match keys, not the
@@ -58,6 +58,22 @@ def assign_works(
     """Give every new record (rows of `records_frame`) a work id: an existing library work's, or
     a new one. `library` holds earlier jobs' records with their `work_id`. No row is dropped."""
     thresholds = thresholds or DedupeThresholds()
+    if new.is_empty():
+        return DedupeResult(
+            pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=LINK_SCHEMA)
+        )
+    records = prepared_records(new, library, thresholds)
+    pairs = candidate_pairs(records, thresholds.blocking)
+    decided = score_pairs(records, pairs, thresholds)
+    assignments, links = cluster(records, decided, thresholds.linkage)
+    return DedupeResult(assignments, links)
+
+
+def prepared_records(
+    new: pl.DataFrame, library: pl.DataFrame | None, thresholds: DedupeThresholds
+) -> pl.DataFrame:
+    """Library rows, then the new rows (`new` says which), with what pairs are compared by:
+    a fingerprint of the match keys, recurring columns and their repeats within a list."""
     library = empty_library() if library is None else library
     records = pl.concat(
         [
@@ -71,13 +87,5 @@ def assign_works(
         fingerprint=pl.struct(_FINGERPRINT).hash(),
         relations=pl.col("relations").cast(pl.List(RELATION)),
     )
-    if new.is_empty():
-        return DedupeResult(
-            pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=LINK_SCHEMA)
-        )
     records = records.with_columns(recurring_titles(records, thresholds))
-    records = records.with_columns(repeated_in_list(records))
-    pairs = candidate_pairs(records, thresholds.blocking)
-    decided = score_pairs(records, pairs, thresholds)
-    assignments, links = cluster(records, decided, thresholds.linkage)
-    return DedupeResult(assignments, links)
+    return records.with_columns(repeated_in_list(records))

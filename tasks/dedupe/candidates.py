@@ -131,8 +131,10 @@ def _title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
         CREATE TEMP TABLE rarest AS
         SELECT rid, word FROM (
             SELECT w.rid, w.word, row_number() OVER (PARTITION BY w.rid ORDER BY f.n, w.word) AS k
-            FROM words w JOIN freq f USING (word))
+            FROM words w JOIN freq f USING (word) WHERE f.n > 1)
         WHERE k <= {blocking.keys}""")
+    # A word no other record holds blocks nothing: the rarest words are the rarest shared ones,
+    # so that a scraping slip ("hellersteirr", "mixa") does not push a record's real words out.
     # Keys: each pair of a record's rarest words (its only word, for one-word titles).
     con.execute("""
         CREATE TEMP TABLE title_keys AS

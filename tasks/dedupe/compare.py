@@ -1,20 +1,24 @@
 """Scoring candidate pairs and deciding for each: the same work, related works, or distinct.
 
-Similarities come for all pairs at once (tasks/dedupe/similarity.py); the decision is a list of
-rules in priority order, evaluated as polars expressions.
+Similarities come for all pairs at once (tasks/dedupe/similarity.py); the evidence about a pair
+is named pieces (`_evidence`: titles alike, authors agreeing, venues apart, ...) and the
+decision is a table of named rules over them (`RULES`, in priority order), evaluated as polars
+expressions.
 """
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import polars as pl
 from polars.expr.whenthen import ChainedThen, Then
 
 from tasks.dedupe.candidates import CHAPTER_TYPES
-from tasks.dedupe.departments import department_with_topic
 from tasks.dedupe.records import CONFLICT_KINDS
+from tasks.dedupe.recurring import recurring_with_topic
 from tasks.dedupe.similarity import (
     SURNAME_SCORERS,
     TITLE_SCORERS,
+    TITLE_WORDS_SCORERS,
     first_page,
     part_similarity,
     similarity,
@@ -22,6 +26,7 @@ from tasks.dedupe.similarity import (
     venues_alike,
 )
 from tasks.dedupe.thresholds import DedupeThresholds
+from tasks.dedupe.weights import in_domain, load_weights
 
 MERGE, LINK, DISTINCT = "merge", "link", "distinct"
 
@@ -52,6 +57,58 @@ _NUMERALS = rf"\b\d+\b|{_ROMAN}"
 _NUMERALS_ANYWHERE = rf"\d+|{_ROMAN}"
 
 
+@dataclass(frozen=True)
+class Rule:
+    """One row of the decision table: when all the evidence named in `when` holds (and no rule
+    above it did), the pair is `decision`, labelled with its merge reason or link kind (`label`,
+    or the evidence `label_from` naming it); a link points from a to b where the evidence
+    `forward` holds."""
+
+    name: str
+    when: tuple[str, ...]
+    decision: str
+    label: str | None = None
+    label_from: str | None = None
+    forward: str | None = None
+
+
+# The decision table, in priority order: the first rule that holds decides; where none does,
+# the pair is distinct. The evidence each rule names is defined in `_evidence`.
+RULES: tuple[Rule, ...] = (
+    Rule("one DOI", ("same_doi",), MERGE, "doi"),
+    Rule("the same citation again", ("same_citation",), MERGE, "citation"),
+    Rule(
+        "related as the registry says", ("related",), LINK,
+        label_from="relation_kind", forward="relation_forward",
+    ),
+    Rule(
+        "a notice and the work it is about", ("one_notice", "title_ok"), LINK,
+        label_from="notice_kind", forward="notice_first",
+    ),
+    Rule("notices of other kinds", ("notices_apart",), DISTINCT),
+    Rule(
+        "a preprint and its version", ("stages_apart", "preprint_version"), LINK, "preprint-of",
+        forward="preprint_first",
+    ),
+    Rule("a preprint and another work", ("stages_apart",), DISTINCT),
+    Rule("one book", ("same_isbn", "book_title_ok"), MERGE, "isbn"),
+    Rule("parts of one book", ("same_book",), LINK, "chapter-of-same-book"),
+    Rule("one work under two identifiers", ("conflict", "fuzzy"), LINK, "co-publication"),
+    Rule(
+        "one paper printed twice, under two identifiers", ("conflict", "printed_twice"), LINK,
+        "version-of",
+    ),
+    Rule("other identifiers", ("conflict",), DISTINCT),
+    Rule("one PMID", ("same_pmid",), MERGE, "pmid"),
+    Rule("one PMCID", ("same_pmcid",), MERGE, "pmcid"),
+    Rule("one arXiv id", ("same_arxiv",), MERGE, "arxiv"),
+    Rule("one URL", ("url_ok",), MERGE, "url"),
+    Rule("two forms of one title in one list", ("forms_apart", "same_source"), DISTINCT),
+    Rule("alike", ("fuzzy",), MERGE, "fuzzy"),
+    Rule("one paper printed twice", ("printed_twice",), LINK, "version-of"),
+)  # fmt: skip
+
+
 def score_pairs(
     records: pl.DataFrame, pairs: pl.DataFrame, thresholds: DedupeThresholds
 ) -> pl.DataFrame:
@@ -60,12 +117,37 @@ def score_pairs(
     points from a to b), `score` in [0, 1] (of a merge), `vote` (for average linkage),
     `venues_alike` and `forms_alike` (both demos, posters, introductions or neither: merges
     between alike records go first)."""
+    scored, apart = compared_pairs(records, pairs, thresholds)
+    # Lazily, so that polars evaluates each rule once (common subexpressions): the decision,
+    # label, link direction, score and vote all read the same rules; eagerly each read them anew.
+    decided = (
+        scored.lazy()
+        .with_columns(**_decide(thresholds))
+        .select(
+            "a", "b", "decision", "label", "forward", "score", "vote", "venues_alike", "forms_alike"
+        )
+        .collect()
+    )
+    return pl.concat([decided, apart], how="vertical_relaxed")
+
+
+def compared_pairs(
+    records: pl.DataFrame, pairs: pl.DataFrame, thresholds: DedupeThresholds
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The pairs the rules decide, with both records' keys (`<column>_a`, `<column>_b`) and
+    their similarities; and the pairs too unlike to reach the rules, already decided distinct."""
     title_sim = similarity(records["title_key"], pairs["a"], pairs["b"], TITLE_SCORERS)
     # Where numbers may differ, whether one title is part of the other tells a dropped subtitle.
     numbered = records["title_key"].str.contains(r"\d").fill_null(False)
     numbered = numbered.gather(pairs["a"]) | numbered.gather(pairs["b"])
     first_page_a, first_page_b = (first_page(records["pages"], pairs[x]) for x in ("a", "b"))
+    modelled = in_domain(records, pairs["a"], pairs["b"])
     pairs = pairs.with_columns(
+        modelled=modelled,
+        # Only where the learned weights decide, which read it.
+        title_words_sim=similarity(
+            records["title_key"], pairs["a"], pairs["b"], TITLE_WORDS_SCORERS, where=modelled
+        ),
         title_sim=title_sim,
         part_sim=part_similarity(
             records["title_key"],
@@ -76,10 +158,10 @@ def score_pairs(
         ),
         same_page=first_page_a.eq(first_page_b).fill_null(False),
         pages_apart=first_page_a.ne(first_page_b).fill_null(False),
-        department_topic=department_with_topic(records, pairs["a"], pairs["b"]),
+        recurring_topic=recurring_with_topic(records, pairs["a"], pairs["b"]),
     )
     # Pairs met by title words alone with titles below every title threshold (and neither a
-    # dropped subtitle or head, a shared first page nor a department's topic to excuse it) can
+    # dropped subtitle or head, a shared first page nor a recurring title's topic to excuse it) can
     # only be "distinct": at scale they are most candidates, so they skip the rules. The ones
     # that are still alike count as votes against merging their clusters; the rest are dropped.
     by_title = ~pl.col("keyed") & pl.col("title_sim").is_not_null()
@@ -87,7 +169,7 @@ def score_pairs(
     excused = (
         (pl.col("part_sim") >= thresholds.title)
         | (pl.col("same_page") & (pl.col("title_sim") >= thresholds.floor))
-        | pl.col("department_topic")
+        | pl.col("recurring_topic")
     )
     below = by_title & (pl.col("title_sim") < lowest) & ~excused
     apart = pairs.filter(below & (pl.col("title_sim") >= thresholds.floor)).select(
@@ -110,17 +192,7 @@ def score_pairs(
         ),
         venues_alike=venues_alike(records["container"].gather(a), records["container"].gather(b)),
     )
-    # Lazily, so that polars evaluates each rule once (common subexpressions): the decision,
-    # label, link direction, score and vote all read the same rules; eagerly each read them anew.
-    decided = (
-        scored.lazy()
-        .with_columns(**_decide(scored, thresholds))
-        .select(
-            "a", "b", "decision", "label", "forward", "score", "vote", "venues_alike", "forms_alike"
-        )
-        .collect()
-    )
-    return pl.concat([decided, apart], how="vertical_relaxed")
+    return scored, apart
 
 
 def _both(column: str) -> pl.Expr:
@@ -149,7 +221,8 @@ def _name_part(x: str, y: str) -> pl.Expr:
     )
 
 
-def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
+def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
+    """What is known about a pair, each piece named: the rule table (RULES) reads it by name."""
     col = pl.col
     words = pl.min_horizontal(
         col("title_key_a").str.count_matches(" ") + 1, col("title_key_b").str.count_matches(" ") + 1
@@ -273,8 +346,8 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         | (((journal_a & unnamed_b) | (journal_b & unnamed_a)) & _differ("year"))
         | (((kind_a & unnamed_b) | (kind_b & unnamed_a)) & ~col("venues_alike") & _same("source"))
     ).fill_null(False)
-    # A recurring column is one work only for the same year and issue locator, or for the same
-    # year and authors where neither list holds that column twice in the year, or for the same
+    # A recurring title is one work only for the same year and issue locator, or for the same
+    # year and authors where neither list holds that title twice in the year, or for the same
     # year and author list where neither holds it twice by those authors.
     twins = pl.max_horizontal("repeated_a", "repeated_b")
     located = _same("year") & (
@@ -293,28 +366,39 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         & _same("year")
         & col("venues_alike")
     ).fill_null(False)
-    # A department's piece cited by its topic too, by the same editors in the same year and venue.
+    # A recurring title's piece cited by its topic too, by the same editors, year and venue.
     topic = (
-        col("department_topic") & _same("year") & same_list & col("venues_alike").fill_null(False)
+        col("recurring_topic") & _same("year") & same_list & col("venues_alike").fill_null(False)
     )
-    fuzzy = (
-        (title_ok | backed | paged | in_print | placed | topic)
-        & ((author_ok & ~col("teams_apart")) | one_issue)
-        & year_ok
+    # A citation without its year (scraped ones: a venue cut off, a name or venue glued to the
+    # title, initials only) lacks what backs a looser title; there the learned weights
+    # (tasks/dedupe/weights.py) weigh all the evidence together, under the same hard stops.
+    weights = th.weights or load_weights()
+    learned = (col("modelled") & (weights.probability() >= weights.threshold)).fill_null(False)
+    # What no likeness overrules: years too far apart, a short title unbacked, a recurring title
+    # unplaced, other numbers, other kinds of venue, and other pages in another year (another
+    # printing: the proceedings paper, 1988, pp. 601-606, and its journal version, 1989, pp.
+    # 377-391; a typo rarely hits both).
+    unstopped = (
+        year_ok
         & (~short | short_ok)
         & (~(col("recurring_a") | col("recurring_b")) | located)
         & ~numerals_apart.fill_null(False)
         & ~venues_apart
-        # Other pages in another year are another printing: the proceedings paper (1988, pp.
-        # 601-606) and its journal version (1989, pp. 377-391). A typo rarely hits both.
         & ~(pages_apart & _differ("year"))
     )
+    ruled_alike = (title_ok | backed | paged | in_print | placed | topic) & (
+        (author_ok & ~col("teams_apart")) | one_issue
+    )
+    fuzzy = (ruled_alike | learned) & unstopped
     near_version = (
-        title_ok & author_ok & (~_both("year") | (year_gap <= th.preprint_years)).fill_null(False)
+        (title_ok | learned)
+        & author_ok
+        & (~_both("year") | (year_gap <= th.preprint_years)).fill_null(False)
     )
     # One paper printed twice (a conference paper and its journal version; other pages in
     # another year) is two works, each a version of the other: the same authors (known), a title
-    # long enough to be one paper's, and no recurring column ("Editor's notes" every year).
+    # long enough to be one paper's, and no recurring title ("Editor's notes" every year).
     printed_twice = (
         (venues_apart | (pages_apart & _differ("year")))
         & near_version
@@ -352,43 +436,6 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         & ~numerals_apart.fill_null(False)
     )
 
-    # (condition, decision, label, forward) in priority order; the first that holds decides.
-    rules: list[tuple[pl.Expr, str, pl.Expr, pl.Expr]] = [
-        (_same("doi"), MERGE, pl.lit("doi"), pl.lit(None)),
-        (same_citation, MERGE, pl.lit("citation"), pl.lit(None)),
-        (col("relation").is_not_null(), LINK, relation, relation_forward),
-        (one_notice & title_ok, LINK, notice_kind, col("notice_a").is_not_null()),
-        (notice_apart, DISTINCT, pl.lit(None), pl.lit(None)),
-        (
-            stages_apart & (near_version | _same("arxiv")),
-            LINK,
-            pl.lit("preprint-of"),
-            col("preprint_a"),
-        ),
-        (stages_apart, DISTINCT, pl.lit(None), pl.lit(None)),
-        (
-            _same("isbn") & (title_ok | dropped_part | ~_both("title_key")),
-            MERGE,
-            pl.lit("isbn"),
-            pl.lit(None),
-        ),
-        (_same("isbn") | chapters, LINK, pl.lit("chapter-of-same-book"), pl.lit(None)),
-        (conflict & fuzzy, LINK, pl.lit("co-publication"), pl.lit(None)),
-        (conflict & printed_twice, LINK, pl.lit("version-of"), pl.lit(None)),
-        (conflict, DISTINCT, pl.lit(None), pl.lit(None)),
-        *[(_same(k), MERGE, pl.lit(k), pl.lit(None)) for k in ("pmid", "pmcid", "arxiv")],
-        (url_ok, MERGE, pl.lit("url"), pl.lit(None)),
-        (forms_apart & _same("source"), DISTINCT, pl.lit(None), pl.lit(None)),
-        (fuzzy, MERGE, pl.lit("fuzzy"), pl.lit(None)),
-        (printed_twice, LINK, pl.lit("version-of"), pl.lit(None)),
-    ]
-
-    def first(pick: Callable[[tuple[pl.Expr, str, pl.Expr, pl.Expr]], pl.Expr]) -> pl.Expr:
-        expr: Then | ChainedThen = pl.when(rules[0][0]).then(pick(rules[0]))
-        for rule in rules[1:]:
-            expr = expr.when(rule[0]).then(pick(rule))
-        return expr.otherwise(None)
-
     # A dropped subtitle, a shared first page, a reworded title, or the same author list and
     # year behind a looser title ("GridDB: a relational interface for the grid", "... a database
     # interface to the grid") make up for a title less alike (or none): average linkage must not
@@ -397,7 +444,7 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
     title_part = pl.max_horizontal(
         "title_sim",
         "part_sim",
-        pl.when(paged | in_print | placed | reworded | (backed & same_list) | topic)
+        pl.when(paged | in_print | placed | reworded | (backed & same_list) | topic | learned)
         .then(th.title)
         .otherwise(None),
     )
@@ -415,21 +462,70 @@ def _decide(scored: pl.DataFrame, th: DedupeThresholds) -> dict[str, pl.Expr]:
         (3 * title_part + author_part + year_part + page_part.fill_null(0.0))
         / (5 + page_part.is_not_null().cast(pl.Int8))
     ).fill_null(0.0)
-    decision = first(lambda r: pl.lit(r[1])).fill_null(DISTINCT)
-    label = first(lambda r: r[2])
     return {
-        "forms_alike": ~forms_apart,
+        "same_doi": _same("doi"),
+        "same_citation": same_citation,
+        "related": col("relation").is_not_null(),
+        "relation_kind": relation,
+        "relation_forward": relation_forward,
+        "one_notice": one_notice,
+        "title_ok": title_ok,
+        "notice_kind": notice_kind,
+        "notice_first": col("notice_a").is_not_null(),
+        "notices_apart": notice_apart,
+        "stages_apart": stages_apart,
+        "preprint_version": near_version | _same("arxiv"),
+        "preprint_first": col("preprint_a"),
+        "same_isbn": _same("isbn"),
+        "book_title_ok": title_ok | dropped_part | ~_both("title_key"),
+        "same_book": _same("isbn") | chapters,
+        "conflict": conflict,
+        "fuzzy": fuzzy,
+        "printed_twice": printed_twice,
+        **{f"same_{kind}": _same(kind) for kind in ("pmid", "pmcid", "arxiv")},
+        "url_ok": url_ok,
+        "forms_apart": forms_apart,
+        "same_source": _same("source"),
+        "title_part": title_part,
+        "fuzzy_score": fuzzy_score,
+        # Left apart by the learned weights alone, no hard stop: a scraped record too garbled
+        # to vouch for (authors "esther, eric" for Pacitti and Simon), not one set apart.
+        "unvouched": col("modelled") & ~ruled_alike & unstopped.fill_null(False),
+    }
+
+
+def _decide(th: DedupeThresholds) -> dict[str, pl.Expr]:
+    """The decision table read for every pair: decision, label, forward, score and vote."""
+    evidence = _evidence(th)
+
+    def first(pick: Callable[[Rule], pl.Expr]) -> pl.Expr:
+        holds = [pl.all_horizontal(evidence[name] for name in rule.when) for rule in RULES]
+        expr: Then | ChainedThen = pl.when(holds[0]).then(pick(RULES[0]))
+        for rule, condition in zip(RULES[1:], holds[1:], strict=True):
+            expr = expr.when(condition).then(pick(rule))
+        return expr.otherwise(None)
+
+    def label(rule: Rule) -> pl.Expr:
+        return evidence[rule.label_from] if rule.label_from else pl.lit(rule.label, pl.Utf8)
+
+    decision = first(lambda rule: pl.lit(rule.decision)).fill_null(DISTINCT)
+    labelled = first(label)
+    ruled_merge = decision.eq(MERGE) & labelled.ne("fuzzy")
+    return {
+        "forms_alike": ~evidence["forms_apart"],
         "decision": decision,
-        "label": label,
-        "forward": first(lambda r: r[3]).cast(pl.Boolean),
-        "score": pl.when(decision.eq(MERGE) & label.ne("fuzzy"))
-        .then(1.0)
-        .otherwise(fuzzy_score.round(4)),
+        "label": labelled,
+        "forward": first(
+            lambda rule: evidence[rule.forward] if rule.forward else pl.lit(None)
+        ).cast(pl.Boolean),
+        "score": pl.when(ruled_merge).then(1.0).otherwise(evidence["fuzzy_score"].round(4)),
         # A pair's say in average linkage: identifiers 1, a title match its title similarity,
         # a pair the rules set apart (author, year, identifiers, kind) 0.
-        "vote": pl.when(decision.eq(MERGE) & label.ne("fuzzy"))
+        # A pair left apart only because it says too little (`unvouched`) counts like a pair too
+        # unlike to compare: by its title.
+        "vote": pl.when(ruled_merge)
         .then(1.0)
-        .when(decision.eq(MERGE))
-        .then(title_part)
+        .when(decision.eq(MERGE) | (decision.eq(DISTINCT) & evidence["unvouched"]))
+        .then(evidence["title_part"])
         .otherwise(0.0),
     }

@@ -5,9 +5,11 @@ from what the citation claims. An identifier the registry refuted (mismatch, not
 key: it would glue the citation to a work it does not describe.
 """
 
+import html
 import re
 from collections.abc import Sequence
 
+import ftfy
 import polars as pl
 
 from models.audit import Identifiers, Reference, Status, ValidationResult
@@ -83,6 +85,11 @@ _JOURNAL = re.compile(
 _PROCEEDINGS = re.compile(r"\b(conference|conf|symposium|symp|workshop|congress|meeting)\b")
 _REPORT = re.compile(r"\b(technical report|tech report|tech rep|report|thesis|dissertation)\b")
 _QUOTES = "\"'“”‘’«»"
+# Scraped text (Google Scholar pages, bulk imports): entities with spaces inside ("& hellip ;",
+# "& raquo ;"), and a multi-byte character read byte by byte with the bytes past the first lost
+# ("snodgrassâ ? ¦" for "snodgrass…", "â ??" for a curly quote).
+_SPACED_ENTITY = re.compile(r"&\s*(#?\w+)\s*;")
+_BROKEN_CHARACTER = re.compile(r"â\s*(?:\?\s*)+¦?")
 
 
 def split_notice(title: str) -> tuple[str | None, str]:
@@ -130,6 +137,34 @@ def preprint_stage(doi: str | None, arxiv: str | None, venue: str, csl_type: str
     return False if venue.strip() else None
 
 
+def descraped(text: str | None) -> str | None:
+    """Text as written before scraping garbled it: spaced entities read ("& hellip ;" -> "…"),
+    mojibake repaired (ftfy: "SchÃ¶lkopf" -> "Schölkopf"), the debris of a character whose
+    bytes were lost dropped."""
+    if not text:
+        return text
+    if "&" in text:
+        text = _SPACED_ENTITY.sub(lambda m: html.unescape(f"&{m.group(1)};"), text)
+    if not text.isascii():
+        text = _BROKEN_CHARACTER.sub(" ", ftfy.fix_text(text)).strip()
+    return text
+
+
+def _descraped_item(item: CSLItem) -> CSLItem:
+    names = {
+        field: [
+            name.model_copy(
+                update={"family": descraped(name.family), "given": descraped(name.given)}
+            )
+            for name in getattr(item, field)
+        ]
+        for field in ("author", "editor")
+        if getattr(item, field)
+    }
+    texts = {field: descraped(getattr(item, field)) for field in ("title", "container_title")}
+    return item.model_copy(update={**texts, **names})
+
+
 def _initials(item: CSLItem) -> str | None:
     for name in named(item.author or item.editor):
         given = name.given or (" ".join(name.literal.split()[:-1]) if name.literal else "")
@@ -172,7 +207,7 @@ def _trusted_ids(ref: Reference, result: ValidationResult | None) -> Identifiers
 def record_row(ref: Reference, result: ValidationResult | None = None) -> dict[str, object]:
     """The match keys of one citation."""
     verified = result is not None and result.status == Status.VERIFIED and result.record is not None
-    item = result.record if verified and result and result.record else ref.item
+    item = _descraped_item(result.record if verified and result and result.record else ref.item)
     ids = _trusted_ids(ref, result)
     notice, about = split_notice(_ANNOTATION.sub("", item.title or ""))
     container = item.container_title or item.publisher or ""

@@ -10,10 +10,13 @@ import numpy as np
 import polars as pl
 from rapidfuzz import fuzz, process
 
-from tasks.match.venues import venue_similarity
+from tasks.match.venues import venue_cut_off, venue_of, venue_similarity
 
 # Title: character edits (typos) or word order (moved subtitles), whichever is kinder.
 TITLE_SCORERS = (fuzz.ratio, fuzz.token_sort_ratio)
+# Title words: how much of the shorter title's words the longer holds, in any order ("quick
+# fault recovery in oracle" in "fast start quick fault recovery in oracle").
+TITLE_WORDS_SCORERS = (fuzz.token_set_ratio,)
 SURNAME_SCORERS = (fuzz.ratio,)
 # Two venue names whose similarity (tasks/match/venues.py) reaches this may be one venue; names
 # only word-similar score at most UNCONFIRMED_SIMILARITY (0.75) there.
@@ -21,9 +24,18 @@ VENUE_ALIKE = 0.75
 
 
 def similarity(
-    column: pl.Series, a_rows: pl.Series, b_rows: pl.Series, scorers: Sequence[Callable[..., float]]
+    column: pl.Series,
+    a_rows: pl.Series,
+    b_rows: pl.Series,
+    scorers: Sequence[Callable[..., float]],
+    where: pl.Series | None = None,
 ) -> pl.Series:
-    """Best similarity in [0, 1] of column[a[i]] and column[b[i]]; null where one is missing."""
+    """Best similarity in [0, 1] of column[a[i]] and column[b[i]]; null where one is missing
+    (or where `where` is false: only the pairs asked about are scored)."""
+    if where is not None:
+        asked = similarity(column, a_rows.filter(where), b_rows.filter(where), scorers)
+        unasked = pl.Series([None] * len(a_rows), dtype=pl.Float64)
+        return unasked.scatter(where.arg_true(), asked)
     a, b = a_rows.to_numpy(), b_rows.to_numpy()
     # One Python string per involved record, shared by all its pairs (not one per pair).
     rows = np.unique(np.concatenate([a, b]))
@@ -123,9 +135,16 @@ def venues_alike(a: pl.Series, b: pl.Series) -> pl.Series:
     asked = pl.DataFrame({"a": a, "b": b}, schema={"a": pl.Utf8, "b": pl.Utf8})
     # Venues repeat over many pairs: each distinct pair of names is compared once.
     distinct = asked.drop_nulls().unique()
-    alike = [
-        (score := venue_similarity(x, y)) is None or score >= VENUE_ALIKE
-        for x, y in distinct.iter_rows()
-    ]
+    alike = [_venues_alike(x, y) for x, y in distinct.iter_rows()]
     answers = distinct.with_columns(alike=pl.Series(alike, dtype=pl.Boolean))
     return asked.join(answers, on=["a", "b"], how="left", maintain_order="left")["alike"]
+
+
+def _venues_alike(a: str, b: str) -> bool | None:
+    score = venue_similarity(a, b)
+    if score is None or score >= VENUE_ALIKE:
+        return True
+    # A name cut off at its end ("proceedings of the 26th international conference on very")
+    # is read as the one known venue it starts, where the whole name is none.
+    known_a, known_b = (venue_of(x) or venue_cut_off(x) for x in (a, b))
+    return known_a is not None and known_b is not None and known_a.key == known_b.key

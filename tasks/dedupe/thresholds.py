@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 
 from tasks.dedupe.candidates import Blocking
+from tasks.dedupe.weights import PairWeights
 
 
 @dataclass(frozen=True)
@@ -19,8 +20,11 @@ class DedupeThresholds:
     url_title: float = 0.5  # a shared URL merges only records with titles at least this alike
     floor: float = 0.6  # title pairs less alike than this are not compared further
     linkage: float = 0.85  # a fuzzy merge needs this mean score over the clusters' pairs
-    # A short title (up to `column_words` words) seen in `column_years` different years is a
-    # recurring column ("Editor's notes"), not one work.
-    column_words: int = 4
-    column_years: int = 3
+    # A short title (up to `recurring_words` words) seen in `recurring_years` different years of
+    # one periodical recurs ("Editor's notes"): it is not one work.
+    recurring_words: int = 4
+    recurring_years: int = 3
     blocking: Blocking = field(default_factory=Blocking)
+    # Learned weights for pairs the rules alone do not merge; None: the fitted ones
+    # (tasks/data/dedupe_weights.json).
+    weights: PairWeights | None = None

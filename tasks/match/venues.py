@@ -73,6 +73,26 @@ def venue_of(text: str | None) -> Venue | None:
     return _venue_of(text) if text else None
 
 
+def venue_cut_off(text: str | None) -> Venue | None:
+    """The one known venue a name cut off at its end is the start of, if only one: scraped
+    citations end a long name where the line ended ("Proceedings of the 26th International
+    Conference on Very …" is VLDB; "ACM Transactions on Database" is TODS). Two words or more
+    must remain, the last of them perhaps cut itself ("Internat"); a name that starts forms of
+    two venues ("International Conference") names neither."""
+    cut = core_words(text or "")
+    if len(cut) < 2:
+        return None
+    found = {
+        venue.key: venue
+        for venue in _table()
+        for core in venue.cores
+        if len(core) >= len(cut)
+        and core[: len(cut) - 1] == cut[:-1]
+        and core[len(cut) - 1].startswith(cut[-1])
+    }
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
 def is_preprint_venue(text: str | None) -> bool:
     venue = venue_of(text)
     return venue is not None and venue.kind == "preprint"

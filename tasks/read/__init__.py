@@ -36,7 +36,7 @@ from tasks.read import (
     rag_context,
     ris,
 )
-from tasks.read.manuscript import cited_only, is_manuscript
+from tasks.read.manuscript import bibliographies_named, cited_only, is_manuscript
 from tasks.read.text import UnreadableFileError, decoding_note, read_head
 
 READERS: tuple[ModuleType, ...] = (
@@ -77,6 +77,8 @@ def read_inputs(paths: Sequence[Path], format: str | None = None) -> ReadResult:
     groups: dict[str, tuple[ModuleType, list[Path]]] = {}
     # A paper beside its .bib: its citations choose what is audited (tasks/read/manuscript.py).
     manuscripts = [] if forced else [path for path in paths if is_manuscript(path)]
+    if manuscripts and len(manuscripts) == len(paths):  # alone: the files it names
+        paths = [*paths, *(b for m in manuscripts for b in bibliographies_named(m))]
     for path in paths:
         if path in manuscripts:
             continue

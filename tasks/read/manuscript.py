@@ -2,7 +2,9 @@
 
 `citeaudit audit paper.tex refs.bib` audits only what the paper cites, and says what does not
 line up: a key the paper cites that no reference has, and a reference the paper never cites
-(both as input errors naming the file, key and line; the rest of the job runs).
+(both as input errors naming the file, key and line; the rest of the job runs). Given alone, a
+manuscript brings the bibliography files it names (`\\bibliography{refs}`,
+`\\addbibresource{refs.bib}`, pandoc's `bibliography:` front matter), found beside it.
 
 - LaTeX: `\\cite`, `\\citep`, `\\citet`, `\\citealp`, `\\citeauthor`, `\\citeyear`, `\\parencite`,
   `\\autocite`, `\\textcite`, `\\footcite`, `\\nocite` (starred forms and up to two optional
@@ -17,6 +19,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 from models.audit import InputError, ReadResult
 from tasks.read.text import UnreadableFileError, read_text
@@ -33,6 +37,7 @@ _PANDOC_KEY = r"[\w](?:[\w:.#$%&+?<>~/-]*[\w])?"
 _PANDOC_CITE = re.compile(r"(?:^|(?<=[\s\[;(]))-?@(?:\{([^{}]+)\}|(" + _PANDOC_KEY + "))")
 _PANDOC_BRACKETED = re.compile(r"\[[^\[\]]*-?@" + _PANDOC_KEY + r"[^\[\]]*\]")
 _CITE_ALL = "*"
+_LATEX_BIBLIOGRAPHY = re.compile(r"\\(?:bibliography|addbibresource)\s*(?:\[[^\]]*\])?\{([^{}]+)\}")
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,39 @@ def is_manuscript(path: Path) -> bool:
         return _PANDOC_BRACKETED.search(read_text(path)) is not None
     except UnreadableFileError:
         return False
+
+
+def bibliographies_named(path: Path) -> list[Path]:
+    """The bibliography files the manuscript names that exist beside it, in order."""
+    try:
+        text = read_text(path)
+    except UnreadableFileError:
+        return []  # cited_only says why the manuscript could not be read
+    names: list[str] = []
+    if path.suffix.lower() in LATEX_SUFFIXES:
+        for group in _LATEX_BIBLIOGRAPHY.findall(_LATEX_COMMENT.sub("", text)):
+            names += [n.strip() for n in group.split(",")]
+    elif text.startswith("---"):
+        names += _front_matter_bibliography(text[3:].split("\n---", 1)[0])
+    found = []
+    for name in (n.strip().strip("'\"") for n in names):
+        candidate = path.parent / name
+        if not candidate.suffix:
+            candidate = candidate.with_suffix(".bib")
+        if name and candidate.is_file() and candidate not in found:
+            found.append(candidate)
+    return found
+
+
+def _front_matter_bibliography(front: str) -> list[str]:
+    """pandoc's `bibliography:` (one file or a list) from a YAML front matter block."""
+    try:
+        data = yaml.safe_load(front)
+    except yaml.YAMLError:
+        return []
+    named = data.get("bibliography") if isinstance(data, dict) else None
+    listed = named if isinstance(named, list) else [named]
+    return [str(name) for name in listed if isinstance(name, str)]
 
 
 def citations_in(path: Path) -> list[Citation]:

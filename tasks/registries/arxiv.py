@@ -59,6 +59,7 @@ def arxiv_entry_to_csl(entry: Element) -> RegistryRecord:
         "DOI": f"10.48550/arXiv.{arxiv_id}",
         "URL": f"https://arxiv.org/abs/{arxiv_id}",
         "note": _text(entry, f"{ARXIV}journal_ref"),
+        "abstract": _text(entry, f"{ATOM}summary"),
     }
     if published.isdigit():
         csl["issued"] = {"date-parts": [[int(published)]]}

@@ -68,6 +68,7 @@ _NOTICE_KINDS: dict[str, NoticeKind] = {
 
 _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
+_JATS_TITLE = re.compile(r"<jats:title>.*?</jats:title>", re.S)
 _DATE_SOURCES = ("issued", "published-print", "published-online", "created")
 
 
@@ -96,6 +97,7 @@ def crossref_work_to_csl(work: dict[str, Any]) -> RegistryRecord:
         "page": work.get("page"),
         "number": work.get("article-number"),
         "language": work.get("language"),
+        "abstract": _abstract(work.get("abstract")),
     }
     item = CSLItem.from_csl({key: value for key, value in csl.items() if value is not None})
     record = RegistryRecord(
@@ -107,6 +109,15 @@ def crossref_work_to_csl(work: dict[str, Any]) -> RegistryRecord:
 
 def _plain(text: str) -> str:
     return _SPACE.sub(" ", html.unescape(_TAG.sub("", text))).strip()
+
+
+def _abstract(jats: Any) -> str | None:
+    """Crossref's JATS abstract as plain text, without its "Abstract" heading; paragraphs keep a
+    space between them (claim support reads the abstract sentence by sentence)."""
+    if not isinstance(jats, str):
+        return None
+    text = _SPACE.sub(" ", html.unescape(_TAG.sub(" ", _JATS_TITLE.sub(" ", jats)))).strip()
+    return text or None
 
 
 def _first_text(value: Any) -> str | None:

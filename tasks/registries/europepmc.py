@@ -6,6 +6,8 @@ and the bioRxiv/medRxiv preprints it indexes (source PPR).
 (lastName, firstName, initials, or collectiveName); the lite `authorString` ("Schoenfeld JD,
 Haas-Kogan DA.") is the fallback. Titles end with a period."""
 
+import html
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,6 +53,16 @@ def _authors(result: dict[str, Any]) -> list[CSLName]:
     return [n for n in map(surname_initials, text.split(",")) if n is not None]
 
 
+_TAG = re.compile(r"<[^>]+>")
+
+
+def _plain_abstract(text: Any) -> str | None:
+    """Europe PMC's abstractText keeps the publisher's HTML (<h4>, <b>, <sup>)."""
+    if not isinstance(text, str):
+        return None
+    return " ".join(html.unescape(_TAG.sub(" ", text)).split()) or None
+
+
 def europepmc_result_to_csl(result: dict[str, Any]) -> RegistryRecord:
     """One core (or lite) result -> a record keyed by its PMCID, else SOURCE:id (PPR:PPR123)."""
     pmcid = normalize_pmcid(result.get("pmcid"))
@@ -74,6 +86,7 @@ def europepmc_result_to_csl(result: dict[str, Any]) -> RegistryRecord:
         "DOI": normalize_doi(result.get("doi")),
         "PMID": result.get("pmid"),
         "PMCID": pmcid,
+        "abstract": _plain_abstract(result.get("abstractText")),
     }
     year = str(result.get("pubYear") or "")
     if year.isdigit():

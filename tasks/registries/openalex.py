@@ -36,6 +36,20 @@ def _results(response: httpx.Response) -> list[dict[str, Any]]:
     return [work for work in results if isinstance(work, dict)]
 
 
+def abstract_from_inverted_index(index: Any) -> str | None:
+    """OpenAlex gives abstracts as {word: [positions]}; the words laid back in order."""
+    if not isinstance(index, dict):
+        return None
+    placed = {
+        position: word
+        for word, positions in index.items()
+        if isinstance(positions, list)
+        for position in positions
+        if isinstance(position, int)
+    }
+    return " ".join(placed[p] for p in sorted(placed)) or None
+
+
 def openalex_work_to_csl(work: dict[str, Any]) -> RegistryRecord:
     work_id = str(work.get("id") or "").rsplit("/", 1)[-1]
     if not work_id:
@@ -59,6 +73,7 @@ def openalex_work_to_csl(work: dict[str, Any]) -> RegistryRecord:
         "page": f"{first}-{last}" if first and last and first != last else first,
         "DOI": normalize_doi(work.get("doi")),
         "URL": work.get("id"),
+        "abstract": abstract_from_inverted_index(work.get("abstract_inverted_index")),
     }
     if isinstance(work.get("publication_year"), int):
         csl["issued"] = {"date-parts": [[work["publication_year"]]]}

@@ -67,6 +67,7 @@ def pubmed_article_to_csl(element: Element) -> RegistryRecord:
             "PMID": pmid,
             "PMCID": ids.get("pmc"),
             "language": _text(article.find("Language")),
+            "abstract": _abstract(article.find("Abstract")),
         }
     )
     record = RegistryRecord(registry="pubmed", identifier=pmid, item=item)
@@ -115,6 +116,13 @@ def _text(element: Element | None) -> str | None:
         return None
     text = _SPACE.sub(" ", "".join(element.itertext())).strip()
     return text or None
+
+
+def _abstract(abstract: Element | None) -> str | None:
+    """The abstract's sections (BACKGROUND, METHODS, ...) as one text, labels left out."""
+    if abstract is None:
+        return None
+    return " ".join(t for part in abstract.findall("AbstractText") if (t := _text(part))) or None
 
 
 def _article_ids(id_list: Element | None) -> dict[str, str]:

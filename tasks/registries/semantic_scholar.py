@@ -24,7 +24,7 @@ from tasks.registries.http import (
     json_body,
 )
 
-FIELDS = "title,authors,year,venue,journal,externalIds,publicationDate"
+FIELDS = "title,authors,year,venue,journal,externalIds,publicationDate,abstract"
 # The id forms the batch endpoint reads: "DOI:10.1/x", "ARXIV:2106.01345", "PMID:123".
 ID_PREFIXES = {"doi": "DOI", "arxiv": "ARXIV", "pmid": "PMID", "pmcid": "PMCID"}
 
@@ -68,6 +68,7 @@ def s2_paper_to_csl(paper: dict[str, Any]) -> RegistryRecord:
         "DOI": normalize_doi(external.get("DOI")),
         "PMID": external.get("PubMed"),
         "URL": f"https://www.semanticscholar.org/paper/{paper_id}",
+        "abstract": paper.get("abstract") or None,
     }
     if isinstance(paper.get("year"), int):
         csl["issued"] = {"date-parts": [[paper["year"]]]}

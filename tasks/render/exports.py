@@ -99,10 +99,11 @@ def _entries(items: Sequence[Exportable]) -> list[ExportEntry]:
     return [i if isinstance(i, ExportEntry) else ExportEntry(i, usable_key(i.id)) for i in items]
 
 
-def usable_key(text: str | None) -> str | None:
-    """The text if BibTeX, RIS and pandoc can all use it as a citation key, else None: a line or
-    record number (`12`), a key with spaces or braces (`3 (ID 369)`, `[4]`) is no key."""
-    if text and _KEY.fullmatch(text) and not text.isdigit():
+def usable_key(text: str | None, *, numeric: bool = False) -> str | None:
+    """The text if BibTeX, RIS and pandoc can all use it as a citation key, else None: a key with
+    spaces or braces (`3 (ID 369)`, `[4]`) is no key, nor a bare number (a line or record
+    number) unless the caller knows the user gave it (`numeric`)."""
+    if text and _KEY.fullmatch(text) and (numeric or not text.isdigit()):
         return text
     return None
 
@@ -253,12 +254,12 @@ def bibtex_names(names: list[CSLName] | None) -> str | None:
         elif name.family:
             family = " ".join(p for p in (name.non_dropping_particle, name.family) if p)
             given = " ".join(p for p in (name.given, name.dropping_particle) if p)
-            text = _LATEX.unicode_to_latex(family)
+            text = latex_text(family) or ""
             if name.suffix:
-                text += ", " + _LATEX.unicode_to_latex(name.suffix)
-            parts.append(text + (", " + _LATEX.unicode_to_latex(given) if given else ""))
+                text += ", " + (latex_text(name.suffix) or "")
+            parts.append(text + (", " + (latex_text(given) or "") if given else ""))
         elif name.literal or name.given:
-            parts.append("{" + _LATEX.unicode_to_latex(name.literal or name.given or "") + "}")
+            parts.append("{" + (latex_text(name.literal or name.given) or "") + "}")
     return " and ".join(parts) or None
 
 

@@ -14,6 +14,7 @@ The file is edited in place, entry by entry, as text: keys, field order, formatt
 `FixedBibliography.diff()` says, entry by entry, what changed.
 """
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -26,6 +27,7 @@ from tasks.render.exports import bibtex_names, bibtex_pages, latex_text
 
 MARK_FIELD = "citeaudit"
 _VENUE_FIELDS = ("journal", "journaltitle", "booktitle")
+_FINAL_STOP = re.compile(r"(?<!\.)\.$")
 _BOOKTITLE_TYPES = {"inproceedings", "incollection", "inbook", "conference"}
 
 
@@ -119,7 +121,9 @@ def _corrections(
         return {}
     wanted: dict[str, str] = {}
     if record.title and (not claimed.title or (agreement.title or 0.0) < 1.0):
-        wanted["title"] = latex_text(record.title) or ""
+        # PubMed ends every title with a full stop; BibTeX styles add their own.
+        title = _FINAL_STOP.sub("", record.title)
+        wanted["title"] = latex_text(title) or ""
     names = bibtex_names(record.author)
     if names and (not claimed.author or (agreement.authors or 0.0) < 1.0):
         wanted["author"] = names
@@ -177,14 +181,20 @@ def _rewrite(raw: str, changes: Sequence[Change]) -> str:
         return raw
     close = len(raw) - 1  # the entry's closing `}` or `)`
     body = raw[:close].rstrip()
-    indent = _indent(raw)
-    lines = "".join(f",\n{indent}{c.field} = {{{c.new}}}" for c in added)
+    indent, width = _layout(raw)
+    lines = "".join(
+        f",\n{indent}{c.field.ljust(max(width, len(c.field) + 1))}= {{{c.new}}}" for c in added
+    )
     return body.rstrip(",") + lines + ",\n" + raw[close:]
 
 
-def _indent(raw: str) -> str:
+def _layout(raw: str) -> tuple[str, int]:
+    """The indent of the entry's first field line, and the width its name takes before `=`
+    (so an added field lines up with the user's `=` column)."""
     second = raw.split("\n", 2)[1] if "\n" in raw else ""
-    return second[: len(second) - len(second.lstrip())] or "  "
+    indent = second[: len(second) - len(second.lstrip())]
+    name = second[len(indent) : second.find("=")] if "=" in second else ""
+    return indent or "  ", len(name)
 
 
 def _values(raw: str) -> dict[str, tuple[int, int, str]]:

@@ -6,6 +6,7 @@ identifier and no match, keeps what the citer wrote. Citations that point at no 
 (`not_found`), at another work (`mismatch`), or at a retracted work are left out: a
 bibliography people paste into a paper must not carry them (the report lists them instead)."""
 
+import re
 from collections.abc import Mapping, Sequence
 
 from models.audit import Checked, Status
@@ -33,7 +34,11 @@ def bibliography_items(
         record = result.record
         # An identifier-only record (agency without metadata) has nothing better than the claim.
         use_record = result.status is Status.VERIFIED and record is not None and record.title
-        chosen = record if use_record and record is not None else ref.item
+        chosen = ref.item
+        if use_record and record is not None:
+            # A registry's other-language title is a matching aid, not a translation's original:
+            # styles would print it as "Originally published as ...".
+            chosen = record.model_copy(update={"original_title": None})
         if not (chosen.title or chosen.DOI or chosen.URL):
             continue  # nothing a reader could find the work by
         # A citer's DOI may be a URL (`https://doi.org/10...`): styles print the link themselves.
@@ -42,10 +47,20 @@ def bibliography_items(
     return items
 
 
+# The RIS reader's entry key: the record number, then the export's own record id (`3 (ID 369)`).
+_RIS_RECORD_ID = re.compile(r"\d+ \(ID (\S+)\)")
+
+
+def _own_key(entry_key: str) -> str | None:
+    """The key the user gave an entry (a BibTeX key, a CSL-JSON id, a RIS record's ID), if any."""
+    ris = _RIS_RECORD_ID.fullmatch(entry_key)
+    return usable_key(ris.group(1), numeric=True) if ris else usable_key(entry_key)
+
+
 def export_entries(items: Sequence[CSLItem], checked: Sequence[Checked]) -> list[ExportEntry]:
     """The listed items as the exports write them: under the citation key their input gave
     (a made-up one only when it gave none) and with their audit outcome."""
-    keys = {c.citation_id: usable_key(c.reference.provenance.entry_key) for c in checked}
+    keys = {c.citation_id: _own_key(c.reference.provenance.entry_key) for c in checked}
     results = {c.citation_id: c.result for c in checked}
     return [
         ExportEntry(

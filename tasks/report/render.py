@@ -16,7 +16,7 @@ from tasks.report.markdown import (
     markdown_link,
     markdown_text,
 )
-from tasks.report.selection import ReportData, select
+from tasks.report.selection import Place, ReportData, select
 
 
 class MarkdownSafe(str):
@@ -25,6 +25,12 @@ class MarkdownSafe(str):
 
 def _markdown_finalize(value: object) -> str:
     return value if isinstance(value, MarkdownSafe) else markdown_text(value)
+
+
+def markdown_place(place: Place) -> str:
+    """`job` `entry key` (file): where a citation is, as report.md names it."""
+    job = f"job {markdown_code(place.job_id)} " if place.job_id is not None else ""
+    return f"{job}{markdown_code(place.entry_key)} ({markdown_text(place.source_file)})"
 
 
 def _environment(**options: object) -> Environment:
@@ -55,6 +61,7 @@ def _markdown() -> Environment:
     env = _environment(autoescape=False, finalize=_markdown_finalize)
     env.filters["link"] = lambda text, url: MarkdownSafe(markdown_link(text, url))
     env.filters["code"] = lambda value: MarkdownSafe(markdown_code(value))
+    env.filters["place"] = lambda place: MarkdownSafe(markdown_place(place))
     env.filters["from_html"] = lambda fragment: MarkdownSafe(markdown_from_html(fragment))
     return env
 

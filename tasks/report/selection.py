@@ -7,9 +7,12 @@ from typing import Any
 
 import polars as pl
 
+from models.audit import FieldAgreement
 from tasks.dedupe.cluster import UNDIRECTED_LINKS
 from tasks.dedupe.job import repeats_within_jobs
+from tasks.match.decide import decide
 from tasks.metrics import MISSING_REASON
+from tasks.report.links import arxiv_url, doi_url, pmid_url
 
 FLAGGED = ("mismatch", "not_found", "unmatched")
 STATUS_ORDER = ("verified", "mismatch", "not_found", "unmatched", "unverified")
@@ -208,21 +211,73 @@ def related_citations(citations: pl.DataFrame, links: pl.DataFrame) -> list[dict
 
 @dataclass(frozen=True)
 class StatusCount:
+    """A status badge: how many citations have it, in its colour."""
+
     status: str
     count: int
     colour: str
 
 
 @dataclass(frozen=True)
-class FlaggedRow:
+class Link:
+    """An identifier or notice shown as text, linked when its target is known and safe."""
+
     label: str
-    status: str
-    colour: str
-    job_id: str | None  # set when the report covers several jobs
+    text: str
+    url: str | None
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a citation is: its job (when the report covers several), file and entry key."""
+
+    job_id: str | None
     source_file: str
     entry_key: str
     cited_as: str
+
+
+@dataclass(frozen=True)
+class FieldRow:
+    """One field of a flagged citation: as cited, as the registry holds it, and whether the
+    decision table (tasks/match/decide.py) counts them as disagreeing."""
+
+    name: str
+    cited: str
+    record: str
+    disagrees: bool
+
+
+@dataclass(frozen=True)
+class Notice:
+    kind: str
+    date: str
+    source: str
     reason: str
+    link: Link | None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem and every citation that has it (the same work cited with the same verdict,
+    or citations that could not be checked for the same reason)."""
+
+    label: str
+    status: str
+    colour: str
+    reason: str
+    places: list[Place]
+    identifiers: list[Link]
+    record: Link | None  # the registry record the comparison is against
+    comparison: list[FieldRow]
+    suggestion: str
+    notice: Notice | None = None
+
+    @property
+    def cited_as(self) -> str | None:
+        """What all its citations cite, when they cite the same thing."""
+        shown = {place.cited_as for place in self.places}
+        return shown.pop() if len(shown) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -230,6 +285,9 @@ class ClaimCitationRow:
     entry_key: str
     label: str
     reason: str
+    support: str = ""  # claim support's label and score ("unrelated, 0.12"), when it ran
+    evidence: str = ""  # the cited abstract's sentence closest to the claim
+    unrelated: bool = False
 
 
 @dataclass(frozen=True)
@@ -256,9 +314,33 @@ class HistogramBin:
 
 
 @dataclass(frozen=True)
-class Table:
-    columns: list[str]
-    rows: list[list[str]]
+class Duplicate:
+    """A work its job cites more than once: the citation kept first, then its repeats."""
+
+    title: str
+    reasons: list[str]
+    places: list[Place]
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One field a scheduled audit found changed: its stored value and the registry's now."""
+
+    name: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class Change:
+    place: Place
+    fields: list[FieldChange]
+
+
+@dataclass(frozen=True)
+class ChangeGroup:
+    kind: str
+    changes: list[Change]
 
 
 @dataclass(frozen=True)
@@ -267,40 +349,194 @@ class Report:
     citation_count: int
     input_error_count: int
     counts: list[StatusCount]
-    flagged: list[FlaggedRow]
+    notices: list[Problem]  # retracted, corrected or of concern: shown apart, first
+    flagged: list[Problem]
     claims: list[ClaimRow] | None  # None: the job has no claims
     histogram: list[HistogramBin] | None  # None: no confidence scores
-    changes: Table | None  # None: not a scheduled audit
-    duplicates: list[dict[str, str]]
+    changes: list[ChangeGroup] | None  # None: not a scheduled audit
+    change_count: int
+    duplicates: list[Duplicate]
+    repeat_count: int
     related: list[dict[str, str]]
     input_errors: list[dict[str, str]]
     style: str
     bibliography_html: list[str]
     bibliography_unconfirmed: list[tuple[str, str]]
 
+    @property
+    def notice_count(self) -> int:
+        return sum(len(problem.places) for problem in self.notices)
+
+    @property
+    def flagged_count(self) -> int:
+        return sum(len(problem.places) for problem in self.flagged)
+
 
 def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _flagged_rows(citations: pl.DataFrame) -> list[FlaggedRow]:
-    flagged = flagged_citations(citations)
-    jobs = several_jobs(flagged)
+def _place(row: dict[str, Any], jobs: bool) -> Place:
+    return Place(
+        job_id=_text(row.get("job_id")) if jobs else None,
+        source_file=_text(row.get("source_file")),
+        entry_key=_text(row.get("entry_key")),
+        cited_as=cited_as(row),
+    )
+
+
+def identifier_links(row: dict[str, Any]) -> list[Link]:
+    """The identifiers the citation gives, each linked to its resolver."""
     return [
-        FlaggedRow(
-            label=flag_label(row),
-            status=row["status"],
-            colour="#cf222e"
-            if row.get("retracted")
-            else STATUS_COLOURS.get(row["status"], "#6e7781"),
-            job_id=row["job_id"] if jobs else None,
-            source_file=_text(row["source_file"]),
-            entry_key=_text(row["entry_key"]),
-            cited_as=cited_as(row),
-            reason=_text(row.get("reason") or row.get("error")),
+        Link(label, row[name], url(row[name]))
+        for name, label, url in (
+            ("doi", "DOI", doi_url),
+            ("pmid", "PMID", pmid_url),
+            ("arxiv", "arXiv", arxiv_url),
         )
-        for row in flagged.iter_rows(named=True)
+        if row.get(name)
     ]
+
+
+def record_link(row: dict[str, Any]) -> Link | None:
+    """The matched record's identifier: a PMID at PubMed and Europe PMC, an arXiv id at arXiv,
+    a DOI wherever it looks like one; other registries' keys are shown unlinked."""
+    matched, registry = row.get("matched_id"), row.get("registry") or "registry"
+    if not matched:
+        return None
+    if matched.startswith("10."):
+        return Link(f"{registry} DOI", matched, doi_url(matched))
+    if registry in ("pubmed", "europepmc") and matched.isdigit():
+        return Link(f"{registry} PMID", matched, pmid_url(matched))
+    if registry == "arxiv":
+        return Link("arXiv", matched, arxiv_url(matched))
+    return Link(registry, matched, None)
+
+
+# Column suffix -> what the reader calls it.
+COMPARED_FIELDS = {"title": "title", "authors": "authors", "year": "year", "container": "venue"}
+
+
+def comparison(row: dict[str, Any]) -> list[FieldRow]:
+    """The claimed entry beside the registry record, field by field; a field disagrees when the
+    decision table does not count its score as agreeing. Empty for a verified citation whose
+    fields all agree: there is nothing to compare."""
+    if not row.get("matched_id"):
+        return []
+    scores = {f: row.get(f"agreement_{f}") for f in COMPARED_FIELDS}
+    agreed = decide(FieldAgreement(**scores)).agreed
+    rows = [
+        FieldRow(
+            name=label,
+            cited=_text(row.get(f"claimed_{field}")),
+            record=_text(row.get(f"matched_{field}")),
+            disagrees=scores[field] is not None and field not in agreed,
+        )
+        for field, label in COMPARED_FIELDS.items()
+        if row.get(f"claimed_{field}") is not None or row.get(f"matched_{field}") is not None
+    ]
+    # a verified citation (flagged for its notice) is worth comparing only where it differs
+    agrees = row.get("status") == "verified" and not any(r.disagrees for r in rows)
+    return [] if agrees else rows
+
+
+NOTICE_ADVICE = {
+    "retraction": "Retracted: do not rely on it; if you discuss it, cite the notice too.",
+    "expression_of_concern": "An expression of concern: read the notice before relying on it.",
+    "correction": "Corrected: read the correction and cite the corrected version.",
+}
+
+
+def suggestion(row: dict[str, Any]) -> str:
+    """What the reader can do about the citation, from what citeaudit knows today."""
+    status, matched = row["status"], row.get("matched_id")
+    if row.get("notice_kind") in NOTICE_ADVICE:
+        return NOTICE_ADVICE[row["notice_kind"]]
+    if row.get("retracted"):
+        return NOTICE_ADVICE["retraction"]
+    if status == "mismatch":
+        return (
+            f"The identifier names another work, {row.get('matched_title') or matched!s}. If that "
+            "is the work you meant, take the registry's values for the fields marked; otherwise "
+            "correct or remove the identifier. citeaudit does not yet look up a record by the "
+            "claimed title after a mismatch, so it cannot suggest the work you meant."
+        )
+    if status == "not_found":
+        return (
+            "The registry answered that it holds no such record: check the identifier for a typo, "
+            "or give the work's DOI or PMID."
+        )
+    if status == "unmatched":
+        return (
+            "No registry record matched (the reason names the closest candidate): check that the "
+            "work exists, and give its DOI or PMID."
+        )
+    if status == "unverified":
+        return "No registry could be asked: re-run the audit when the registries can be reached."
+    if row.get("corrected") or row.get("expression_of_concern"):
+        return NOTICE_ADVICE["correction" if row.get("corrected") else "expression_of_concern"]
+    return ""
+
+
+def _notice(row: dict[str, Any]) -> Notice | None:
+    kind = row.get("notice_kind")
+    if not kind and not _has_notice(row):
+        return None
+    target = row.get("notice_url") or (
+        doi_url(row["notice_id"]) if _text(row.get("notice_id")).startswith("10.") else None
+    )
+    return Notice(
+        kind=_text(kind).replace("_", " ") or flag_label(row).split(", ")[0],
+        date=_text(row.get("notice_date")),
+        source=_text(row.get("notice_source")),
+        reason=_text(row.get("notice_reason")),
+        link=Link("notice", _text(row.get("notice_id")) or _text(target), target)
+        if row.get("notice_id") or target
+        else None,
+    )
+
+
+def _problem_key(row: dict[str, Any]) -> tuple[str, ...]:
+    """Citations with the same problem: unverified ones by their reason alone (an outage hits a
+    whole list); the others by verdict and the work they cite."""
+    reason = _text(row.get("reason") or row.get("error"))
+    if row["status"] == "unverified" and not _has_notice(row):
+        return (flag_label(row), reason)
+    work = [_text(row.get(c)) for c in ("doi", "pmid", "arxiv", "matched_id")]
+    return (flag_label(row), reason, cited_as(row), *work)
+
+
+def _has_notice(row: dict[str, Any]) -> bool:
+    return bool(row.get("retracted") or row.get("corrected") or row.get("expression_of_concern"))
+
+
+def _problems(rows: list[dict[str, Any]], jobs: bool) -> list[Problem]:
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(_problem_key(row), []).append(row)
+    problems = []
+    for members in groups.values():
+        first = members[0]
+        problems.append(
+            Problem(
+                label=flag_label(first),
+                status=first["status"],
+                colour="#cf222e"
+                if first.get("retracted")
+                else STATUS_COLOURS.get(first["status"], "#6e7781"),
+                reason=_text(first.get("reason") or first.get("error")),
+                places=[_place(row, jobs) for row in members],
+                # one work per group, except unverified citations grouped by reason alone
+                identifiers=identifier_links(first)
+                if len(members) == 1 or len(_problem_key(first)) > 2
+                else [],
+                record=record_link(first),
+                comparison=comparison(first),
+                suggestion=suggestion(first),
+                notice=_notice(first),
+            )
+        )
+    return problems
 
 
 def _claim_rows(claims: pl.DataFrame, citations: pl.DataFrame) -> list[ClaimRow] | None:
@@ -313,6 +549,7 @@ def _claim_rows(claims: pl.DataFrame, citations: pl.DataFrame) -> list[ClaimRow]
     ):
         strength = row["strength"] or 0.0
         percent = round(100 * strength)
+        support = {pair["citation_id"]: pair for pair in row.get("citation_support") or []}
         rows.append(
             ClaimRow(
                 text=_text(row["claim_text"]),
@@ -326,11 +563,7 @@ def _claim_rows(claims: pl.DataFrame, citations: pl.DataFrame) -> list[ClaimRow]
                 verified_count=row.get("verified_count") or 0,
                 citation_count=row.get("citation_count") or 0,
                 citations=[
-                    ClaimCitationRow(
-                        entry_key=_text(c["entry_key"]),
-                        label=flag_label(c),
-                        reason=_text(c.get("reason") or c.get("error")),
-                    )
+                    _claim_citation(c, support.get(c.get("citation_id")))
                     for c in cited.get(row["claim_id"], [])
                 ],
             )
@@ -338,8 +571,20 @@ def _claim_rows(claims: pl.DataFrame, citations: pl.DataFrame) -> list[ClaimRow]
     return rows
 
 
+def _claim_citation(cited: dict[str, Any], pair: dict[str, Any] | None) -> ClaimCitationRow:
+    score = pair and pair["support"]
+    return ClaimCitationRow(
+        entry_key=_text(cited["entry_key"]),
+        label=flag_label(cited),
+        reason=_text(cited.get("reason") or cited.get("error")),
+        support=f"{pair['label']}, {score:.2f}" if pair and score is not None else "",
+        evidence=_text(pair and pair["evidence"]),
+        unrelated=bool(pair and pair["label"] == "unrelated"),
+    )
+
+
 def _histogram_bins(citations: pl.DataFrame, bins: int = 10) -> list[HistogramBin] | None:
-    if not _column(citations, "confidence") or not citations.height:
+    if not _column(citations, "confidence") or not citations["confidence"].drop_nulls().len():
         return None
     counts = histogram([float(v) for v in citations["confidence"].drop_nulls()], bins)
     top = max(counts) or 1
@@ -347,6 +592,79 @@ def _histogram_bins(citations: pl.DataFrame, bins: int = 10) -> list[HistogramBi
         HistogramBin(i / bins, (i + 1) / bins, c, round(100 * c / top))
         for i, c in enumerate(counts)
     ]
+
+
+def _title(row: dict[str, Any]) -> str:
+    return _text(row.get("matched_title") or row.get("claimed_title")) or cited_as(row)
+
+
+def duplicates(citations: pl.DataFrame) -> list[Duplicate]:
+    """Each work its job cites more than once, named by its title, with every citation of it
+    (file and entry key), the one kept first: never by work or citation ids."""
+    repeats = repeats_within_jobs(citations)
+    if not repeats.height:
+        return []
+    group = [c for c in ("job_id", "work_id") if _column(citations, c)]
+    jobs = several_jobs(citations)
+    repeated = set(repeats.select(group).iter_rows())
+    repeat_ids = set(repeats["citation_id"])
+    members: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in citations.iter_rows(named=True):
+        key = tuple(row[c] for c in group)
+        if key in repeated:
+            members.setdefault(key, []).append(row)
+    found = []
+    for rows in members.values():
+        rows.sort(key=lambda r: (r["citation_id"] in repeat_ids, r["citation_id"]))
+        reasons = sorted({_text(r.get("dup_reason")) for r in rows if r.get("dup_reason")})
+        found.append(Duplicate(_title(rows[0]), reasons, [_place(r, jobs) for r in rows]))
+    return found
+
+
+# A scheduled audit's changes, by what they mean to a reader; a citation is listed once, under
+# the first kind that applies, with all its changed fields.
+CHANGE_KINDS = (
+    "Newly retracted, corrected or of concern",
+    "Newly resolving",
+    "Status changed",
+    "Metadata changed",
+)
+_NOTICE_FIELDS = ("retracted", "corrected", "expression_of_concern")
+
+
+def change_kind(fields: dict[str, tuple[str, str]]) -> str:
+    if any(fields.get(f, ("", ""))[1] == "true" for f in _NOTICE_FIELDS):
+        return CHANGE_KINDS[0]
+    if "status" in fields:
+        return CHANGE_KINDS[1] if fields["status"][1] == "verified" else CHANGE_KINDS[2]
+    return CHANGE_KINDS[3]
+
+
+def change_groups(changes: pl.DataFrame, citations: pl.DataFrame) -> list[ChangeGroup]:
+    """The changes of a scheduled audit, one row per citation (named by title and entry key)
+    with each changed field's old and new value, grouped by kind in CHANGE_KINDS order."""
+    keys = ("job_id", "citation_id")
+    by_key = {tuple(r[k] for k in keys): r for r in citations.iter_rows(named=True)}
+    jobs = changes["job_id"].n_unique() > 1 if changes.height else False
+    fields: dict[tuple[Any, ...], dict[str, tuple[str, str]]] = {}
+    for row in changes.iter_rows(named=True):
+        key = tuple(row[k] for k in keys)
+        fields.setdefault(key, {})[row["field"]] = (_text(row["before"]), _text(row["after"]))
+    grouped: dict[str, list[Change]] = {kind: [] for kind in CHANGE_KINDS}
+    for key, changed in fields.items():
+        row = by_key.get(key) or {"job_id": key[0], "entry_key": key[1], "source_file": ""}
+        grouped[change_kind(changed)].append(
+            Change(
+                Place(
+                    job_id=_text(row.get("job_id")) if jobs else None,
+                    source_file=_text(row.get("source_file")),
+                    entry_key=_text(row.get("entry_key")),
+                    cited_as=_title(row),
+                ),
+                [FieldChange(name, *values) for name, values in changed.items()],
+            )
+        )
+    return [ChangeGroup(kind, rows) for kind, rows in grouped.items() if rows]
 
 
 def _table(frame: pl.DataFrame, columns: list[str]) -> list[dict[str, str]]:
@@ -359,25 +677,22 @@ def _table(frame: pl.DataFrame, columns: list[str]) -> list[dict[str, str]]:
 def select(data: ReportData) -> Report:
     """Everything the report shows, in the order it shows it."""
     cites = data.citations
-    changes = None
-    if data.changes is not None:
-        changes = Table(
-            list(data.changes.columns),
-            [[_text(v) for v in row] for row in data.changes.iter_rows()],
-        )
+    flagged = flagged_citations(cites)
+    jobs = several_jobs(flagged)
+    rows = list(flagged.iter_rows(named=True))
     return Report(
         job_id=data.job_id,
         citation_count=cites.height,
         input_error_count=data.input_errors.height,
         counts=[StatusCount(s, n, STATUS_COLOURS[s]) for s, n in status_counts(cites).items()],
-        flagged=_flagged_rows(cites),
+        notices=_problems([r for r in rows if _has_notice(r)], jobs),
+        flagged=_problems([r for r in rows if not _has_notice(r)], jobs),
         claims=_claim_rows(data.claims, cites),
         histogram=_histogram_bins(cites),
-        changes=changes,
-        duplicates=_table(
-            repeats_within_jobs(cites),
-            ["source_file", "entry_key", "duplicate_of", "dup_reason", "work_id"],
-        ),
+        changes=None if data.changes is None else change_groups(data.changes, cites),
+        change_count=0 if data.changes is None else data.changes.height,
+        duplicates=duplicates(cites),
+        repeat_count=repeats_within_jobs(cites).height,
         related=related_citations(cites, data.links),
         input_errors=_table(data.input_errors, ["source_file", "entry_key", "line", "reason"]),
         style=data.style,

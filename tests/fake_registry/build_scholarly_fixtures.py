@@ -8,6 +8,7 @@ Deterministic (sorted, gzip mtime 0). See tests/fixtures/registry/README.md for 
 import json
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
@@ -21,6 +22,7 @@ ICLR_OUT = REPO / "tests" / "fixtures" / "reflists" / "iclr2026"
 
 _ENTRY = re.compile(r"<entry>.*?</entry>", re.DOTALL)
 _ARXIV_ID = re.compile(r"<id>https?://arxiv\.org/abs/([^<]+?)(v\d+)?</id>")
+_ARXIV_URL = re.compile(r"arxiv\.org/abs/(\d{4}\.\d{4,5})")
 # What a work answer needs to be checked against a citation; the rest (abstracts, reference
 # lists, affiliations, open-access details) is most of the bytes and is left out, as `select=`
 # and `fields=` would leave it out of a real answer.
@@ -86,10 +88,55 @@ def openalex_works() -> list[dict[str, Any]]:
     return [works[key] for key in sorted(works)]
 
 
+def _atom_entry(arxiv_id: str, title: str, authors: list[str], year: int) -> str:
+    names = "".join(
+        f"\n    <author>\n      <name>{escape(name)}</name>\n    </author>" for name in authors
+    )
+    return (
+        f"<entry>\n    <id>http://arxiv.org/abs/{arxiv_id}v1</id>\n"
+        f"    <title>{escape(title)}</title>\n"
+        f"    <published>{year}-01-01T00:00:00Z</published>\n"
+        f'    <link href="https://arxiv.org/abs/{arxiv_id}v1" rel="alternate" '
+        f'type="text/html"/>{names}\n  </entry>'
+    )
+
+
+def _recorded_preprints(papers: list[dict[str, Any]]) -> Iterator[tuple[str, str, list[str], int]]:
+    """(arXiv id, title, authors, year) of the preprints other registries' recorded answers
+    describe: Semantic Scholar papers with an ArXiv id, DBLP's CoRR records (arXiv DOIs) and
+    OpenAlex works with an arXiv location."""
+    for paper in papers:
+        arxiv_id = (paper.get("externalIds") or {}).get("ArXiv")
+        if arxiv_id and paper.get("title"):
+            names = [a["name"] for a in paper.get("authors") or [] if a.get("name")]
+            yield arxiv_id, paper["title"], names, paper.get("year") or 2000
+    for hit in dblp_hits():
+        info = hit["info"]
+        doi = str(info.get("doi") or "").lower()
+        if doi.startswith("10.48550/arxiv.") and str(info.get("year", "")).isdigit():
+            authors = (info.get("authors") or {}).get("author") or []
+            authors = authors if isinstance(authors, list) else [authors]
+            names = [re.sub(r"\s+\d{4}$", "", a.get("text", "")) for a in authors]
+            title = str(info.get("title") or "").removesuffix(".")
+            yield doi.removeprefix("10.48550/arxiv."), title, names, int(info["year"])
+    for answer in _json_files(SHARED / "refchecker" / "api_cache" / "openalex"):
+        for work in answer if isinstance(answer, list) else [answer]:
+            if not isinstance(work, dict) or not work.get("display_name"):
+                continue
+            for location in work.get("locations") or []:
+                if m := _ARXIV_URL.search(str(location.get("landing_page_url") or "")):
+                    names = [
+                        (a.get("author") or {}).get("display_name") or ""
+                        for a in work.get("authorships") or []
+                    ]
+                    yield m.group(1), work["display_name"], names, work.get("publication_year")
+                    break
+
+
 def arxiv_entries(papers: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """Recorded Atom entries (arxiv.py's golden files), then DERIVED entries for the Semantic
-    Scholar papers that name an arXiv id (the ICLR references' preprints; no arXiv answer was
-    recorded for them): title, authors and year as Semantic Scholar gives them."""
+    """Recorded Atom entries (arxiv.py's golden files), then DERIVED entries for the preprints
+    that the other registries' recorded answers describe (no arXiv answer was recorded for the
+    ICLR references): title, authors and year as the first of them gives them."""
     entries: dict[str, str] = {}
     for answer in _json_files(SHARED / "arxiv"):
         if answer["status_code"] != 200:
@@ -97,23 +144,9 @@ def arxiv_entries(papers: list[dict[str, Any]]) -> list[dict[str, str]]:
         for text in _ENTRY.findall(answer["body"]):
             if m := _ARXIV_ID.search(text):
                 entries.setdefault(m.group(1), text)
-    for paper in papers:
-        arxiv_id = (paper.get("externalIds") or {}).get("ArXiv")
-        if not arxiv_id or arxiv_id in entries or not paper.get("title"):
-            continue
-        year = paper.get("year") or 2000
-        authors = "".join(
-            f"\n    <author>\n      <name>{escape(a['name'])}</name>\n    </author>"
-            for a in paper.get("authors") or []
-            if a.get("name")
-        )
-        entries[arxiv_id] = (
-            f"<entry>\n    <id>http://arxiv.org/abs/{arxiv_id}v1</id>\n"
-            f"    <title>{escape(paper['title'])}</title>\n"
-            f"    <published>{year}-01-01T00:00:00Z</published>\n"
-            f'    <link href="https://arxiv.org/abs/{arxiv_id}v1" rel="alternate" '
-            f'type="text/html"/>{authors}\n  </entry>'
-        )
+    for arxiv_id, title, authors, year in _recorded_preprints(papers):
+        if arxiv_id not in entries and title:
+            entries[arxiv_id] = _atom_entry(arxiv_id, title, authors, year or 2000)
     return [{"id": key, "xml": entries[key]} for key in sorted(entries)]
 
 
@@ -135,6 +168,12 @@ def iclr_crossref_works() -> list[dict[str, Any]]:
     return [works[key] for key in sorted(works)]
 
 
+def _name(text: str) -> dict[str, str]:
+    """ "Phillip Y. Lee" -> given "Phillip Y.", family "Lee"; one word stays a literal name."""
+    *given, family = text.split()
+    return {"given": " ".join(given), "family": family} if given else {"literal": family}
+
+
 def iclr_bibliography(references: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """RefChecker's extracted references as CSL-JSON: title, authors, year, venue, DOI, URL."""
     items = []
@@ -146,7 +185,7 @@ def iclr_bibliography(references: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "id": f"ref{n}",
             "type": "article" if ref.get("type") == "arxiv" else "paper-conference",
             "title": ref.get("title") or None,
-            "author": [{"literal": a} for a in authors] or None,
+            "author": [_name(a) for a in authors] or None,
             "container-title": ref.get("venue") or None,
             "DOI": ref.get("doi") or None,
             "URL": ref.get("url") or None,

@@ -1,6 +1,7 @@
-"""Periodical departments ("Editorial", "Book review column"): titles that name a recurring
-column rather than one work, how often a list holds one twice in a year, and a department's
-piece cited by its topic as well ("Guest Editorial: Databases and the Web")."""
+"""Recurring titles: titles a periodical prints again and again ("Editorial", "Book review
+column", "Editor's notes") that name a regular piece rather than one work; how often a list
+holds one twice in a year; and a recurring title's piece cited by its topic as well ("Guest
+Editorial: Databases and the Web")."""
 
 import re
 
@@ -10,12 +11,12 @@ import polars as pl
 from tasks.dedupe.thresholds import DedupeThresholds
 from tasks.textnorm import normalise_title
 
-# Where a title sets a department's name off from its topic: "Guest Editorial: Databases and the
+# Where a title sets a recurring title off from its topic: "Guest Editorial: Databases and the
 # Web", "E-Services - Guest editorial" (not the hyphen inside "E-Services").
 _TITLE_PARTS = re.compile(r"\s*:\s+|\s+[-\u2013\u2014]\s+")
 
-# Titles that name a periodical's department rather than a work (normalised title keys).
-_COLUMN_TITLE = (
+# Titles that name a regular piece of a periodical rather than a work (normalised title keys).
+_RECURRING_TITLE = (
     r"^(?:guest |invited )?editorial$|^editor s (?:note|notes|introduction)$|^preface$"
     r"|^foreword$|^book reviews?(?: column)?$|^letters?(?: to the editor)?$|^in memoriam$"
     r"|^obituar(?:y|ies)$|^reminiscences$|^(?:\w+ ){0,2}news$|^announcements?$"
@@ -25,33 +26,34 @@ _COLUMN_TITLE = (
 
 
 def recurring_titles(records: pl.DataFrame, thresholds: DedupeThresholds) -> pl.Series:
-    """Whether each record's title is a recurring column ("Editor's notes", "Book reviews"):
-    short, and seen in many years of one periodical (a paper cited with its report's and its
-    journal's years is no column), or a title that names a kind of piece, not a work
+    """Whether each record's title recurs ("Editor's notes", "Book reviews"): short, and seen
+    in many years of one periodical (a paper cited with its report's and its journal's years
+    does not recur), or a title that names a kind of piece, not a work
     ("Editorial", "Preface"), which a small job cannot see recur. Only the new records' titles
     are counted; the library is only filtered."""
-    short = pl.col("title_key").str.count_matches(" ") < thresholds.column_words
+    short = pl.col("title_key").str.count_matches(" ") < thresholds.recurring_words
     titles = records.filter(pl.col("new") & short)["title_key"].drop_nulls().unique().implode()
-    columns = (
+    recurring = (
         records.filter(pl.col("title_key").is_in(titles) & pl.col("container").is_not_null())
         .group_by("title_key", "container")
         .agg(pl.col("year").drop_nulls().n_unique().alias("years"))
-        .filter(pl.col("years") >= thresholds.column_years)["title_key"]
+        .filter(pl.col("years") >= thresholds.recurring_years)["title_key"]
     )
-    recurring = records["title_key"].is_in(columns.implode()) | records["title_key"].str.contains(
-        _COLUMN_TITLE
+    found = records["title_key"].is_in(recurring.implode()) | records["title_key"].str.contains(
+        _RECURRING_TITLE
     )
-    return recurring.fill_null(False).alias("recurring")
+    return found.fill_null(False).alias("recurring")
 
 
 def repeated_in_list(records: pl.DataFrame) -> pl.Series:
-    """How often a record of a recurring column without volume or pages has a twin in its list
-    (another record of the same column title and year, and no locator either): 0 never; 1 only
+    """How often a record of a recurring title without volume or pages has a twin in its list
+    (another record of the same recurring title and year, and no locator either): 0 never; 1 only
     twins by other authors ("Guest editorial", 2000, by Atkinson and by Atzeni and Mendelzon);
     2 a twin by the same authors ("Book review column", Aberer, twice in 2002). Authors tell the
     first kind apart; title, author and year cannot tell which of the second another list's
-    record is. Only columns: a list citing the same short title twice ("Deep learning", LeCun
-    2015) is the duplicate dedupe is there to find. Call after `recurring_titles`."""
+    record is. Only recurring titles: a list citing the same short title twice ("Deep
+    learning", LeCun 2015) is the duplicate dedupe is there to find. Call after
+    `recurring_titles`."""
     unlocated = pl.col("volume").is_null() & pl.col("pages").is_null()
     keys = ("source", "title_key", "year")
     authors = pl.col("surnames").list.unique().list.sort()
@@ -74,8 +76,8 @@ def repeated_in_list(records: pl.DataFrame) -> pl.Series:
     )
 
 
-def department_with_topic(records: pl.DataFrame, a_rows: pl.Series, b_rows: pl.Series) -> pl.Series:
-    """Whether one record of each pair is a recurring department ("Guest editorial") and the
+def recurring_with_topic(records: pl.DataFrame, a_rows: pl.Series, b_rows: pl.Series) -> pl.Series:
+    """Whether one record of each pair has a recurring title ("Guest editorial") and the
     other's title is that name set off from the piece's topic by a colon or a dash ("Guest
     Editorial: Databases and the Web", "E-Services - Guest editorial"). A title that merely
     holds the name ("Call for Book Reviews") is another piece. Call after `recurring_titles`."""
@@ -85,17 +87,17 @@ def department_with_topic(records: pl.DataFrame, a_rows: pl.Series, b_rows: pl.S
             "name_b": records["title_key"].gather(b_rows),
             "title_a": records["title"].gather(a_rows),
             "title_b": records["title"].gather(b_rows),
-            "department_a": records["recurring"].gather(a_rows),
-            "department_b": records["recurring"].gather(b_rows),
+            "recurring_a": records["recurring"].gather(a_rows),
+            "recurring_b": records["recurring"].gather(b_rows),
         }
     )
-    # Departments are few: only their pairs are read word by word.
-    either = frame.with_row_index().filter(pl.col("department_a") | pl.col("department_b"))
+    # Recurring titles are few: only their pairs are read word by word.
+    either = frame.with_row_index().filter(pl.col("recurring_a") | pl.col("recurring_b"))
     found = np.zeros(len(frame), dtype=bool)
-    for index, name_a, name_b, title_a, title_b, department_a, department_b in either.iter_rows():
+    for index, name_a, name_b, title_a, title_b, recurring_a, recurring_b in either.iter_rows():
         found[index] = bool(
-            (department_a and _set_off_in(name_a, title_b))
-            or (department_b and _set_off_in(name_b, title_a))
+            (recurring_a and _set_off_in(name_a, title_b))
+            or (recurring_b and _set_off_in(name_b, title_a))
         )
     return pl.Series(found)
 

@@ -1,0 +1,155 @@
+"""`OUT/JOB/`: the only place a job's files go.
+
+A file is written to a temporary name in its folder and renamed into place (readers never see
+half a file). A job's outputs as a whole are written into a sibling folder and swapped in, so a
+folder never mixes two runs' files, and leftovers of a killed run (`.tmp` files, half-written
+sibling folders) are swept by the next."""
+
+import ctypes
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+_JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
+STALE_TMP_S = 60.0  # a .tmp older than this belongs to no running writer of its file
+
+
+class UnsafeJobId(ValueError):
+    pass
+
+
+def check_job_id(job_id: str) -> str:
+    """Job ids name folders: letters, digits, `.`, `_`, `-` only, and never `..`."""
+    if not _JOB_ID.fullmatch(job_id) or ".." in job_id:
+        raise UnsafeJobId(
+            f"invalid job id {job_id!r}: use letters, digits, '.', '_' and '-' (no '..', no '/')"
+        )
+    return job_id
+
+
+def shared_mode() -> int:
+    """The mode a new file gets under the user's umask: mkstemp's files are 0600, so a report
+    would otherwise be unreadable to the colleagues the umask lets read it."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def folder_mode() -> int:
+    """The mode a new folder gets under the user's umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o777 & ~mask
+
+
+class JobFolder:
+    """`OUT/JOB/`: the only place a job's files go."""
+
+    def __init__(self, out_dir: Path | str, job_id: str) -> None:
+        self.path = Path(out_dir) / check_job_id(job_id)
+
+    def file(self, name: str) -> Path:
+        if not _FILE_NAME.fullmatch(name) or ".." in name:
+            raise ValueError(f"refusing to write {name!r}: not a plain file name")
+        return self.path / name
+
+    def write_bytes(self, name: str, data: bytes) -> Path:
+        target = self.file(name)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._sweep_tmp(name)
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.path)
+        try:
+            os.fchmod(fd, shared_mode())
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return target
+
+    def write_text(self, name: str, text: str) -> Path:
+        return self.write_bytes(name, text.encode("utf-8"))
+
+    def write_json(self, name: str, data: Any) -> Path:
+        return self.write_text(name, json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+    def write_parquet(self, name: str, frame: pl.DataFrame) -> Path:
+        target = self.file(name)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._sweep_tmp(name)
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.path)
+        os.fchmod(fd, shared_mode())
+        os.close(fd)
+        try:
+            frame.write_parquet(tmp, statistics=False)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return target
+
+    @contextmanager
+    def replacing(self) -> Iterator["JobFolder"]:
+        """A staging folder beside this one to write the job's outputs into; on a clean exit it
+        takes this folder's place in one swap (the old folder and its leftovers removed), on an
+        error it is removed. Call under the library's write lock: this job's stale staging
+        folders, left by a killed run, are swept first."""
+        parent = self.path.parent
+        parent.mkdir(parents=True, exist_ok=True)
+        for stale in parent.glob(f".{self.path.name}.*-*"):
+            if stale.is_dir() and re.fullmatch(r"(new|old)-\w+", stale.name.rsplit(".", 1)[-1]):
+                shutil.rmtree(stale, ignore_errors=True)
+        staging = JobFolder(parent, self.path.name)
+        staging.path = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.new-", dir=parent))
+        os.chmod(staging.path, folder_mode())  # mkdtemp makes it 0700
+        try:
+            yield staging
+            self._swap_in(staging.path)
+        except BaseException:
+            shutil.rmtree(staging.path, ignore_errors=True)
+            raise
+
+    def _swap_in(self, staged: Path) -> None:
+        if not self.path.exists():
+            os.rename(staged, self.path)
+            return
+        if _exchange(staged, self.path):  # atomic: readers see the old folder or the new one
+            shutil.rmtree(staged, ignore_errors=True)  # now the old folder
+            return
+        old = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.old-", dir=self.path.parent))
+        os.rename(self.path, old / "job")
+        os.rename(staged, self.path)
+        shutil.rmtree(old, ignore_errors=True)
+
+    def _sweep_tmp(self, name: str) -> None:
+        """`.NAME.*.tmp` files a killed writer of NAME left here (older than a writer takes)."""
+        cutoff = time.time() - STALE_TMP_S
+        for stale in self.path.glob(f".{name}.*.tmp"):
+            try:
+                if stale.stat().st_mtime < cutoff:
+                    stale.unlink()
+            except OSError:
+                pass
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2 RENAME_EXCHANGE); False where unsupported."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return bool(renameat2(at_fdcwd, bytes(a), at_fdcwd, bytes(b), rename_exchange) == 0)

@@ -1,0 +1,125 @@
+"""The persistent DuckDB library: jobs, their citations, input errors and claims, the
+library-wide works and the links between them.
+
+A job's rows are replaced inside one transaction (a re-run replaces, never duplicates). Work ids
+are minted under the library's write lock: a flow holds it (`write_lock`) from reading the
+library for dedupe until its rows are stored, so two runs at once leave what one after the
+other leaves."""
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+
+from tasks.store.bulk import BulkProgress
+from tasks.store.core import db_path_from_env
+from tasks.store.lock import library_lock
+from tasks.store.recheck import Rechecks
+from tasks.store.schema import VALIDATIONS_VIEW
+
+
+@contextmanager
+def write_lock(db: str | Path | None) -> Iterator[None]:
+    """Hold the library (`db`, else $CITEAUDIT_DB) for writing across several openings."""
+    with library_lock(db_path_from_env(str(db) if db else None), exclusive=True):
+        yield
+
+
+class Library(BulkProgress, Rechecks):
+    """The library; `Library(path)` to write, `Library(path, read_only=True)` to read."""
+
+    def __enter__(self) -> "Library":
+        return self
+
+    def save_job(
+        self,
+        job_id: str,
+        inputs: list[str],
+        frames: dict[str, pl.DataFrame],
+        shared: dict[str, tuple[pl.DataFrame, Sequence[str]]] | None = None,
+        retired_works: Sequence[str] = (),
+    ) -> None:
+        """Store a job's frames, replacing any earlier run of the same job, upsert the rows it
+        adds to library-wide tables (`shared`: table -> (frame, key columns)) and drop the
+        works no citation holds any more (`retired_works`, with their links), atomically."""
+        citations = frames["citations"]
+        counts = (
+            dict(citations.group_by("status").len().sort("status").iter_rows())
+            if citations.height
+            else {}
+        )
+        now = datetime.now(UTC)
+        with self.transaction() as con:
+            for table, frame in frames.items():
+                self.replace_job_rows(table, job_id, frame)
+            for table, (frame, keys) in (shared or {}).items():
+                self.upsert_rows(table, frame, keys)
+            if retired_works and self._table_columns("works"):
+                retired = list(retired_works)
+                con.execute("DELETE FROM works WHERE list_contains(?, work_id)", [retired])
+                if self._table_columns("work_links"):
+                    con.execute(
+                        """DELETE FROM work_links
+                           WHERE list_contains(?, work_id_a) OR list_contains(?, work_id_b)""",
+                        [retired, retired],
+                    )
+            con.execute(
+                """INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT (job_id) DO UPDATE SET updated_at = excluded.updated_at,
+                     inputs = excluded.inputs, n_citations = excluded.n_citations,
+                     n_input_errors = excluded.n_input_errors,
+                     status_counts = excluded.status_counts""",
+                [
+                    job_id,
+                    now,
+                    now,
+                    json.dumps(inputs),
+                    citations.height,
+                    frames.get("input_errors", pl.DataFrame()).height,
+                    json.dumps(counts, sort_keys=True),
+                ],
+            )
+            con.execute(VALIDATIONS_VIEW)
+
+    def dedupe_library(self, exclude_job: str | None = None) -> pl.DataFrame:
+        """Every job's dedupe records (but `exclude_job`'s), ids as `JOB/CITATION_ID`."""
+        if not self._table_columns("dedupe_records"):
+            return pl.DataFrame()
+        return self.con.sql(
+            """SELECT * EXCLUDE (job_id) FROM dedupe_records
+               WHERE job_id IS DISTINCT FROM ? ORDER BY citation_id""",
+            params=[exclude_job],
+        ).pl()
+
+    # -- library-wide dedupe
+
+    def replace_dedupe(
+        self,
+        records: pl.DataFrame,
+        assignments: pl.DataFrame,
+        works: pl.DataFrame,
+        links: pl.DataFrame,
+    ) -> None:
+        """Install a whole-library dedupe: records, every citation's work columns, works and
+        links, in one transaction."""
+        with self.transaction() as con:
+            for table, frame in (("dedupe_records", records), ("works", works)):
+                self._ensure_table(table, frame)
+                con.execute(f'DELETE FROM "{table}"')
+                self._insert(table, frame)
+            self._ensure_table("work_links", links)
+            con.execute('DELETE FROM "work_links"')
+            self._insert("work_links", links)
+            self._ensure_table("citations", assignments.head(0))
+            with self._incoming(assignments):
+                con.execute(
+                    """UPDATE citations SET work_id = incoming.work_id,
+                         duplicate_of = incoming.duplicate_of, dup_reason = incoming.dup_reason,
+                         dup_score = incoming.dup_score
+                       FROM incoming
+                       WHERE citations.job_id = incoming.job_id
+                         AND citations.citation_id = incoming.citation_id"""
+                )

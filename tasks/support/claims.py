@@ -1,0 +1,42 @@
+"""The support stage: every claim paired with each verified work it cites."""
+
+from collections.abc import Sequence
+
+from models.audit import Checked, CitationSupport, Claim, Status
+from tasks.support import encoder
+from tasks.support.relevance import Embeds, Pair, score_pairs
+
+OFF = "off: install the support extra (pip install 'citeaudit[support]')"
+
+
+def support_claims(
+    claims: Sequence[Claim], checked: Sequence[Checked], model: Embeds | None = None
+) -> list[CitationSupport] | None:
+    """One row per claim and verified citation it names; None when support is off (the extra
+    is not installed). Only verified citations are scored: a mismatched or missing work says
+    nothing about the claim, and its failure already counts against it."""
+    if model is None:
+        if not encoder.available():
+            return None
+        model = encoder.encoder()
+    by_id = {c.citation_id: c for c in checked}
+    keys: list[tuple[str, str]] = []
+    pairs: list[Pair] = []
+    for claim in claims:
+        for citation_id in claim.citation_ids:
+            found = by_id.get(citation_id)
+            if found is None or found.result.status is not Status.VERIFIED:
+                continue
+            record = found.result.record or found.reference.item
+            keys.append((claim.claim_id, citation_id))
+            pairs.append(Pair(claim.claim_text, record.title, record.abstract))
+    return [
+        CitationSupport(
+            claim_id=claim_id,
+            citation_id=citation_id,
+            support=scored.support,
+            label=scored.label,
+            evidence=scored.evidence,
+        )
+        for (claim_id, citation_id), scored in zip(keys, score_pairs(pairs, model), strict=True)
+    ]

@@ -1,0 +1,194 @@
+"""One library, many writers: the lock, read-only readers, declared schema and migration,
+re-checks of citations still there, job folders replaced as a whole, content-keyed resume, and
+two real `citeaudit audit` processes writing one library at once."""
+
+import os
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from models.audit import Provenance, Reference, Status
+from models.csl import CSLItem
+from tasks.citation_ids import assign_citation_ids
+from tasks.store import JobFolder, Library, LibraryLocked, UnsafeJobId, check_job_id
+from tasks.store.schema import SCHEMA_VERSION, version_of
+from tests.test_store import frames_for, make_refs
+
+HOLD = """
+import sys, time
+from tasks.store.lock import library_lock
+from pathlib import Path
+with library_lock(Path(sys.argv[1])):
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def hold_library(db: Path, seconds: float) -> subprocess.Popen[str]:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(db), str(seconds)], stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_a_writer_waits_for_the_library_then_writes(tmp_path, capsys, monkeypatch) -> None:
+    db = tmp_path / "lib.duckdb"
+    monkeypatch.setattr("tasks.store.lock.SAY_EVERY_S", 0.5)
+    holder = hold_library(db, 2.0)
+    start = time.monotonic()
+    with Library(db) as lib:
+        lib.save_job("j", ["x"], frames_for("j", make_refs(2), Status.VERIFIED))
+    assert time.monotonic() - start >= 1.0
+    assert "waiting for the library" in capsys.readouterr().err
+    holder.wait()
+
+
+def test_a_writer_gives_up_after_the_lock_timeout(tmp_path, monkeypatch) -> None:
+    db = tmp_path / "lib.duckdb"
+    monkeypatch.setenv("CITEAUDIT_LOCK_TIMEOUT", "0.5")
+    holder = hold_library(db, 10.0)
+    try:
+        with pytest.raises(LibraryLocked, match="run the same command again"):
+            Library(db)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_readers_share_the_library_and_cannot_change_it(tmp_path) -> None:
+    db = tmp_path / "lib.duckdb"
+    with Library(db) as lib:
+        lib.save_job("j", ["x"], frames_for("j", make_refs(2), Status.VERIFIED))
+    with Library(db, read_only=True) as one, Library(db, read_only=True) as two:
+        assert one.jobs().height == two.jobs().height == 1
+        with pytest.raises(duckdb.Error):
+            one.con.execute("DELETE FROM jobs")
+
+
+def test_an_unversioned_library_is_migrated(tmp_path) -> None:
+    db = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(db))  # what the store made before schema versions
+    con.execute(
+        "CREATE TABLE jobs (job_id VARCHAR PRIMARY KEY, created_at TIMESTAMPTZ, updated_at "
+        "TIMESTAMPTZ, inputs VARCHAR, n_citations BIGINT, n_input_errors BIGINT, "
+        "status_counts VARCHAR)"
+    )
+    con.close()
+    with Library(db) as lib:
+        assert version_of(lib.con) == SCHEMA_VERSION
+        assert lib.bulk_batches_done("j", "f") == set()
+
+
+def test_a_recheck_never_brings_back_a_citation_the_job_dropped(tmp_path) -> None:
+    db = tmp_path / "lib.duckdb"
+    refs = make_refs(4)
+    with Library(db) as lib:
+        lib.save_job("j", ["x"], frames_for("j", refs, Status.UNVERIFIED))
+        snapshot = lib.stale_citations(datetime.now(UTC))
+        lib.save_job("j", ["x"], frames_for("j", refs[:1], Status.UNVERIFIED))  # a re-run
+        rechecked = snapshot.with_columns(pl.lit("verified").alias("status"))
+        lib.apply_recheck(rechecked, pl.DataFrame())
+        stored = lib.table("citations", "j")
+        job = lib.job("j")
+    assert stored["citation_id"].to_list() == [refs[0].citation_id]
+    assert job is not None and job["status_counts"] == {"verified": 1}
+
+
+def test_job_ids_are_matched_whole() -> None:
+    with pytest.raises(UnsafeJobId):
+        check_job_id("job\n")
+    assert check_job_id("job-1.a_b") == "job-1.a_b"
+
+
+def test_a_job_folder_is_replaced_as_a_whole(tmp_path) -> None:
+    folder = JobFolder(tmp_path, "j")
+    folder.write_text("bibliography.mla.txt", "old style")
+    folder.write_text("report.md", "old")
+    (folder.path / ".report.md.abc.tmp").write_text("left by a kill -9")
+    (tmp_path / ".j.new-killed").mkdir()  # a staging folder a killed run left
+    with pytest.raises(RuntimeError), folder.replacing() as staging:
+        staging.write_text("report.md", "half")
+        raise RuntimeError("render failed")
+    assert (folder.path / "report.md").read_text() == "old"  # untouched by the failed run
+    with folder.replacing() as staging:
+        staging.write_text("report.md", "new")
+    assert sorted(p.name for p in folder.path.iterdir()) == ["report.md"]
+    assert (folder.path / "report.md").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["j"]
+
+
+def test_a_stale_tmp_is_swept_by_the_next_write(tmp_path) -> None:
+    folder = JobFolder(tmp_path, "j")
+    folder.path.mkdir()
+    stale = folder.path / ".changes.parquet.x1.tmp"
+    stale.write_text("killed")
+    os.utime(stale, (time.time() - 3600, time.time() - 3600))
+    folder.write_text("changes.parquet", "x")
+    assert sorted(p.name for p in folder.path.iterdir()) == ["changes.parquet"]
+
+
+def test_bulk_citation_ids_follow_content_not_file_names() -> None:
+    def ref(source: str) -> Reference:
+        item = CSLItem(id="k1", title="T")
+        return Reference(item=item, provenance=Provenance(source_file=source, entry_key="k1"))
+
+    one = assign_citation_ids([ref("list.bib")], {"list.bib": "ab12"})
+    other = assign_citation_ids([ref("copy-of-list.bib")], {"copy-of-list.bib": "ab12"})
+    assert one[0].citation_id == other[0].citation_id
+
+
+# -- two real audits at once
+
+FIRST = ["10.1038/srep16696", "10.1016/j.eng.2020.01.007", "10.1145/2983323.2983779"]
+SECOND = ["10.1145/2983323.2983779", "10.1038/srep16696", "10.7554/eLife.01567"]
+
+
+def audit_process(tmp_path: Path, job: str, db: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "audit", f"{job}.txt", "--job", job, "--offline"]
+        + ["--db", str(db), "--out", "out"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def partition(db: Path) -> tuple[set[frozenset[tuple[str, str]]], int]:
+    """Which citations share a work (ids aside), and how many works the library holds."""
+    with Library(db, read_only=True) as lib:
+        citations = lib.table("citations")
+        works = lib.table("works").height
+    groups = citations.group_by("work_id").agg(pl.struct("job_id", "doi").alias("members"))
+    return {
+        frozenset((m["job_id"], m["doi"]) for m in members) for members in groups["members"]
+    }, works
+
+
+def test_two_audits_at_once_leave_what_one_after_the_other_leaves(tmp_path, prefect_server) -> None:
+    (tmp_path / "first.txt").write_text("\n".join(FIRST) + "\n")
+    (tmp_path / "second.txt").write_text("\n".join(SECOND) + "\n")
+    together = tmp_path / "together.duckdb"
+    runs = [audit_process(tmp_path, job, together) for job in ("first", "second")]
+    for run in runs:
+        _, stderr = run.communicate(timeout=400)
+        assert run.returncode == 0, stderr
+        assert "Traceback" not in stderr
+    apart = tmp_path / "apart.duckdb"
+    for job in ("first", "second"):
+        run = audit_process(tmp_path, job, apart)
+        assert run.wait(timeout=400) == 0
+    assert partition(together) == partition(apart)
+    groups, works = partition(together)
+    assert works == 4 and len(groups) == 4
+    with Library(together, read_only=True) as lib:
+        assert sorted(lib.jobs()["job_id"]) == ["first", "second"]
+        dois = lib.table("works").select("work_id").to_series()
+        assert dois.n_unique() == dois.len()  # no work id names two works
