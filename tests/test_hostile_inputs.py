@@ -208,3 +208,14 @@ def test_doubling_string_macros_are_an_input_error_not_gigabytes(tmp_path: Path)
     assert read["refs"] == ["good1"]
     [[source, entry, reason]] = read["errors"]
     assert (source, entry) == (str(bomb), "boom") and "@string" in reason
+
+
+def test_reading_a_big_bibtex_list_peaks_in_bounded_memory_per_entry(tmp_path: Path) -> None:
+    from bench.bulk_memory import write_bib
+
+    path = tmp_path / "bulk.bib"
+    write_bib(path, 5_000)
+    measured = peak_rss_growth(path)
+    assert measured["refs"] == 5_000
+    growth_mb = measured["growth_mb"]
+    assert isinstance(growth_mb, float) and growth_mb * 1024 / 5_000 < 25  # KB per entry
