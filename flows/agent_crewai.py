@@ -10,9 +10,9 @@ one research job (the crew run), named when the crew is built. Bad arguments are
 from typing import Any
 
 from crewai.tools import BaseTool
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from flows.agent_service import SOURCE_KINDS, AgentError, AgentService, Answer
+from flows.agent_service import SOURCE_KINDS, AgentError, AgentService, Answer, one_line_error
 
 OPERATIONS = ("add", "validate", "format", "export", "list")
 
@@ -66,10 +66,8 @@ class CitationManager(BaseTool):
     def _run(self, **arguments: Any) -> str:
         try:
             return self.answer(CitationInput.model_validate(arguments)).text
-        except ValidationError as exc:
-            return "Error: " + "; ".join(f"{e['loc'][0]}: {e['msg']}" for e in exc.errors())
-        except AgentError as exc:
-            return f"Error: {exc}"
+        except Exception as exc:  # the agent reads what went wrong; the crew goes on
+            return f"Error: {one_line_error(exc)}"
 
     def answer(self, arguments: CitationInput) -> Answer:
         """The operation's answer, text and JSON (for programs driving the tool directly)."""

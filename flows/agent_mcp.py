@@ -14,9 +14,9 @@ import anyio
 from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, ContentBlock, TextContent
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from flows.agent_service import AgentError, AgentService, Answer
+from flows.agent_service import AgentService, Answer, one_line_error
 from tasks.render.csl_styles import STYLES
 
 JOB = Field(description="the research job (crew run) the citations belong to, e.g. 'crew-run-17'")
@@ -36,17 +36,9 @@ class CitationServer(FastMCP):
         try:
             return await super().call_tool(name, arguments)
         except ToolError as exc:
-            raise ToolError(one_line_error(exc.__cause__ or exc)) from None
-
-
-def one_line_error(exc: BaseException) -> str:
-    if isinstance(exc, ValidationError):
-        return "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
-        )
-    if isinstance(exc, AgentError | ToolError):
-        return " ".join(str(exc).split())
-    return f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
+            cause = exc.__cause__  # FastMCP's own errors (an unknown tool) have none
+            message = one_line_error(cause) if cause else " ".join(str(exc).split())
+            raise ToolError(message) from None
 
 
 def tool_result(answer: Answer) -> CallToolResult:

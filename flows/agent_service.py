@@ -15,18 +15,18 @@ raise `AgentError` (one line). The CrewAI tool and the MCP server are thin adapt
 A citation agents add is built as the line of a plain-text list (source `agent`, entry key its
 order of addition), so a job built by `add` calls audits alike as that list. Several agents may
 add at once: lookups run side by side under the process's shared rate limiters, and one writer
-at a time re-stores the job (dedupe, scores, library rows).
+at a time, across threads and processes (the library's write lock), re-stores the job (dedupe,
+scores, library rows).
 """
 
 import json
 import re
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
+from pydantic import ValidationError
 
 from flows import steps
 from flows.steps import shared_registries
@@ -38,7 +38,7 @@ from tasks.lookup import lookup_references
 from tasks.read.plaintext import reference_from_line
 from tasks.render import csl_styles, exports
 from tasks.render.selection import bibliography_items, export_entries
-from tasks.store import Library, UnsafeJobId, check_job_id, db_path_from_env
+from tasks.store import Library, UnsafeJobId, check_job_id, db_path_from_env, write_lock
 
 AGENT_SOURCE = "agent"
 DEFAULT_STYLE = "apa"
@@ -50,8 +50,6 @@ FormatKind = Literal["intext", "bibliography"]
 ExportFormat = Literal["bibtex", "ris", "csljson"]
 EXPORTERS = {"bibtex": exports.to_bibtex, "ris": exports.to_ris, "csljson": exports.to_csl_json}
 _PAGES = re.compile(r"\d+\s*[-–]\s*\d+")
-_writers: dict[Path, threading.Lock] = {}
-_writers_lock = threading.Lock()
 
 
 class AgentError(ValueError):
@@ -144,7 +142,7 @@ class AgentService:
         # added again is answered from the job; its lookup came from the HTTP cache).
         draft = reference_from_line(line, AGENT_SOURCE, 0)
         result = self._lookup([draft])[0]
-        with self._writer():
+        with write_lock(self.db):
             state = self._load(job)
             same = _same_source(state, draft)
             new = same is None
@@ -176,7 +174,7 @@ class AgentService:
         if not before.refs:
             raise AgentError(f"job {job} has no citations to validate")
         fresh = {r.citation_id: r for r in self._lookup(before.refs)}
-        with self._writer():
+        with write_lock(self.db):
             state = self._load(job)  # adds made meanwhile keep their own results
             was = {cid: r.status for cid, r in state.results.items()}
             for cid, result in fresh.items():
@@ -258,7 +256,7 @@ class AgentService:
         state = JobState(job)
         if not path.is_file():
             return state
-        with Library(path) as library:
+        with Library(path, read_only=True) as library:
             row = library.job(job)
             citations = library.table("citations", job)
             claims = library.table("claims", job)
@@ -300,12 +298,6 @@ class AgentService:
             steps.save_to_library(state.job_id, inputs, steps.job_tables(audited), works, self.db)
         else:
             steps.persist(steps.render(audited, []), inputs, self.out_dir, self.db)
-
-    def _writer(self) -> threading.Lock:
-        """One writer at a time per library in this process (each write re-stores the job)."""
-        path = db_path_from_env(self.db).resolve()
-        with _writers_lock:
-            return _writers.setdefault(path, threading.Lock())
 
     def _lookup(self, refs: Sequence[Reference]) -> list[ValidationResult]:
         registries = None if self.offline else shared_registries()
@@ -392,6 +384,18 @@ class AgentService:
 
 
 # -- arguments
+
+
+def one_line_error(exc: BaseException) -> str:
+    """What went wrong, in one line an agent can read: the argument and the problem, or (for
+    our own failure) the error's kind and message."""
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
+        )
+    if isinstance(exc, AgentError):
+        return " ".join(str(exc).split())
+    return f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
 def _job_id(job: str | None) -> str:

@@ -9,7 +9,6 @@ plus server time, so one per citation would dominate a 10,000-citation job; retr
 request inside the registry clients, not per task."""
 
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,7 +86,7 @@ def identify(read: ReadResult, file_keys: Mapping[str, str] | None = None) -> Re
 
 def job_deadline() -> float:
     """When the job's lookups must end (epoch seconds): CITEAUDIT_JOB_DEADLINE_S from now."""
-    return time.time() + RegistrySettings().job_deadline_s
+    return RegistrySettings().job_ends_at()
 
 
 def check_chunk(
@@ -255,7 +254,6 @@ def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
         citations=tables["citations"],
         claims=tables["claims"],
         input_errors=tables["input_errors"],
-        metrics=metrics,
         style=first.style if first else "",
         bibliography_html=[e.html for e in first.entries if e.item_id not in marks]
         if first

@@ -181,7 +181,7 @@ class CitationSupport(BaseModel):
 
     claim_id: str
     citation_id: str
-    support: float | None = Field(None, description="best claim-sentence similarity, [-1, 1]")
+    support: float | None = Field(None, description="best claim-sentence similarity, in [0, 1]")
     label: SupportLabel
     evidence: str | None = Field(None, description="the abstract sentence closest to the claim")
 

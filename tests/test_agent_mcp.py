@@ -1,6 +1,6 @@
-"""`citeaudit mcp` driven by the MCP SDK's own client over stdio (a real server process, real
-HTTP to the fake registry, a real DuckDB library): list the tools, call each, malformed
-arguments."""
+"""`citeaudit mcp` driven by the MCP SDK's own client over stdio (real server processes, real
+HTTP to the fake registry, a real DuckDB library): list the tools, call each, two servers adding
+to one library at once, malformed arguments."""
 
 import json
 import os
@@ -37,20 +37,26 @@ def text_of(result) -> str:
 
 async def session_calls(env: dict[str, str]) -> dict:
     seen: dict = {}
-    async with stdio_client(server(env)) as (read, write), ClientSession(read, write) as session:
+    # two agents, each with its own server process, add to one job in one library at once
+    async with (
+        stdio_client(server(env)) as (read, write),
+        ClientSession(read, write) as session,
+        stdio_client(server(env)) as (other_read, other_write),
+        ClientSession(other_read, other_write) as other,
+    ):
         await session.initialize()
+        await other.initialize()
         tools = (await session.list_tools()).tools
         seen["tools"] = {t.name: t for t in tools}
         call = session.call_tool
-        # two agents add at once
         async with anyio.create_task_group() as group:
-            for name, args in (
-                ("doi", {"doi": FRET, "claim": "FRET shows oligomers", "page": "45"}),
-                ("pmid", {"pmid": int(ABSENT_PMID)}),
+            for name, agent, args in (
+                ("doi", session, {"doi": FRET, "claim": "FRET shows oligomers", "page": "45"}),
+                ("pmid", other, {"pmid": int(ABSENT_PMID)}),
             ):
 
-                async def add(name: str = name, args: dict = args) -> None:
-                    seen[name] = await call("add_citation", {"job": "crew-1", **args})
+                async def add(name: str = name, agent=agent, args: dict = args) -> None:
+                    seen[name] = await agent.call_tool("add_citation", {"job": "crew-1", **args})
 
                 group.start_soon(add)
         seen["list"] = await call("list_citations", {"job": "crew-1"})
@@ -71,6 +77,7 @@ async def session_calls(env: dict[str, str]) -> dict:
             "no job": await call("list_citations", {}),
             "bad job": await call("list_citations", {"job": "../etc"}),
             "bad doi": await call("add_citation", {"job": "crew-1", "doi": "not-a-doi"}),
+            "unknown tool": await call("delete_citation", {"job": "crew-1"}),
         }
     return seen
 
@@ -129,3 +136,4 @@ def test_malformed_arguments_come_back_as_one_line_errors(seen):
     assert messages["no job"] == "job: Field required"
     assert messages["bad job"].startswith("invalid job id '../etc'")
     assert messages["bad doi"] == "doi: 'not-a-doi' is not a DOI"
+    assert messages["unknown tool"] == "Unknown tool: delete_citation"

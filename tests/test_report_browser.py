@@ -22,6 +22,8 @@ import pytest
 from flows.audit import audit_job
 from models.job import JobParams
 from tasks.render.csl_styles import UNCONFIRMED_HEADING, UNCONFIRMED_NOTE
+from tests.fake_registry.fixtures import point_env_at
+from tests.fake_registry.server import FakeRegistry
 
 FIXTURES = Path(__file__).parent / "fixtures"
 INPUTS = [
@@ -155,19 +157,25 @@ class Page(HTMLParser):
         return [attrs for name, attrs in self.elements if name == tag]
 
 
-@pytest.fixture
-def job(registry_env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+@pytest.fixture(scope="module")
+def job(prefect_harness: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One audit for the module's tests (each costs ~20 s): the fake registry, inputs named as a
+    user names them (tests/fixtures/...)."""
+    folder = tmp_path_factory.mktemp("report-job")
     root = Path(__file__).parent.parent
-    monkeypatch.chdir(root)  # inputs named as a user names them: tests/fixtures/...
-    audit_job(
-        JobParams(
-            inputs=[str(p.relative_to(root)) for p in INPUTS],
-            job_id="crew",
-            out_dir=str(tmp_path / "out"),
-            styles=["apa"],
+    with FakeRegistry() as registry, pytest.MonkeyPatch.context() as env:
+        for name, value in point_env_at(registry, folder).items():
+            env.setenv(name, value)
+        env.chdir(root)
+        audit_job(
+            JobParams(
+                inputs=[str(p.relative_to(root)) for p in INPUTS],
+                job_id="crew",
+                out_dir=str(folder / "out"),
+                styles=["apa"],
+            )
         )
-    )
-    return tmp_path / "out" / "crew"
+    yield folder / "out" / "crew"
 
 
 def test_the_reader_sees_counts_notices_flags_claims_and_bibliography(job, proxy, tmp_path):

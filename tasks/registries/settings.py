@@ -1,6 +1,7 @@
 """Registry settings, read from the environment (`CITEAUDIT_*`, `NCBI_API_KEY`, `S2_API_KEY`,
 `OPENALEX_API_KEY`)."""
 
+import time
 from pathlib import Path
 
 import platformdirs
@@ -92,6 +93,10 @@ class RegistrySettings(BaseSettings):
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    def job_ends_at(self) -> float:
+        """When a job starting now must end its lookups (epoch seconds)."""
+        return time.time() + self.job_deadline_s
 
     def mailto_value(self) -> str | None:
         return self.mailto.get_secret_value() if self.mailto else None

@@ -4,9 +4,7 @@ render.py fills the templates. tasks/store.py writes the files."""
 
 from tasks.report.render import render_html, render_markdown
 from tasks.report.selection import (
-    RELATIONS,
     ReportData,
-    claim_citations,
     flag_label,
     flagged_citations,
     flagged_list,
@@ -16,9 +14,7 @@ from tasks.report.selection import (
 )
 
 __all__ = [
-    "RELATIONS",
     "ReportData",
-    "claim_citations",
     "flag_label",
     "flagged_citations",
     "flagged_list",

@@ -31,7 +31,6 @@ class ReportData:
     citations: pl.DataFrame
     claims: pl.DataFrame = field(default_factory=pl.DataFrame)
     input_errors: pl.DataFrame = field(default_factory=pl.DataFrame)
-    metrics: dict[str, Any] = field(default_factory=dict)
     style: str = ""
     bibliography_html: list[str] = field(default_factory=list)  # pandoc citeproc's, escaped
     # Listed works no registry confirmed: (status, entry HTML), shown apart and marked.

@@ -2,7 +2,8 @@
 
 The claim and each sentence of the cited work's abstract (and its title) are embedded with
 MiniLM (tasks/support/encoder.py); a pair's `support` is the highest cosine similarity between the
-claim and any of them, and the sentence that reaches it is the evidence shown in the report.
+claim and any of them, in [0, 1] (a negative similarity is no support), and the sentence that
+reaches it is the evidence shown in the report.
 
     label        when                               counts against the claim
     related      support >= UNRELATED_BELOW          no
@@ -24,7 +25,7 @@ from typing import Literal, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-UNRELATED_BELOW = 0.30
+UNRELATED_BELOW = 0.35
 MIN_WORDS = 4  # shorter fragments ("Methods.", "n = 12") match anything a little
 Label = Literal["related", "unrelated", "no abstract"]
 
@@ -75,7 +76,7 @@ def score_pairs(pairs: Sequence[Pair], model: Embeds) -> list[Support]:
             continue
         similarities = np.array([vectors[pair.claim] @ vectors[t] for t in texts_of_work])
         best = int(similarities.argmax())
-        score = round(float(similarities[best]), 4)
+        score = round(max(float(similarities[best]), 0.0), 4)  # opposite directions: no support
         label: Label = "related" if score >= UNRELATED_BELOW else "unrelated"
         out.append(Support(score, label, texts_of_work[best]))
     return out
