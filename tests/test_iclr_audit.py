@@ -39,13 +39,14 @@ def test_iclr_bibliographies_are_audited_across_registries(
         env |= {"S2_API_KEY": "iclr-s2-key", "OPENALEX_API_KEY": "iclr-openalex-key"}
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        params = JobParams(
-            inputs=[str(p) for p in BIBLIOGRAPHIES],
-            job_id="iclr",
-            out_dir=str(tmp_path / "out"),
-            styles=["apa"],
+        summary = audit_job(
+            JobParams(
+                inputs=[str(p) for p in BIBLIOGRAPHIES],
+                job_id="iclr",
+                out_dir=str(tmp_path / "out"),
+                styles=["apa"],
+            )
         )
-        summary = audit_job(params)
     rows = pl.read_parquet(tmp_path / "out" / "iclr" / "citations.parquet")
     assert rows.height == summary.citations == 609
     assert rows["citation_id"].n_unique() == 609
