@@ -476,7 +476,7 @@ def mcp_server(
     port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,
 ) -> None:
     """Serve the agent tools (add, validate, format, export, list citations) over MCP, on stdio
-    for the agent framework that starts it (needs the `citeaudit[mcp]` extra)."""
+    for the agent framework that starts it (needs the mcp extra)."""
     try:
         from flows.agent_mcp import serve
     except ImportError as exc:
