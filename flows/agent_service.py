@@ -29,12 +29,10 @@ import polars as pl
 from pydantic import ValidationError
 
 from flows import steps
-from flows.steps import shared_registries
 from models.audit import Checked, Claim, InputError, ReadResult, Reference, Status, ValidationResult
 from models.csl import CSLItem
 from tasks.citation_ids import citation_id_for, unused_id
 from tasks.frames import reference_from_row, result_from_row
-from tasks.lookup import lookup_references
 from tasks.read.plaintext import reference_from_line
 from tasks.render import csl_styles, exports
 from tasks.render.selection import bibliography_items, export_entries
@@ -300,8 +298,10 @@ class AgentService:
             steps.persist(steps.render(audited, []), inputs, self.out_dir, self.db)
 
     def _lookup(self, refs: Sequence[Reference]) -> list[ValidationResult]:
-        registries = None if self.offline else shared_registries()
-        return lookup_references(refs, registries, offline=self.offline)
+        """The batch flow's check of one chunk; past a job's deadline from now (an agent must
+        not wait on a registry forever) what is left stays `unverified`."""
+        checked = steps.check_chunk(refs, self.offline, steps.job_deadline())
+        return [c.result for c in checked]
 
     # -- answers
 

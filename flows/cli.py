@@ -124,6 +124,15 @@ def print_summary(summary: "JobSummary") -> None:
             out.print(f"  {where}: {e.reason}", markup=False, highlight=False, soft_wrap=True)
         if len(errors) > 20:
             out.print(f"  ... and {len(errors) - 20} more (see input_errors.parquet)")
+    support = summary.metrics.get("claim_support")
+    if isinstance(support, dict) and support["pairs"]:
+        out.print(
+            f"claim support: {support['related']} related, {support['unrelated']} unrelated, "
+            f"{support['no_abstract']} without abstract (of {support['pairs']} cited works)",
+            highlight=False,
+        )
+    elif isinstance(support, str) and summary.metrics.get("claims"):
+        out.print(f"claim support: {support}", highlight=False)
     out.print(f"outputs: {summary.out}", highlight=False)
 
 
@@ -467,7 +476,7 @@ def mcp_server(
     port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,
 ) -> None:
     """Serve the agent tools (add, validate, format, export, list citations) over MCP, on stdio
-    for the agent framework that starts it (needs the `citeaudit[mcp]` extra)."""
+    for the agent framework that starts it (needs the mcp extra)."""
     try:
         from flows.agent_mcp import serve
     except ImportError as exc:

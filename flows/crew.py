@@ -1,7 +1,9 @@
 """crew_report: after a crew run, audit what the crew cited and say which claims do not hold.
 
-audit_job (as a subflow) -> read back its claims and citations -> unsupported claims, each with
-its citations' statuses and reasons (summary, Prefect artifact; the job's report lists them too)
+audit_job (as a subflow) -> read back its claims and citations -> the claims as answers (inline,
+footnotes, JSON) and the list of the works they cite, written beside the report -> unsupported
+claims, each with its citations' statuses and reasons (summary, Prefect artifact; the job's report
+lists them too)
 """
 
 from pathlib import Path
@@ -13,15 +15,32 @@ from flows import artifacts
 from flows.audit import audit_job
 from models.job import CrewSummary, JobParams, UnsupportedClaim
 from tasks import report
+from tasks.render import forms
+from tasks.store import JobFolder
+
+
+def job_tables(job_folder: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The audited job's claims and citations, as its folder holds them."""
+    folder = Path(job_folder)
+    return pl.read_parquet(folder / "claims.parquet"), pl.read_parquet(folder / "citations.parquet")
 
 
 @task(name="unsupported-claims")
 def unsupported_claims_step(job_folder: str) -> list[UnsupportedClaim]:
-    folder = Path(job_folder)
-    found = report.unsupported_claims(
-        pl.read_parquet(folder / "claims.parquet"), pl.read_parquet(folder / "citations.parquet")
-    )
+    found = report.unsupported_claims(*job_tables(job_folder))
     return [UnsupportedClaim.model_validate(claim) for claim in found]
+
+
+@task(name="render-answers")
+def render_answers_step(job_folder: str) -> dict[str, str]:
+    return forms.crew_answers(*job_tables(job_folder))
+
+
+@task(name="persist-answers")
+def persist_answers_step(params: JobParams, files: dict[str, str]) -> None:
+    folder = JobFolder(params.out_dir, params.job_id)
+    for name, text in files.items():
+        folder.write_text(name, text)
 
 
 @flow(name="crew_report", log_prints=False)
@@ -37,6 +56,7 @@ def crew_report(params: JobParams) -> CrewSummary:
     its citations' statuses and reasons, weakest claim first.
     """
     summary = audit_job(params)
+    persist_answers_step(params, render_answers_step(summary.out))
     unsupported = unsupported_claims_step(summary.out)
     artifacts.publish_unsupported(params.job_id, unsupported)
     return CrewSummary(**summary.model_dump(), unsupported_claims=unsupported)

@@ -37,7 +37,12 @@ def task_runner(kind: str | None = None, workers: int | None = None) -> TaskRunn
 def dask_task_runner(workers: int) -> TaskRunner[Any]:
     """A DaskTaskRunner on the scheduler at `CITEAUDIT_DASK_ADDRESS`, or on a new LocalCluster of
     `workers` workers (built lazily: the cluster starts when a flow run starts)."""
-    from prefect_dask import DaskTaskRunner  # optional engine: import only when chosen
+    try:
+        from prefect_dask import DaskTaskRunner  # optional engine: import only when chosen
+    except ImportError as exc:
+        raise ValueError(
+            "CITEAUDIT_TASK_RUNNER=dask needs the dask extra: pip install 'citeaudit[dask]'"
+        ) from exc
 
     address = os.environ.get("CITEAUDIT_DASK_ADDRESS")
     if address:

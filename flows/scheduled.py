@@ -53,11 +53,12 @@ def recheck_step(refs: Sequence[Reference], chunk_size: int) -> list[Checked]:
     result per reference, in `refs` order (chunks group them by identifier)."""
     settings = RegistrySettings(cache_enabled=False)
     checked: dict[int, Checked] = {}
+    deadline = settings.job_ends_at()
     progress.report("recheck", 0, len(refs))
     with Registries.from_settings(settings) as registries:
         for chunk in chunks_by_identifier(refs, chunk_size):
             chunk_refs = [refs[index] for index in chunk]
-            results = lookup_references(chunk_refs, registries)
+            results = lookup_references(chunk_refs, registries, deadline=deadline)
             checked.update(
                 (index, Checked(reference=ref, result=result))
                 for index, ref, result in zip(chunk, chunk_refs, results, strict=True)

@@ -5,6 +5,7 @@ The YAML is the one source of truth: the same names, parameters, tags and schedu
 `prefect deploy` (work pools) and `prefect.serve` (here)."""
 
 import importlib
+from importlib import resources
 from pathlib import Path
 from typing import Any, cast
 
@@ -15,7 +16,18 @@ from prefect.deployments.runner import RunnerDeployment
 from prefect.schedules import Cron, Schedule
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEPLOYMENTS_FILE = REPO_ROOT / "deployments" / "prefect.yaml"
+
+
+def deployments_file() -> Path:
+    """The project file: a checkout's deployments/prefect.yaml, else the copy an installed
+    citeaudit ships inside its `flows` package (pyproject.toml, force-include)."""
+    checkout = REPO_ROOT / "deployments" / "prefect.yaml"
+    if checkout.is_file():
+        return checkout
+    return Path(str(resources.files("flows").joinpath("deployments", "prefect.yaml")))
+
+
+DEPLOYMENTS_FILE = deployments_file()
 
 
 def load_project(path: Path = DEPLOYMENTS_FILE) -> PrefectYamlModel:

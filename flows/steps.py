@@ -9,7 +9,6 @@ plus server time, so one per citation would dominate a 10,000-citation job; retr
 request inside the registry clients, not per task."""
 
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,7 +86,7 @@ def identify(read: ReadResult, file_keys: Mapping[str, str] | None = None) -> Re
 
 def job_deadline() -> float:
     """When the job's lookups must end (epoch seconds): CITEAUDIT_JOB_DEADLINE_S from now."""
-    return time.time() + RegistrySettings().job_deadline_s
+    return RegistrySettings().job_ends_at()
 
 
 def check_chunk(
@@ -146,8 +145,9 @@ def dedupe(job_id: str, checked: Sequence[Checked], db: str | None) -> JobDedupe
 
 
 def support(claims: Sequence[Claim], checked: Sequence[Checked]) -> list[CitationSupport] | None:
-    """How well each verified cited work fits the claim citing it; None when support is off."""
-    return support_claims(claims, checked)
+    """How well each verified cited work fits the claim citing it (and, with CITEAUDIT_LLM_URL
+    set, the judge's verdict on it); None when support is off."""
+    return support_claims(claims, checked, judge=shared_registries().judge)
 
 
 def score(

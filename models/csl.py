@@ -9,13 +9,46 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d|21\d\d)\b")
+# The years a reference can give, 1500-2099: every year pattern of citeaudit is built from this.
+YEARS = r"1[5-9]\d\d|20\d\d"
+_YEAR = re.compile(rf"\b({YEARS})\b")
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("jan", "january"),
+            ("feb", "february"),
+            ("mar", "march"),
+            ("apr", "april"),
+            ("may",),
+            ("jun", "june"),
+            ("jul", "july"),
+            ("aug", "august"),
+            ("sep", "sept", "september"),
+            ("oct", "october"),
+            ("nov", "november"),
+            ("dec", "december"),
+        ],
+        start=1,
+    )
+    for name in names
+}
 # How inputs write the marker of a shortened author list: BibTeX's `and others`, "et al.".
 _ET_AL_TEXTS = frozenset({"others", "and others", "et al", "et al.", "et. al", "et. al.", "etal"})
 # The one form readers store it in, as {"literal": ET_AL}: pandoc's citeproc, like BibTeX, prints
 # that as "et al." (as "and others" where a style lists every name, e.g. MLA beside another
 # entry by the same first authors), never as a person named Others.
 ET_AL = "others"
+
+
+def month_number(text: str | int | None) -> int | None:
+    """`3`, `mar`, `March`, `Mar.` -> 3; anything else -> None."""
+    if text is None:
+        return None
+    value = str(text).strip().lower().rstrip(".")
+    if value.isdigit():
+        return int(value) if 1 <= int(value) <= 12 else None
+    return _MONTHS.get(value) or _MONTHS.get(value[:3])
 
 
 class _CSLBase(BaseModel):

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from models.audit import Reference, Status
+from tasks.identifiers import primary_identifier
 
 # The columns whose change a reader wants to hear about: the verdict, the registry's flags, and
 # the matched record itself (a registry may correct a title, authors, year or venue).
@@ -45,13 +46,10 @@ def stale_before(now: datetime, max_age_days: int) -> datetime:
 def identifier_key(ref: Reference) -> str:
     """What the registries are asked about for this reference (the DOI decides, as in
     tasks/lookup.py): one key per registry question."""
-    if ref.ids.doi:
-        return f"doi:{ref.ids.doi}"
-    if ref.ids.pmid:
-        return f"pmid:{ref.ids.pmid}"
-    if ref.ids.arxiv:
-        return f"arxiv:{ref.ids.arxiv}"
-    raise ValueError(f"citation {ref.citation_id} has no DOI, PMID or arXiv id")
+    primary = primary_identifier(ref.ids)
+    if primary is None:
+        raise ValueError(f"citation {ref.citation_id} has no DOI, PMID or arXiv id")
+    return ":".join(primary)
 
 
 def chunks_by_identifier(refs: Sequence[Reference], size: int) -> list[list[int]]:

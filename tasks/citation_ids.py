@@ -5,6 +5,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 
 from models.audit import Claim, Reference
+from tasks.identifiers import PRECEDENCE, primary_identifier
 
 
 def citation_id_for(ref: Reference, file_keys: Mapping[str, str] | None = None) -> str:
@@ -88,13 +89,8 @@ def link_claims(claims: Sequence[Claim], refs: Sequence[Reference]) -> list[Clai
 
 def lookup_kind(ref: Reference) -> str:
     """Which registry call a reference needs; chunks are built per kind so batches fill up."""
-    if ref.ids.doi:
-        return "doi"
-    if ref.ids.pmid:
-        return "pmid"
-    if ref.ids.arxiv:
-        return "arxiv"
-    return "search"
+    primary = primary_identifier(ref.ids)
+    return primary[0] if primary else "search"
 
 
 def plan_chunks(refs: Sequence[Reference], size: int) -> list[list[Reference]]:
@@ -107,7 +103,7 @@ def plan_chunks(refs: Sequence[Reference], size: int) -> list[list[Reference]]:
     for ref in refs:
         by_kind.setdefault(lookup_kind(ref), []).append(ref)
     chunks: list[list[Reference]] = []
-    for kind in ("doi", "pmid", "arxiv", "search"):
+    for kind in (*PRECEDENCE, "search"):
         group = by_kind.get(kind, [])
         chunks.extend(group[i : i + size] for i in range(0, len(group), size))
     return chunks

@@ -53,7 +53,7 @@ from typing import Any
 from models.audit import Reference, Status, ValidationResult
 from models.citation import Citation, CitationMap
 from models.csl import CSLItem, named
-from tasks.identifiers import find_identifiers, identifiers_of
+from tasks.identifiers import find_identifiers, identifiers_of, primary_identifier
 from tasks.trust import (
     host_is_trusted,
     host_of,
@@ -316,30 +316,6 @@ def calculate_citation_map_confidence(
     }
 
 
-def validate_citation(citation: Citation) -> tuple[bool, list[str]]:
-    """The engine's checks: source present, confidence in [0, 1], author, year and title present,
-    and a recognised source format. As in the engine, any issue (even a missing recommended
-    field) makes the citation invalid. Recognised formats are wider than the engine's (URL,
-    document path, `doi:`): every identifier `tasks.identifiers` reads (DOI, PMID, PMCID, arXiv,
-    ISBN) and `file://` links count too."""
-    issues: list[str] = []
-    source = citation.source.strip()
-    if not source:
-        issues.append("Missing or empty source")
-    if not 0.0 <= citation.confidence <= 1.0:
-        issues.append(f"Confidence {citation.confidence} out of valid range [0.0, 1.0]")
-    completeness = metadata_completeness(citation)
-    if not completeness["has_author"]:
-        issues.append("Missing author metadata (recommended)")
-    if not completeness["has_year"]:
-        issues.append("Missing year/publication_date metadata (recommended)")
-    if not completeness["has_title"]:
-        issues.append("Missing title metadata (recommended)")
-    if source and source_quality(source)[1] == "unknown":
-        issues.append("Source format not recognized (should be URL, file path, DOI or PMID)")
-    return not issues, issues
-
-
 def _author_label(item: CSLItem) -> str | None:
     people = item.author or item.editor or []
     names = [name for person in named(people) if (name := person.family or person.literal)]
@@ -352,18 +328,17 @@ def _author_label(item: CSLItem) -> str | None:
     return f"{names[0]} & {names[1]}" if len(names) == 2 else f"{names[0]} et al."
 
 
+# How a Citation source string writes each identifier (a PMCID carries its own `PMC`).
+_SOURCE_PREFIXES = {"doi": "doi:", "pmid": "PMID:", "pmcid": "", "arxiv": "arXiv:"}
+
+
 def _source_of(reference: Reference) -> str:
     """The most checkable thing the reference names, as a Citation source string."""
     item = reference.item
     ids = reference.ids if reference.ids.any() else identifiers_of(item, reference.raw)
-    if ids.doi:
-        return f"doi:{ids.doi}"
-    if ids.pmid:
-        return f"PMID:{ids.pmid}"
-    if ids.pmcid:
-        return ids.pmcid
-    if ids.arxiv:
-        return f"arXiv:{ids.arxiv}"
+    if primary := primary_identifier(ids):
+        kind, value = primary
+        return f"{_SOURCE_PREFIXES[kind]}{value}"
     if item.URL or ids.url:
         return item.URL or f"https://{ids.url}"
     if ids.isbn:

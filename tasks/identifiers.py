@@ -34,6 +34,19 @@ _URL_IN_TEXT = re.compile(r"https?://[^\s<>\"')\]]+[^\s<>\"')\].,;:]", re.IGNORE
 _SAFE_LINK = re.compile(r"^(https?://|doi:|file://)", re.IGNORECASE)
 _TRACKING = re.compile(r"^(utm_\w+|fbclid|gclid|mc_cid|mc_eid|ref|ref_src|source|via)$")
 
+# Which identifier names the work when a reference gives several: the DOI (the publisher's own
+# name for it), then the PMID, the PMCID, the arXiv id. Routing (tasks/lookup.py) asks in this
+# order; chunks, re-check keys and source strings follow it.
+PRECEDENCE = ("doi", "pmid", "pmcid", "arxiv")
+
+
+def primary_identifier(ids: Identifiers) -> tuple[str, str] | None:
+    """The identifier that names the work, as (kind, value); None if it has none of them."""
+    for kind in PRECEDENCE:
+        if value := getattr(ids, kind):
+            return kind, value
+    return None
+
 
 def normalize_doi(value: str | None) -> str | None:
     """`doi:10.1000/X.`, `https://doi.org/10.1000/x?utm_source=y`, `DOI 10.1000/x`: `10.1000/x`."""

@@ -19,6 +19,29 @@ import regex
 from anyascii import anyascii
 from pylatexenc.latex2text import LatexNodes2Text
 
+# Words whose presence or absence does not change which work a title names.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "on",
+        "in",
+        "for",
+        "and",
+        "to",
+        "with",
+        "by",
+        "from",
+        "at",
+        "as",
+        "via",
+        "its",
+        "their",
+    ]
+)
+
 _LATEX = LatexNodes2Text(math_mode="text")
 _LATEX_MARK = regex.compile(r"[\\{}$]")
 # A bare % starts a LaTeX comment and a bare & is a table separator: both are plain text here.

@@ -15,7 +15,7 @@ The list is a data file shipped with the package (`tasks/data/trusted_domains.tx
 
 import os
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -112,10 +112,3 @@ def is_trusted(url_or_source: str, domains: Collection[str] | None = None) -> bo
         return host_is_trusted(host, trusted)
     # Web links whose host we refused to read fall through here and fail the scheme check.
     return names_scholarly_identifier(url_or_source)
-
-
-def trust_ratio(sources: Iterable[str], domains: Collection[str] | None = None) -> float:
-    """Share of sources that are trusted; 0.0 for no sources."""
-    trusted = load_trusted_domains() if domains is None else domains
-    flags = [is_trusted(source, trusted) for source in sources]
-    return sum(flags) / len(flags) if flags else 0.0

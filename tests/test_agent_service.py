@@ -175,7 +175,10 @@ def test_format_and_export_list_accepted_citations_only(built):
 
 def test_validate_rechecks_every_citation_and_says_what_changed(built, tmp_path):
     db = str(tmp_path / "citeaudit.duckdb")
-    AgentService(db=db, offline=True).add("crew-2", doi=FRET)
+    AgentService(db=db, out_dir=str(tmp_path / "out"), offline=True).add("crew-2", doi=FRET)
+    # with an output folder, each change rewrites the job's folder too
+    assert (tmp_path / "out" / "crew-2" / "report.html").is_file()
+    assert pl.read_parquet(tmp_path / "out" / "crew-2" / "citations.parquet").height == 1
     offline = AgentService(db=db, offline=True).list_citations("crew-2").data["citations"][0]
     assert (offline["status"], offline["accepted"]) == ("unverified", True)
     assert offline["in_text"] == "[1]"  # nothing to name it by until it is checked

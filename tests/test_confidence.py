@@ -19,7 +19,6 @@ from tasks.confidence import (
     calculate_citation_map_confidence,
     citation_from_reference,
     score_reference,
-    validate_citation,
 )
 from tasks.metrics import score_claims
 from tasks.read.markdown import read as read_markdown
@@ -184,54 +183,6 @@ def test_validation_moves_every_real_reference_the_documented_way(status: Status
 
 
 # --- the engine's validation checks --------------------------------------------------------
-
-
-def test_validate_citation_accepts_a_complete_real_reference() -> None:
-    ref = _by_id("1mJW6umJ")  # Gulshan et al. 2016, JAMA: DOI, PMID, authors, title, year
-    assert validate_citation(citation_from_reference(ref)) == (True, [])
-
-
-def test_validate_citation_reports_each_engine_issue() -> None:
-    valid, issues = validate_citation(
-        Citation(source="Smith, Nature, 2020", location=None, confidence=0.5)
-    )
-    assert not valid
-    assert any("author" in issue for issue in issues)
-    assert any("year" in issue for issue in issues)
-    assert any("title" in issue for issue in issues)
-    assert any("format not recognized" in issue for issue in issues)
-
-    blank = validate_citation(Citation(source="   ", location=None, confidence=0.5))[1]
-    assert "Missing or empty source" in blank
-
-    out_of_range = Citation.model_construct(source="doi:10.1/x", confidence=1.5, metadata={})
-    assert any("out of valid range" in issue for issue in validate_citation(out_of_range)[1])
-
-
-@pytest.mark.parametrize(
-    "source",
-    [
-        "https://example.org/a",
-        "http://example.org/a",
-        "paper.pdf",
-        "notes.txt",
-        "doi:10.1038/x",
-        "10.1038/nature14539",
-        "PMID: 26958203",
-        "PMC4765623",
-        "arXiv:1106.5730",
-        "file:///tmp/a.pdf",
-        "ISBN 978-0-262-03561-3",
-    ],
-)
-def test_validate_citation_recognises_source_formats(source: str) -> None:
-    citation = Citation(
-        source=source,
-        location=None,
-        confidence=0.5,
-        metadata={"author": "A", "year": 2020, "title": "T"},
-    )
-    assert validate_citation(citation) == (True, [])
 
 
 # --- claims -------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from models.job import JobParams
 FIXTURES = Path(__file__).parent / "fixtures"
 INPUTS = [
     FIXTURES / "reflists" / "crew_report.md",
-    FIXTURES / "reflists" / "small" / "manubot_bibliography.bib",
+    FIXTURES / "reflists" / "manubot_bibliography.bib",
 ]
 
 pytestmark = pytest.mark.usefixtures("prefect_server")

@@ -110,6 +110,18 @@ def test_each_agent_format_round_trips_to_parquet_library_and_report(registry_en
     for key in needs_attention["entry_key"]:
         assert key in text
     assert len(summary.unsupported_claims) == claims.filter(pl.col("unsupported")).height
+    # the claims as answers, each citation with its scored confidence and status
+    answers = json.loads((folder / "answers.json").read_text())
+    assert [a["answer"] for a in answers] == claims["claim_text"].to_list()
+    statuses = dict(zip(citations["citation_id"], citations["status"], strict=True))
+    for answer, cited in zip(answers, claims["citation_ids"], strict=True):
+        assert [c["status"] for c in answer["citations"]] == [statuses[c] for c in cited]
+    inline = (folder / "answers.inline.txt").read_text()
+    footnotes = (folder / "answers.footnotes.txt").read_text()
+    assert all(text in inline and text in footnotes for text in claims["claim_text"])
+    listed = (folder / "references.cited.md").read_text()
+    if fmt == "rag-context":  # a paper's chunks grouped into page ranges, its local PDF linked
+        assert "(pp. 1-3, 5)" in listed and "](file://" in listed
 
 
 @pytest.mark.parametrize("fmt", ["modelchorus", "clinical"])

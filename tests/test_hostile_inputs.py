@@ -111,7 +111,10 @@ def test_a_50_mb_binary_file_is_one_error_without_reading_it_all(tmp_path: Path)
 @pytest.mark.usefixtures("prefect_harness")
 def test_the_cli_reports_each_bad_entry_and_audits_the_rest(tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
-    files = hostile_files(tmp_path / "in")
+    # binary.bib is a PNG: a file that is no bibliography at all is a usage error (exit 2,
+    # tests/test_exit_codes.py); bad entries and damaged text files are not.
+    files = dict(hostile_files(tmp_path / "in"))
+    files.pop("binary.bib")
     result = CliRunner().invoke(
         app,
         ["audit", *map(str, files.values()), "--job", "hostile-in", "--out", str(tmp_path / "out")]
@@ -120,7 +123,7 @@ def test_the_cli_reports_each_bad_entry_and_audits_the_rest(tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     assert "input error" in result.output
     assert "broken_brace.bib:Broken2019: malformed entry" in result.output
-    assert "binary.bib: unreadable file" in result.output
+    assert "truncated.json" in result.output
 
 
 ACCENTED_BIB = (
@@ -208,3 +211,14 @@ def test_doubling_string_macros_are_an_input_error_not_gigabytes(tmp_path: Path)
     assert read["refs"] == ["good1"]
     [[source, entry, reason]] = read["errors"]
     assert (source, entry) == (str(bomb), "boom") and "@string" in reason
+
+
+def test_reading_a_big_bibtex_list_peaks_in_bounded_memory_per_entry(tmp_path: Path) -> None:
+    from bench.bulk_memory import write_bib
+
+    path = tmp_path / "bulk.bib"
+    write_bib(path, 5_000)
+    measured = peak_rss_growth(path)
+    assert measured["refs"] == 5_000
+    growth_mb = measured["growth_mb"]
+    assert isinstance(growth_mb, float) and growth_mb * 1024 / 5_000 < 25  # KB per entry

@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 
 from flows.audit import audit_job
+from models.job import JobParams
 from tests.fake_registry import FakeRegistry
 from tests.fake_registry.fixtures import point_env_at
 
@@ -39,13 +40,15 @@ def test_iclr_bibliographies_are_audited_across_registries(
         for name, value in env.items():
             monkeypatch.setenv(name, value)
         summary = audit_job(
-            inputs=[str(p) for p in BIBLIOGRAPHIES],
-            job_id="iclr",
-            out_dir=str(tmp_path / "out"),
-            styles=["apa"],
+            JobParams(
+                inputs=[str(p) for p in BIBLIOGRAPHIES],
+                job_id="iclr",
+                out_dir=str(tmp_path / "out"),
+                styles=["apa"],
+            )
         )
     rows = pl.read_parquet(tmp_path / "out" / "iclr" / "citations.parquet")
-    assert rows.height == summary["citations"] == 609
+    assert rows.height == summary.citations == 609
     assert rows["citation_id"].n_unique() == 609
 
     # Every registry took part, and each row says who decided and who was asked.

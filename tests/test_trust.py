@@ -14,9 +14,7 @@ from tasks.trust import (
     is_trusted,
     load_trusted_domains,
     parse_domain_list,
-    trust_ratio,
 )
-from tests.score_data import deep_review_references
 
 DEFAULTS = load_trusted_domains(DEFAULT_TRUSTED_DOMAINS_FILE)
 
@@ -105,16 +103,6 @@ def test_an_explicit_path_wins_over_the_env(
 def test_malformed_entries_are_reported_with_their_line(line: str) -> None:
     with pytest.raises(ValueError, match=r"list\.txt:3"):
         parse_domain_list(f"# header\nnih.gov\n{line}\n", origin="list.txt")
-
-
-def test_trust_ratio_of_real_web_pages_and_references() -> None:
-    references = deep_review_references()
-    web_pages = [ref.item.URL or "" for ref in references if ref.item.type == "webpage"]
-    # Of the six Deep Review web pages only the sciencemag.org blog is on a trusted domain.
-    assert trust_ratio(web_pages, DEFAULTS) == pytest.approx(1 / 6)
-    identified = [ref.item.URL or "" for ref in references if ref.ids.doi or ref.ids.pmid]
-    assert trust_ratio(identified, DEFAULTS) == 1.0
-    assert trust_ratio([], DEFAULTS) == 0.0
 
 
 _LABEL = st.from_regex(r"[a-z][a-z0-9]{0,9}", fullmatch=True)

@@ -192,7 +192,14 @@ def compared_pairs(
         ),
         venues_alike=venues_alike(records["container"].gather(a), records["container"].gather(b)),
     )
-    return scored, apart
+    # The learned probability, only where the weights decide (few pairs at scale: its features
+    # read title words one by one).
+    weights = thresholds.weights or load_weights()
+    modelled = scored["modelled"]
+    probability = pl.Series("learned_p", [None] * scored.height, dtype=pl.Float64).scatter(
+        modelled.arg_true(), scored.filter(modelled).select(weights.probability()).to_series()
+    )
+    return scored.with_columns(probability), apart
 
 
 def _both(column: str) -> pl.Expr:
@@ -373,8 +380,8 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     # A citation without its year (scraped ones: a venue cut off, a name or venue glued to the
     # title, initials only) lacks what backs a looser title; there the learned weights
     # (tasks/dedupe/weights.py) weigh all the evidence together, under the same hard stops.
-    weights = th.weights or load_weights()
-    learned = (col("modelled") & (weights.probability() >= weights.threshold)).fill_null(False)
+    threshold = (th.weights or load_weights()).threshold
+    learned = (col("modelled") & (col("learned_p") >= threshold)).fill_null(False)
     # What no likeness overrules: years too far apart, a short title unbacked, a recurring title
     # unplaced, other numbers, other kinds of venue, and other pages in another year (another
     # printing: the proceedings paper, 1988, pp. 601-606, and its journal version, 1989, pp.

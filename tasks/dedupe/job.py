@@ -34,10 +34,6 @@ class JobDedupe:
         return self.works.filter(pl.col("work_id").is_in(self.columns["work_id"].implode()))
 
 
-def library_key(job_id: str, citation_id: str) -> str:
-    return f"{job_id}/{citation_id}"
-
-
 def repeats_within_jobs(citations: pl.DataFrame) -> pl.DataFrame:
     """The citations of a work their job cites more than once, but one: the job's founding
     citation of the work where it holds it, else its smallest citation id. Works other jobs

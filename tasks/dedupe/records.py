@@ -150,8 +150,17 @@ def descraped(text: str | None) -> str | None:
     return text
 
 
+def _needs_reading(text: str | None) -> bool:
+    return text is not None and ("&" in text or not text.isascii())
+
+
 def _descraped_item(item: CSLItem) -> CSLItem:
-    names = {
+    """The item with its scraped texts read (`descraped`); itself when none needs it (most)."""
+    names = [n for field in (item.author, item.editor) for n in field or ()]
+    texts = [item.title, item.container_title, *(t for n in names for t in (n.family, n.given))]
+    if not any(map(_needs_reading, texts)):
+        return item
+    fixed_names = {
         field: [
             name.model_copy(
                 update={"family": descraped(name.family), "given": descraped(name.given)}
@@ -161,8 +170,8 @@ def _descraped_item(item: CSLItem) -> CSLItem:
         for field in ("author", "editor")
         if getattr(item, field)
     }
-    texts = {field: descraped(getattr(item, field)) for field in ("title", "container_title")}
-    return item.model_copy(update={**texts, **names})
+    fixed = {field: descraped(getattr(item, field)) for field in ("title", "container_title")}
+    return item.model_copy(update={**fixed, **fixed_names})
 
 
 def _initials(item: CSLItem) -> str | None:

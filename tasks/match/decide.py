@@ -54,7 +54,7 @@ from models.audit import (
     Status,
     ValidationResult,
 )
-from models.csl import CSLItem
+from models.csl import YEARS, CSLItem
 from tasks.identifiers import find_identifiers, normalize_arxiv, without_identifiers
 from tasks.match.authors import author_agreement, surname_in_text
 from tasks.match.pages import pages_agreement, pages_in_text
@@ -75,7 +75,7 @@ SCORE_WEIGHTS = {"title": 0.5, "authors": 0.25, "year": 0.1, "container": 0.1, "
 
 DECIDING_FIELDS = ("title", "authors", "year", "container")
 _PREPRINT_DOI = re.compile(r"^10\.(48550/arxiv|1101/|2139/ssrn|21203/rs|20944/preprints)")
-_YEAR_IN_TEXT = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
+_YEAR_IN_TEXT = re.compile(rf"(?<!\d)({YEARS})(?!\d)")
 _FIELD_LABEL = {"title": "title", "authors": "authors", "year": "year", "container": "venue"}
 
 

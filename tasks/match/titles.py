@@ -8,30 +8,8 @@ import regex
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
-from tasks.textnorm import fold, is_latin, normalise_title, transliterate
+from tasks.textnorm import STOPWORDS, fold, is_latin, normalise_title, transliterate
 
-# Words whose presence or absence does not change which work a title names.
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "on",
-        "in",
-        "for",
-        "and",
-        "to",
-        "with",
-        "by",
-        "from",
-        "at",
-        "as",
-        "via",
-        "its",
-        "their",
-    ]
-)
 _SUBTITLE_SPLIT = re.compile(r"\s*(?::|\s[-–—]{1,3}\s|\?|\.\s)\s*")
 _DIGITS = re.compile(r"\d+")
 _NOTE = re.compile(
@@ -173,11 +151,11 @@ def substantive_word_edits(a: list[str], b: list[str]) -> int:
 
 
 def _content_words(words: list[str]) -> int:
-    return sum(w not in _STOPWORDS for w in words)
+    return sum(w not in STOPWORDS for w in words)
 
 
 def _same_word(x: str, y: str) -> bool:
-    if x in _STOPWORDS and y in _STOPWORDS:
+    if x in STOPWORDS and y in STOPWORDS:
         return True
     if _DIGITS.findall(x) != _DIGITS.findall(y):
         return False  # GPT-3 vs GPT-4, 2019 vs 2020: different things

@@ -6,32 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from models.audit import Identifiers, ReadResult, Reference
-from models.csl import ET_AL, CSLDate, CSLItem, CSLName, named
+from models.csl import ET_AL, YEARS, CSLDate, CSLItem, CSLName, month_number, named
 from tasks.identifiers import identifiers_of, without_identifiers
 
 _PAGE_DASHES = re.compile(r"\s*(?:-{1,3}|[\u2010-\u2015\u2212])\s*")
 _TRAILING_INITIALS = re.compile(r"^(\S.*?)\s+((?:[A-Z]\.?-?){1,4})$")
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("jan", "january"),
-            ("feb", "february"),
-            ("mar", "march"),
-            ("apr", "april"),
-            ("may",),
-            ("jun", "june"),
-            ("jul", "july"),
-            ("aug", "august"),
-            ("sep", "sept", "september"),
-            ("oct", "october"),
-            ("nov", "november"),
-            ("dec", "december"),
-        ],
-        start=1,
-    )
-    for name in names
-}
 
 
 def normalize_pages(pages: str | None) -> str | None:
@@ -47,16 +26,6 @@ def page_range(start: str | None, end: str | None) -> str | None:
     if start and end and end != start:
         return normalize_pages(f"{start}-{end}")
     return normalize_pages(start or end)
-
-
-def month_number(text: str | int | None) -> int | None:
-    """`3`, `mar`, `March`, `Mar.` -> 3; anything else -> None."""
-    if text is None:
-        return None
-    value = str(text).strip().lower().rstrip(".")
-    if value.isdigit():
-        return int(value) if 1 <= int(value) <= 12 else None
-    return _MONTHS.get(value) or _MONTHS.get(value[:3])
 
 
 def issued_date(year: str | None, month: str | int | None = None) -> CSLDate | None:
@@ -147,7 +116,7 @@ def csl_item(fields: dict[str, Any]) -> CSLItem:
 
 
 _URL = re.compile(r"https?://[^\s<>\"')\]]+", re.IGNORECASE)
-_YEAR_IN_PARENS = re.compile(r"\((1[5-9]\d\d|20\d\d)[a-z]?\)")
+_YEAR_IN_PARENS = re.compile(rf"\(({YEARS})[a-z]?\)")
 
 
 def free_text_item(key: str, text: str, ids: Identifiers) -> CSLItem:

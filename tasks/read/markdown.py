@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from models.audit import Claim, Identifiers, InputError, ReadResult, Reference
+from models.csl import YEARS
 from tasks.identifiers import find_identifiers, normalize_doi, normalize_pmid, normalize_url
 from tasks.read.common import free_text_item, make_reference, month_number, read_each
 from tasks.read.text import UnreadableFileError, read_text
@@ -67,9 +68,9 @@ _ABBREVIATIONS = frozenset(
     | {"dr", "prof", "sect", "tab", "vol", "pp"}
 )
 _PARENTHESES = re.compile(r"\(([^()]*\d{4}[a-z]?)\)")
-_AUTHOR_YEAR = re.compile(r"^(?P<who>[A-Z][^\d,;()]*?),?\s+(?P<year>1[5-9]\d\d|20\d\d)[a-z]?$")
+_AUTHOR_YEAR = re.compile(rf"^(?P<who>[A-Z][^\d,;()]*?),?\s+(?P<year>{YEARS})[a-z]?$")
 _ET_AL_OR_COAUTHOR = re.compile(r"\s+(?:and|&|et al\.?)(?:\s|$)")
-_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+_YEAR = re.compile(rf"\b({YEARS})\b")
 _BODY_DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>]+")
 _BODY_PMID = re.compile(r"\bPMID\s*:?\s*\d{1,9}\b", re.IGNORECASE)
 _BODY_URL = re.compile(r"https?://[^\s<>\"')\]]+", re.IGNORECASE)

@@ -19,7 +19,7 @@ from typing import Any
 from xml.etree.ElementTree import Element
 
 from models.audit import Notice, NoticeKind, RegistryRecord
-from models.csl import CSLItem
+from models.csl import YEARS, CSLItem, month_number
 from tasks.identifiers import normalize_doi, normalize_pmcid, normalize_pmid
 
 RETRACTED_PUBLICATION_UI = "D016441"
@@ -32,12 +32,10 @@ _NOTICE_KINDS: dict[str, NoticeKind] = {
     **dict.fromkeys(CONCERN_REFS, "expression_of_concern"),
 }
 
-_MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTHS = {name: number for number, name in enumerate(_MONTH_NAMES, 1)}
-_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d|21\d\d)\b")
+_YEAR = re.compile(rf"\b({YEARS})\b")
 _RANGE = re.compile(r"^([A-Za-z]*)(\d+)\s*-\s*([A-Za-z]*)(\d+)$")
 _SPACE = re.compile(r"\s+")
-_REF_DATE = re.compile(r"\b(1[89]\d\d|20\d\d)(?:\s+([A-Z][a-z]{2}))?\b")
+_REF_DATE = re.compile(rf"\b({YEARS})(?:\s+([A-Z][a-z]{{2}}))?\b")
 
 
 def pubmed_article_to_csl(element: Element) -> RegistryRecord:
@@ -173,7 +171,7 @@ def _pub_date(pub_date: Element | None) -> dict[str, Any] | None:
     year = _text(pub_date.find("Year"))
     if year and year.isdigit():
         parts = [int(year)]
-        month = _month(_text(pub_date.find("Month")))
+        month = month_number(_text(pub_date.find("Month")))
         if month:
             parts.append(month)
             day = _text(pub_date.find("Day"))
@@ -184,14 +182,6 @@ def _pub_date(pub_date: Element | None) -> dict[str, Any] | None:
     if medline and (match := _YEAR.search(medline)):
         return {"date-parts": [[int(match.group(1))]], "raw": medline}
     return None
-
-
-def _month(text: str | None) -> int | None:
-    if not text:
-        return None
-    if text.isdigit():
-        return int(text) if 1 <= int(text) <= 12 else None
-    return _MONTHS.get(text[:3].lower())
 
 
 def expand_pages(pages: str) -> str:
@@ -254,5 +244,5 @@ def _ref_source_date(ref_source: str | None) -> str | None:
     match = _REF_DATE.search(ref_source or "")
     if not match:
         return None
-    month = _month(match.group(2))
+    month = month_number(match.group(2))
     return f"{match.group(1)}-{month:02d}" if month else match.group(1)

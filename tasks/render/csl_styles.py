@@ -15,6 +15,7 @@ prepositions that MLA and Chicago lowercase.
 
 import html
 import json
+import os
 import re
 import secrets
 import subprocess
@@ -328,9 +329,11 @@ def _render_once(items: Sequence[CSLItem], style: str, locators: Mapping[int, st
 def render_bibliographies(
     items: Sequence[CSLItem], styles: Iterable[str] = STYLES
 ) -> dict[str, Bibliography]:
-    """Several styles at once: pandoc is single-threaded, so styles run side by side."""
+    """Several styles at once, each in its own pandoc process (pandoc is single-threaded, and
+    the Python side of a style is small next to it), as many at a time as there are CPUs: more
+    only multiplies pandoc's memory, not the speed."""
     names = list(styles)
-    with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, min(len(names), os.cpu_count() or 1))) as pool:
         rendered = pool.map(lambda name: render_bibliography(items, name), names)
         return dict(zip(names, rendered, strict=True))
 

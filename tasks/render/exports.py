@@ -24,6 +24,7 @@ from bibtexparser.middlewares import default_unparse_stack
 from pylatexenc.latexencode import UnicodeToLatexEncoder
 
 from models.csl import CSLDate, CSLItem, CSLName, named
+from tasks.textnorm import STOPWORDS
 
 CSL_TO_BIBTEX: dict[str, str] = {
     "article-journal": "article",
@@ -64,7 +65,6 @@ RIS_FALLBACK = "GEN"
 _BOOKTITLE_TYPES = {"incollection", "inproceedings"}
 # Who published a report or thesis is, in BibTeX, its institution or school.
 _PUBLISHER_FIELD = {"techreport": "institution", "phdthesis": "school", "mastersthesis": "school"}
-_KEY_STOPWORDS = {"a", "an", "the", "on", "of", "in", "for", "and", "to", "with", "from", "at"}
 # Fields that hold URLs or identifiers, written verbatim (LaTeX-escaping `%` would break them).
 _VERBATIM = {"doi", "url", "pmid", "pmcid", "isbn", "issn"}
 
@@ -153,7 +153,7 @@ def _key_base(item: CSLItem) -> str:
     author = _ascii_word(item.first_author_family() or "") or "anon"
     year = str(item.year()) if item.year() else "nd"
     words = [_ascii_word(w) for w in (item.title or "").split()]
-    first = next((w for w in words if w and w not in _KEY_STOPWORDS), "")
+    first = next((w for w in words if w and w not in STOPWORDS), "")
     return f"{author}{year}{first}"
 
 

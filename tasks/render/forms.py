@@ -1,6 +1,7 @@
 """Presentation forms of cited answers and reference lists: strings out, never files.
 
-Answer forms, after the ICE formatter (used for the claims of crew reports):
+Answer forms, after the ICE formatter (a crew job's claims, `crew_answers`: the crew_report flow
+writes them beside the report):
 
     inline      `Claim text [Niu et al. 2011, 93% | WHO 2020, 85% | ...and 2 more]`
     footnote    `Claim text[1][2]` then one line per source with date, confidence, status and link
@@ -28,7 +29,11 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import quote
 
+import polars as pl
+
 from models.citation import Citation
+from tasks.confidence import citation_from_reference
+from tasks.frames import reference_from_row, result_from_row
 from tasks.identifiers import find_identifiers, is_safe_link, normalize_doi
 from tasks.pages import group_pages
 from tasks.trust import is_doi_resolver_link, names_scholarly_identifier
@@ -40,6 +45,7 @@ __all__ = [
     "ListedReference",
     "answer_source",
     "citation_label",
+    "crew_answers",
     "format_answer",
     "format_footnotes",
     "format_inline",
@@ -301,3 +307,33 @@ def reference_list(
             lines.append(line)
         return "\n".join(lines)
     raise ValueError(f"unknown reference list format: {fmt!r}")
+
+
+def crew_answers(claims: pl.DataFrame, citations: pl.DataFrame) -> dict[str, str]:
+    """A crew job's claims as answers in the three forms, and the list of the works they cite
+    (page ranges grouped, `file://` links for local documents): file name -> text. `claims` and
+    `citations` are the job's tables (claims.parquet, citations.parquet); each source carries its
+    scored confidence and its status."""
+    rows = {row["citation_id"]: row for row in citations.iter_rows(named=True)}
+    cited = {
+        cid: citation_from_reference(reference_from_row(row), result_from_row(row))
+        for cid, row in rows.items()
+    }
+    answers: list[tuple[str, list[AnswerSource]]] = []
+    order: list[str] = []
+    for claim in claims.iter_rows(named=True):
+        ids = [cid for cid in claim["citation_ids"] or [] if cid in cited]
+        order.extend(cid for cid in ids if cid not in order)
+        sources = [
+            answer_source(cited[cid], rows[cid].get("confidence"), rows[cid]["status"])
+            for cid in ids
+        ]
+        answers.append((claim["claim_text"], sources))
+    order.extend(cid for cid in rows if cid not in order)  # cited by no claim: listed last
+    structured = [json.loads(format_structured(text, sources)) for text, sources in answers]
+    return {
+        "answers.inline.txt": "\n\n".join(format_inline(t, s) for t, s in answers) + "\n",
+        "answers.footnotes.txt": "\n\n".join(format_footnotes(t, s) for t, s in answers) + "\n",
+        "answers.json": json.dumps(structured, ensure_ascii=False, indent=2) + "\n",
+        "references.cited.md": reference_list(listed_references(cited[c] for c in order)) + "\n",
+    }
