@@ -12,6 +12,11 @@ and print ROC AUC of cited vs random and cited vs hard, the share of cited abstr
 the same with titles only (as when a registry gives no abstract), and the time to score
 1,000 pairs from scratch (model loaded, nothing cached; goal <= 30 s).
 Goals: AUC >= 0.95 vs random, >= 0.85 vs hard.
+
+With the optional judge configured (CITEAUDIT_LLM_URL, CITEAUDIT_LLM_MODEL, CITEAUDIT_LLM_KEY),
+also the judge's 3-way accuracy on the cited pairs: SciFact's SUPPORT, CONTRADICT, and cited
+without evidence (NOT ENOUGH INFO); pairs labelled both ways are left out, and a pair the judge
+gave no verdict counts as wrong. Without it, the benchmark says the judge is off.
 """
 
 import argparse
@@ -25,6 +30,8 @@ from pathlib import Path
 import numpy as np
 from rank_bm25 import BM25Okapi
 
+from models.audit import Verdict
+from tasks.registries import Registries, RegistrySettings
 from tasks.support.encoder import encoder
 from tasks.support.relevance import UNRELATED_BELOW, Pair, score_pairs
 
@@ -120,6 +127,32 @@ def main() -> None:
         f"  scored {len(pairs)} pairs from scratch in {seconds:.1f} s: {per_1000:.1f} s per 1,000"
     )
     print("  (goal <= 30 s per 1,000)")
+    gold = {"SUPPORT": "SUPPORT", "CONTRADICT": "CONTRADICT", "no evidence": "NOT ENOUGH INFO"}
+    judged = [
+        (pair, gold[label])
+        for pair, (kind, label) in zip(pairs, kinds, strict=True)
+        if kind == "cited" and label in gold
+    ]
+    judge_accuracy(judged)
+
+
+def judge_accuracy(judged: Sequence[tuple[Pair, str]]) -> None:
+    """The optional judge's verdicts against SciFact's labels (see the module docstring)."""
+    with Registries.from_settings(RegistrySettings()) as registries:
+        if registries.judge is None:
+            print("  judge: off (set CITEAUDIT_LLM_URL and CITEAUDIT_LLM_MODEL to measure it)")
+            return
+        started = time.perf_counter()
+        verdicts: list[Verdict | None] = registries.judge.verdicts([p for p, _ in judged])
+        seconds = time.perf_counter() - started
+    right = sum(v == label for v, (_, label) in zip(verdicts, judged, strict=True))
+    print(f"  judge: {len(judged)} labelled cited pairs in {seconds:.0f} s")
+    print(f"    3-way accuracy {right / len(judged):.3f}  (no verdict: {verdicts.count(None)})")
+    for wanted in ("SUPPORT", "CONTRADICT", "NOT ENOUGH INFO"):
+        got = [v for v, (_, label) in zip(verdicts, judged, strict=True) if label == wanted]
+        if got:
+            share = got.count(wanted) / len(got)
+            print(f"    recall {wanted:<16} {share:.3f}  (n={len(got)})")
 
 
 if __name__ == "__main__":

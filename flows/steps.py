@@ -145,8 +145,9 @@ def dedupe(job_id: str, checked: Sequence[Checked], db: str | None) -> JobDedupe
 
 
 def support(claims: Sequence[Claim], checked: Sequence[Checked]) -> list[CitationSupport] | None:
-    """How well each verified cited work fits the claim citing it; None when support is off."""
-    return support_claims(claims, checked)
+    """How well each verified cited work fits the claim citing it (and, with CITEAUDIT_LLM_URL
+    set, the judge's verdict on it); None when support is off."""
+    return support_claims(claims, checked, judge=shared_registries().judge)
 
 
 def score(

@@ -174,6 +174,8 @@ class Checked(BaseModel):
 
 
 SupportLabel = Literal["related", "unrelated", "no abstract"]
+# The optional judge's answer (tasks/registries/judge.py): entailment, kept apart from `support`.
+Verdict = Literal["SUPPORT", "CONTRADICT", "NOT ENOUGH INFO"]
 
 
 class CitationSupport(BaseModel):
@@ -184,6 +186,11 @@ class CitationSupport(BaseModel):
     support: float | None = Field(None, description="best claim-sentence similarity, in [0, 1]")
     label: SupportLabel
     evidence: str | None = Field(None, description="the abstract sentence closest to the claim")
+    verdict: Verdict | None = Field(
+        None,
+        description="the optional LLM judge's answer; None: judge off, no abstract, or no usable "
+        "answer. It never changes the claim's strength",
+    )
 
 
 class RegistryRecord(BaseModel):

@@ -54,6 +54,7 @@ CLAIM_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
                 "support": pl.Float64,
                 "label": pl.Utf8,
                 "evidence": pl.Utf8,
+                "verdict": pl.Utf8,
             }
         )
     ),
@@ -110,12 +111,21 @@ def support_metrics(supports: Sequence[CitationSupport] | None) -> dict[str, Any
     if supports is None:
         return {"claim_support": OFF}
     labels = [s.label for s in supports]
+    # The judge's verdicts, apart from the labels; no_verdict: a pair with an abstract and no
+    # usable answer (the judge is off, the request failed, or the answer was not a verdict).
+    verdicts = [s.verdict for s in supports if s.label != "no abstract"]
     return {
         "claim_support": {
             "pairs": len(labels),
             "related": labels.count("related"),
             "unrelated": labels.count("unrelated"),
             "no_abstract": labels.count("no abstract"),
+            "verdicts": {
+                "support": verdicts.count("SUPPORT"),
+                "contradict": verdicts.count("CONTRADICT"),
+                "not_enough_info": verdicts.count("NOT ENOUGH INFO"),
+                "no_verdict": verdicts.count(None),
+            },
         }
     }
 
@@ -162,7 +172,7 @@ def score_claims(
                 "unrelated_count": len(unrelated),
                 "support": round(sum(scored) / len(scored), 4) if scored else None,
                 "citation_support": [
-                    p.model_dump(include={"citation_id", "support", "label", "evidence"})
+                    p.model_dump(include={"citation_id", "support", "label", "evidence", "verdict"})
                     for p in pairs
                 ],
             }

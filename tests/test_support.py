@@ -25,6 +25,7 @@ from tasks.support.relevance import Pair, score_pairs, sentences
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ATOM_NS = "http://www.w3.org/2005/Atom"
+JUDGE_KEY = "sk-judge-secret-4711"
 needs_model = pytest.mark.skipif(
     not encoder_module.available(), reason="the support extra is not installed (CI installs it)"
 )
@@ -134,9 +135,16 @@ def test_openalex_inverted_index_is_read_back_in_order() -> None:
 
 
 @needs_model
-def test_a_crew_report_shows_which_cited_works_fit_their_claims(registry_env, tmp_path) -> None:
+def test_a_crew_report_shows_which_cited_works_fit_their_claims(
+    registry_env, monkeypatch, tmp_path
+) -> None:
     """Through the whole pipeline (plain stages, real HTTP to the fake registry): claims.parquet,
-    metrics.json and the library carry each pair's support."""
+    metrics.json and the library carry each pair's support; with the optional judge configured
+    (the fake chat endpoint, keyed), its verdicts too, and the strengths stay the same."""
+    monkeypatch.setenv("CITEAUDIT_LLM_URL", registry_env.llm_url)
+    monkeypatch.setenv("CITEAUDIT_LLM_MODEL", "fake-judge")
+    monkeypatch.setenv("CITEAUDIT_LLM_KEY", JUDGE_KEY)
+    registry_env.llm_key = JUDGE_KEY
     summary = run_pipeline(
         JobParams(
             inputs=[str(FIXTURES / "support" / "crew_support.md")],
@@ -149,15 +157,18 @@ def test_a_crew_report_shows_which_cited_works_fit_their_claims(registry_env, tm
     claims = pl.read_parquet(folder / "claims.parquet")
     by_text = {row["claim_text"]: row for row in claims.iter_rows(named=True)}
 
-    def labels(start: str) -> list[str]:
+    def labels(start: str, field: str = "label") -> list[str]:
         row = next(r for text, r in by_text.items() if text.startswith(start))
-        return [pair["label"] for pair in row["citation_support"]]
+        return [pair[field] for pair in row["citation_support"]]
 
     assert labels("Genetically identical fish") == ["related"]
     assert labels("Carriers of the fragile X") == ["related"]
     assert labels("A growth hormone") == ["related"]
     assert labels("The transformer architecture") == ["unrelated"]
     assert labels("Triose phosphate") == ["no abstract"]
+    assert labels("A growth hormone", "verdict") == ["SUPPORT"]
+    assert labels("The transformer architecture", "verdict") == ["NOT ENOUGH INFO"]
+    assert labels("Triose phosphate", "verdict") == [None]  # no abstract: not asked
 
     transformer = next(r for t, r in by_text.items() if t.startswith("The transformer"))
     muscle = next(r for t, r in by_text.items() if t.startswith("A growth hormone"))
@@ -175,6 +186,7 @@ def test_a_crew_report_shows_which_cited_works_fit_their_claims(registry_env, tm
         "related": 3,
         "unrelated": 1,
         "no_abstract": 1,
+        "verdicts": {"support": 3, "contradict": 0, "not_enough_info": 1, "no_verdict": 0},
     }
     with duckdb.connect(str(tmp_path / "citeaudit.duckdb"), read_only=True) as library:
         stored = library.sql(
@@ -182,6 +194,7 @@ def test_a_crew_report_shows_which_cited_works_fit_their_claims(registry_env, tm
         ).fetchone()
     assert stored == (1,)
     report = (folder / "report.html").read_text()
-    assert "support: unrelated" in report
+    assert "support: unrelated" in report and "judge: NOT ENOUGH INFO" in report
+    assert not any(JUDGE_KEY in p.read_text(errors="replace") for p in folder.iterdir())
     assert html.escape(evidence) in report
     assert "cited for something it does not discuss" in (folder / "report.md").read_text()

@@ -8,6 +8,7 @@ Build one `Registries` per process and share it across threads:
         registries.status()   # which registries are asked, and why the others are not
 """
 
+from dataclasses import replace
 from types import TracebackType
 
 import httpx
@@ -23,6 +24,7 @@ from tasks.registries.http import (
     RegistryUnavailable,
     RetryPolicy,
 )
+from tasks.registries.judge import JudgeClient
 from tasks.registries.limits import HostLimits
 from tasks.registries.openalex import OpenAlexClient
 from tasks.registries.pubmed import PubMedClient
@@ -36,6 +38,7 @@ __all__ = [
     "CrossrefClient",
     "DblpClient",
     "EuropePmcClient",
+    "JudgeClient",
     "OpenAlexClient",
     "PubMedClient",
     "SemanticScholarClient",
@@ -89,6 +92,13 @@ def _key_credentials(
     )
 
 
+def _bearer_credentials(key: str | None) -> Credentials:
+    """An OpenAI-style key: `Authorization: Bearer KEY`, the key itself kept secret."""
+    if not key:
+        return _key_credentials()
+    return replace(_key_credentials(headers={"Authorization": f"Bearer {key}"}), secrets=(key,))
+
+
 def registry_status(settings: RegistrySettings) -> dict[str, str | None]:
     """Each registry -> None when it will be asked, else why not (the one place that says)."""
     selected = settings.selected()
@@ -117,6 +127,7 @@ class Registries:
         semantic_scholar: SemanticScholarClient | None = None,
         openalex: OpenAlexClient | None = None,
         europepmc: EuropePmcClient | None = None,
+        judge: JudgeClient | None = None,
         off: dict[str, str] | None = None,
     ) -> None:
         self.crossref = crossref
@@ -126,6 +137,7 @@ class Registries:
         self.semantic_scholar = semantic_scholar
         self.openalex = openalex
         self.europepmc = europepmc
+        self.judge = judge  # claim support's optional entailment judge (None: not configured)
         self.http = stacks  # per host: "crossref", "doi", "pubmed", "dblp", ... (limiter, stats)
         built = {name for name in REGISTRY_NAMES if getattr(self, name) is not None}
         # Registries not asked, and why (None: asked).
@@ -200,6 +212,14 @@ class Registries:
                 settings.europepmc_url, settings.europepmc_limits(), _key_credentials()
             ),
         }
+        judge = None
+        if settings.llm_url and settings.llm_model:
+            stacks["llm"] = stack(
+                settings.llm_url,
+                settings.llm_limits(),
+                _bearer_credentials(settings.llm_key_value()),
+            )
+            judge = JudgeClient(stacks["llm"], settings.llm_model, settings.llm_max_in_flight)
         off = {name: why for name, why in registry_status(settings).items() if why}
         return cls(
             CrossrefClient(
@@ -219,6 +239,7 @@ class Registries:
             europepmc=EuropePmcClient(
                 stacks["europepmc"], batch_size=settings.europepmc_batch_size
             ),
+            judge=judge,
             off=off,
         )
 

@@ -1,11 +1,11 @@
 """Registry settings, read from the environment (`CITEAUDIT_*`, `NCBI_API_KEY`, `S2_API_KEY`,
-`OPENALEX_API_KEY`)."""
+`OPENALEX_API_KEY`), and the optional claim-support judge's endpoint (`CITEAUDIT_LLM_*`)."""
 
 import time
 from pathlib import Path
 
 import platformdirs
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tasks.registries.limits import HostLimits
@@ -52,6 +52,13 @@ class RegistrySettings(BaseSettings):
         None, validation_alias=AliasChoices("OPENALEX_API_KEY", "CITEAUDIT_OPENALEX_API_KEY")
     )
 
+    # The optional entailment judge: any OpenAI-compatible chat-completions endpoint (None: off).
+    llm_url: str | None = None
+    llm_key: SecretStr | None = None  # sent as a Bearer token, kept secret like the keys above
+    llm_model: str | None = Field(None, validate_default=True)
+    llm_max_rate: float = Field(2.0, gt=0.0)
+    llm_max_in_flight: int = Field(2, ge=1)
+
     cache_enabled: bool = True
     cache_dir: Path = Field(default_factory=_default_cache_dir)
     cache_ttl_s: float = 86_400.0
@@ -88,7 +95,15 @@ class RegistrySettings(BaseSettings):
     europepmc_batch_size: int = Field(100, ge=1, le=1_000)
 
     @field_validator(
-        "mailto", "ncbi_api_key", "s2_api_key", "openalex_api_key", "registries", mode="before"
+        "mailto",
+        "ncbi_api_key",
+        "s2_api_key",
+        "openalex_api_key",
+        "registries",
+        "llm_url",
+        "llm_key",
+        "llm_model",
+        mode="before",
     )
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
@@ -109,6 +124,17 @@ class RegistrySettings(BaseSettings):
 
     def openalex_key_value(self) -> str | None:
         return self.openalex_api_key.get_secret_value() if self.openalex_api_key else None
+
+    def llm_key_value(self) -> str | None:
+        return self.llm_key.get_secret_value() if self.llm_key else None
+
+    @field_validator("llm_model")
+    @classmethod
+    def _judge_needs_a_model(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """An endpoint without a model would fail every request: say so once, up front."""
+        if info.data.get("llm_url") and not value:
+            raise ValueError("CITEAUDIT_LLM_URL is set but CITEAUDIT_LLM_MODEL is not")
+        return value
 
     @field_validator("registries")
     @classmethod
@@ -173,4 +199,13 @@ class RegistrySettings(BaseSettings):
     def europepmc_limits(self) -> HostLimits:
         return HostLimits(
             max_rate=self.europepmc_max_rate or 10.0, max_in_flight=5, safety=self.rate_safety
+        )
+
+    def llm_limits(self) -> HostLimits:
+        """The judge's endpoint publishes no limit we can know (a local vLLM or Ollama, or a
+        hosted API with per-account limits): modest by default, CITEAUDIT_LLM_MAX_RATE to change."""
+        return HostLimits(
+            max_rate=self.llm_max_rate,
+            max_in_flight=self.llm_max_in_flight,
+            safety=self.rate_safety,
         )

@@ -287,6 +287,7 @@ class ClaimCitationRow:
     support: str = ""  # claim support's label and score ("unrelated, 0.12"), when it ran
     evidence: str = ""  # the cited abstract's sentence closest to the claim
     unrelated: bool = False
+    verdict: str = ""  # the optional judge's SUPPORT / CONTRADICT / NOT ENOUGH INFO
 
 
 @dataclass(frozen=True)
@@ -579,6 +580,7 @@ def _claim_citation(cited: dict[str, Any], pair: dict[str, Any] | None) -> Claim
         support=f"{pair['label']}, {score:.2f}" if pair and score is not None else "",
         evidence=_text(pair and pair["evidence"]),
         unrelated=bool(pair and pair["label"] == "unrelated"),
+        verdict=_text(pair and pair.get("verdict")),
     )
 
 

@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 
 from models.audit import Checked, CitationSupport, Claim, Status
+from tasks.registries.judge import JudgeClient
 from tasks.support import encoder
 from tasks.support.relevance import Embeds, Pair, score_pairs
 
@@ -10,11 +11,15 @@ OFF = "off: install the support extra (pip install 'citeaudit[support]')"
 
 
 def support_claims(
-    claims: Sequence[Claim], checked: Sequence[Checked], model: Embeds | None = None
+    claims: Sequence[Claim],
+    checked: Sequence[Checked],
+    model: Embeds | None = None,
+    judge: JudgeClient | None = None,
 ) -> list[CitationSupport] | None:
     """One row per claim and verified citation it names; None when support is off (the extra
     is not installed). Only verified citations are scored: a mismatched or missing work says
-    nothing about the claim, and its failure already counts against it."""
+    nothing about the claim, and its failure already counts against it. With a `judge`, each
+    pair with an abstract also gets its entailment verdict, kept apart from the score."""
     if model is None:
         if not encoder.available():
             return None
@@ -30,6 +35,7 @@ def support_claims(
             record = found.result.record or found.reference.item
             keys.append((claim.claim_id, citation_id))
             pairs.append(Pair(claim.claim_text, record.title, record.abstract))
+    verdicts = judge.verdicts(pairs) if judge is not None else [None] * len(pairs)
     return [
         CitationSupport(
             claim_id=claim_id,
@@ -37,6 +43,9 @@ def support_claims(
             support=scored.support,
             label=scored.label,
             evidence=scored.evidence,
+            verdict=verdict,
         )
-        for (claim_id, citation_id), scored in zip(keys, score_pairs(pairs, model), strict=True)
+        for (claim_id, citation_id), scored, verdict in zip(
+            keys, score_pairs(pairs, model), verdicts, strict=True
+        )
     ]

@@ -21,6 +21,7 @@ class Fault(StrEnum):
     PARTIAL = "partial"  # batch endpoints only: records at odd positions of the request left out
     TRICKLE = "trickle"  # headers, then the body one byte every `slow_seconds`
     REDIRECT = "redirect"  # 301 to the same path and query at another host name (localhost)
+    CHATTY = "chatty"  # chat completions only: a well-formed answer that is not just a verdict
 
 
 HOSTILE_XML = {Fault.BILLION_LAUGHS, Fault.EXTERNAL_ENTITY}
@@ -28,10 +29,11 @@ HOSTILE_XML = {Fault.BILLION_LAUGHS, Fault.EXTERNAL_ENTITY}
 ENDPOINTS = {
     Fault.EMPTY: {"works_filter", "works_query", "works_list", "efetch", "esearch"},
     Fault.PARTIAL: {"works_filter", "efetch"},
+    Fault.CHATTY: {"chat_completions"},
 }
 # The host name a redirect points at; requests arriving there are never redirected again.
 REDIRECT_HOST = "localhost"
-SERVICES = ("crossref", "doi", "eutils", "dblp", "arxiv", "s2", "openalex", "europepmc")
+SERVICES = ("crossref", "doi", "eutils", "dblp", "arxiv", "s2", "openalex", "europepmc", "llm")
 
 
 @dataclass

@@ -9,6 +9,7 @@ Mount points (base = http://127.0.0.1:PORT):
                      /works?query.bibliographic=TEXT&rows=N, /works/{doi}/agency
     {base}/doi       GET /{doi} (Accept: application/vnd.citationstyles.csl+json)
     {base}/eutils    GET|POST efetch.fcgi?db=pubmed&id=1,2, GET|POST esearch.fcgi?term=..&retmax=N
+    {base}/llm       POST /chat/completions (the claim-support judge; chat_api.py)
 
 Endpoint kinds counted: works_single, works_filter, works_query, works_list, agency,
 content_negotiation, efetch, esearch, xxe_canary, unknown.
@@ -27,6 +28,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from tasks.registries.settings import RegistrySettings
 from tests.fake_registry import (
     arxiv_api,
+    chat_api,
     crossref_api,
     dblp_api,
     europepmc_api,
@@ -51,6 +53,7 @@ S2_SHARED = PoolLimit(rate=1)
 OPENALEX_WITH_KEY = PoolLimit(rate=10)
 OPENALEX_KEYLESS = PoolLimit(rate=1)
 EUROPEPMC = PoolLimit(rate=10)
+LLM = PoolLimit(rate=2, concurrency=2)  # what the judge asks by default
 # The scholarly services: mount point -> service name in the request log.
 SCHOLARLY = {"dblp", "arxiv", "s2", "openalex", "europepmc"}
 _MAINTENANCE_PAGE = (
@@ -127,6 +130,8 @@ def _scholarly_route(path: str, params: dict[str, str]) -> _Route:
         return _Route("openalex", "openalex_dois" if by_doi else "openalex_search")
     if service == "europepmc" and rest == "/search":
         return _Route("europepmc", "europepmc_search")
+    if service == "llm" and rest == "/chat/completions":
+        return _Route("llm", "chat_completions")
     return _Route("unknown", "unknown")
 
 
@@ -169,8 +174,10 @@ class FakeRegistry:
             "openalex-api-key": Pool("api-key", PoolLimit(**vars(OPENALEX_WITH_KEY)), tolerance),
             "openalex-keyless": Pool("keyless", PoolLimit(**vars(OPENALEX_KEYLESS)), tolerance),
             "europepmc": Pool("europepmc", PoolLimit(**vars(EUROPEPMC)), tolerance),
+            "llm": Pool("llm", PoolLimit(**vars(LLM)), tolerance),
             "other": Pool("other", PoolLimit(rate=None), tolerance),
         }
+        self.llm_key: str | None = None  # the Bearer key the chat endpoint insists on, if any
         self._log: list[RequestRecord] = []
         self._log_lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -261,6 +268,12 @@ class FakeRegistry:
     def europepmc_url(self) -> str:
         """Stands for https://www.ebi.ac.uk/europepmc/webservices/rest."""
         return f"{self.base_url}/europepmc"
+
+    @property
+    def llm_url(self) -> str:
+        """Stands for an OpenAI-compatible endpoint (https://api.openai.com/v1, a local vLLM).
+        Not in urls(): the judge is optional and stays off unless a test sets it."""
+        return f"{self.base_url}/llm"
 
     def urls(self) -> dict[str, str]:
         """Every registry's base URL, by RegistrySettings field."""
@@ -397,7 +410,7 @@ class FakeRegistry:
             return "s2-api-key" if s2_key else "s2-shared"
         if service == "openalex":
             return "openalex-api-key" if params.get("api_key") else "openalex-keyless"
-        if service in SCHOLARLY:
+        if service in SCHOLARLY or service == "llm":
             return service
         return "doi" if service == "doi" else "other"
 
@@ -408,9 +421,12 @@ class FakeRegistry:
         accept: str,
         data: RegistryData | None = None,
         body: bytes = b"",
+        authorization: str = "",
     ) -> Reply:
         data, scholarly = data or self.data, self.scholarly
         match target.endpoint:
+            case "chat_completions":
+                return chat_api.complete(body, self.llm_key, authorization)
             case "dblp_search":
                 return dblp_api.search(scholarly, params)
             case "arxiv_ids" | "arxiv_search":
@@ -479,6 +495,8 @@ class FakeRegistry:
                 reply = text_reply("Service Temporarily Unavailable", 503, "text/html")
                 reply.headers["Retry-After"] = "1"
                 return reply
+            case Fault.CHATTY:
+                return chat_api.chatty(request.body) if normal.status == 200 else normal
             case Fault.WRONG_CONTENT_TYPE:
                 return text_reply(_MAINTENANCE_PAGE, 200, "text/html; charset=utf-8")
             case Fault.BILLION_LAUGHS:
@@ -572,7 +590,13 @@ class _Handler(BaseHTTPRequestHandler):
         rule: FaultRule | None = None
         try:
             if admitted:
-                reply = registry._answer(target, params, self.accept, body=self.body)
+                reply = registry._answer(
+                    target,
+                    params,
+                    self.accept,
+                    body=self.body,
+                    authorization=self.headers.get("Authorization", ""),
+                )
                 rule = registry.faults.pick(target.service, target.endpoint, self.path, host)
                 if rule is not None:
                     reply = registry._fault_reply(rule, target, reply, self)
