@@ -19,7 +19,7 @@ from tasks.render import forms
 from tasks.store import JobFolder
 
 
-def job_tables(job_folder: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+def stored_tables(job_folder: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The audited job's claims and citations, as its folder holds them."""
     folder = Path(job_folder)
     return pl.read_parquet(folder / "claims.parquet"), pl.read_parquet(folder / "citations.parquet")
@@ -27,13 +27,13 @@ def job_tables(job_folder: str) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 @task(name="unsupported-claims")
 def unsupported_claims_step(job_folder: str) -> list[UnsupportedClaim]:
-    found = report.unsupported_claims(*job_tables(job_folder))
+    found = report.unsupported_claims(*stored_tables(job_folder))
     return [UnsupportedClaim.model_validate(claim) for claim in found]
 
 
 @task(name="render-answers")
 def render_answers_step(job_folder: str) -> dict[str, str]:
-    return forms.crew_answers(*job_tables(job_folder))
+    return forms.crew_answers(*stored_tables(job_folder))
 
 
 @task(name="persist-answers")

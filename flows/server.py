@@ -326,14 +326,20 @@ def supervise(folder: Path) -> int:
     finally:
         if read_info(folder) == info:
             (folder / "server.json").unlink(missing_ok=True)
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+        end_process(server)
     return 0
+
+
+def end_process(process: subprocess.Popen[bytes], grace: float = 20.0) -> None:
+    """SIGTERM, then SIGKILL if it has not ended within `grace` seconds."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from flows.server import end_process
+
 QUIET = {
     "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "WARNING",
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
@@ -88,10 +90,5 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        end_process(server)
         server_log.close()

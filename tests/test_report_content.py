@@ -82,7 +82,7 @@ def test_changes_are_grouped_by_kind_with_the_old_and_new_value_side_by_side() -
     page, markdown = both(data)
     assert page.index("Newly retracted") < page.index("Newly resolving") < page.index("Metadata")
     assert "<td>Old J</td><td>New J</td>" in page
-    assert "matched\\_container: Old J → New J" in markdown
+    assert "matched_container: Old J → New J" in markdown
     assert "c1" not in page.split("Changes since")[1]
 
 

@@ -5,7 +5,7 @@ import time
 from pathlib import Path
 
 import platformdirs
-from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tasks.registries.limits import HostLimits
@@ -55,7 +55,7 @@ class RegistrySettings(BaseSettings):
     # The optional entailment judge: any OpenAI-compatible chat-completions endpoint (None: off).
     llm_url: str | None = None
     llm_key: SecretStr | None = None  # sent as a Bearer token, kept secret like the keys above
-    llm_model: str | None = None
+    llm_model: str | None = Field(None, validate_default=True)
     llm_max_rate: float = Field(2.0, gt=0.0)
     llm_max_in_flight: int = Field(2, ge=1)
 
@@ -128,12 +128,13 @@ class RegistrySettings(BaseSettings):
     def llm_key_value(self) -> str | None:
         return self.llm_key.get_secret_value() if self.llm_key else None
 
-    @model_validator(mode="after")
-    def _judge_needs_a_model(self) -> "RegistrySettings":
+    @field_validator("llm_model")
+    @classmethod
+    def _judge_needs_a_model(cls, value: str | None, info: ValidationInfo) -> str | None:
         """An endpoint without a model would fail every request: say so once, up front."""
-        if self.llm_url and not self.llm_model:
+        if info.data.get("llm_url") and not value:
             raise ValueError("CITEAUDIT_LLM_URL is set but CITEAUDIT_LLM_MODEL is not")
-        return self
+        return value
 
     @field_validator("registries")
     @classmethod

@@ -23,7 +23,7 @@ cannot open a link or inject raw HTML.
 import html
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -34,7 +34,7 @@ import polars as pl
 from models.citation import Citation
 from tasks.confidence import citation_from_reference
 from tasks.frames import reference_from_row, result_from_row
-from tasks.identifiers import find_identifiers, is_safe_link, normalize_doi
+from tasks.identifiers import find_identifiers, is_safe_link, normalize_doi, primary_identifier
 from tasks.pages import group_pages
 from tasks.trust import is_doi_resolver_link, names_scholarly_identifier
 
@@ -94,6 +94,14 @@ def _doi_link(doi: str) -> str:
     return "https://doi.org/" + quote(doi, safe="/")
 
 
+_IDENTIFIER_LINKS: dict[str, Callable[[str], str]] = {
+    "doi": _doi_link,
+    "pmid": lambda pmid: f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/",
+    "pmcid": lambda pmcid: f"https://www.ncbi.nlm.nih.gov/pmc/articles/{pmcid}/",
+    "arxiv": lambda arxiv: f"https://arxiv.org/abs/{arxiv}",
+}
+
+
 def link_for(source: str | None) -> str | None:
     """A safe hyperlink for a cited source, or None when there is none we are willing to render."""
     if not source or not source.strip():
@@ -105,15 +113,9 @@ def link_for(source: str | None) -> str | None:
     elif re.match(r"^(?:https?|file)://", text, re.IGNORECASE):
         link = text
     elif names_scholarly_identifier(text):
-        ids = find_identifiers(text)
-        if ids.doi:
-            link = _doi_link(ids.doi)
-        elif ids.pmid:
-            link = f"https://pubmed.ncbi.nlm.nih.gov/{ids.pmid}/"
-        elif ids.pmcid:
-            link = f"https://www.ncbi.nlm.nih.gov/pmc/articles/{ids.pmcid}/"
-        elif ids.arxiv:
-            link = f"https://arxiv.org/abs/{ids.arxiv}"
+        if primary := primary_identifier(find_identifiers(text)):
+            kind, value = primary
+            link = _IDENTIFIER_LINKS[kind](value)
     elif ":" not in text.split("/", 1)[0] and text.lower().endswith(_DOCUMENT_SUFFIXES):
         link = Path(text).expanduser().absolute().as_uri()
     return link if is_safe_link(link) else None

@@ -11,14 +11,15 @@ from html.parser import HTMLParser
 from tasks.report.links import safe_url
 
 # Markdown punctuation that can start markup inside a line: emphasis, code, links and images,
-# raw HTML and autolinks, entities, tables, strikethrough, headings in list items.
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|&~])")
+# raw HTML and autolinks, entities, tables, strikethrough, headings in list items. An underscore
+# between two letters or digits (`not_found`) can neither open nor close emphasis: left as it is.
+_SPECIAL = re.compile(r"[\\`*{}\[\]()<>#+!|&~]|(?<![^\W_])_|_(?![^\W_])")
 # Block markers matter only where the text starts a line (a list item, a setext underline).
 _LEADING_MARKER = re.compile(r"^(\s*)(?:(-|=+)|(\d+)([.)]))(?=\s|$)")
 
 
 def _escape(text: str) -> str:
-    return _SPECIAL.sub(r"\\\1", text)
+    return _SPECIAL.sub(lambda m: "\\" + m.group(0), text)
 
 
 def _one_line(markdown: str) -> str:
