@@ -14,7 +14,8 @@ raise `AgentError` (one line). The CrewAI tool and the MCP server are thin adapt
 
 A citation agents add is built as the line of a plain-text list (source `agent`, entry key its
 order of addition), so a job built by `add` calls audits alike as that list. Several agents may
-add at once: lookups run side by side under the process's shared rate limiters, and one writer
+add at once: lookups run side by side under the service's registry pool (one limiter per
+registry, held for the service's life, so its agents share the registries' pace), and one writer
 at a time, across threads and processes (the library's write lock), re-stores the job (dedupe,
 scores, library rows).
 """
@@ -34,9 +35,11 @@ from models.csl import CSLItem
 from tasks.citation_ids import citation_id_for, unused_id
 from tasks.frames import reference_from_row, result_from_row
 from tasks.read.plaintext import reference_from_line
+from tasks.registries import Registries, RegistryPool, RegistrySettings
 from tasks.render import csl_styles, exports
 from tasks.render.selection import bibliography_items, export_entries
 from tasks.store import Library, UnsafeJobId, check_job_id, db_path_from_env, write_lock
+from tasks.support.claims import support_claims
 
 AGENT_SOURCE = "agent"
 DEFAULT_STYLE = "apa"
@@ -103,14 +106,21 @@ class JobState:
 
 class AgentService:
     """The five operations on jobs of one library (`db`, default $CITEAUDIT_DB). With `out_dir`
-    each change also rewrites the job's folder there (Parquet, exports, report)."""
+    each change also rewrites the job's folder there (Parquet, exports, report). Its registry
+    clients come from `pool` (default: one of its own), held for the service's life: give
+    services of one process one pool and they share the registries' pace."""
 
     def __init__(
-        self, db: str | None = None, out_dir: str | None = None, offline: bool = False
+        self,
+        db: str | None = None,
+        out_dir: str | None = None,
+        offline: bool = False,
+        pool: RegistryPool | None = None,
     ) -> None:
         self.db = db
         self.out_dir = out_dir
         self.offline = offline
+        self.pool = pool or RegistryPool()
 
     # -- operations
 
@@ -289,7 +299,8 @@ class AgentService:
         works = steps.dedupe(state.job_id, checked, self.db)
         state.work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
         job = ReadResult(references=state.refs, claims=state.claims, errors=state.errors)
-        scores = steps.score(checked, state.claims, works, steps.support(state.claims, checked))
+        supports = support_claims(state.claims, checked, judge=self._registries().judge)
+        scores = steps.score(checked, state.claims, works, supports)
         audited = steps.AuditedJob(state.job_id, job, checked, works, scores, state.listed())
         inputs = state.inputs or [AGENT_SOURCE]
         if self.out_dir is None:
@@ -300,8 +311,13 @@ class AgentService:
     def _lookup(self, refs: Sequence[Reference]) -> list[ValidationResult]:
         """The batch flow's check of one chunk; past a job's deadline from now (an agent must
         not wait on a registry forever) what is left stays `unverified`."""
-        checked = steps.check_chunk(refs, self.offline, steps.job_deadline())
+        registries = None if self.offline else self._registries()
+        checked = steps.check_chunk(refs, registries, steps.job_deadline())
         return [c.result for c in checked]
+
+    def _registries(self) -> Registries:
+        """The clients for the settings in the environment now, from the service's pool."""
+        return self.pool.registries(RegistrySettings())
 
     # -- answers
 

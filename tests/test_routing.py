@@ -10,7 +10,7 @@ import pytest
 from models.audit import Identifiers, Provenance, Reference, Status
 from models.csl import CSLDate, CSLItem, CSLName
 from tasks.lookup import lookup_references
-from tasks.registries import Registries
+from tasks.registries import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 
 TITLE = "Attention Is All You Need"
@@ -35,7 +35,7 @@ def fake() -> Iterator[FakeRegistry]:
 
 def registries_for(fake: FakeRegistry, **options: Any) -> Registries:
     settings = {"max_attempts": 2, "backoff_base_s": 0.01, "s2_api_key": None, **FAST, **options}
-    return Registries.from_settings(fake.settings(**settings))
+    return Registries.from_settings(fake.settings(**settings), RegistryPool())
 
 
 def dblp_hit(venue: str, key: str = "conf/nips/VaswaniSPUJGKP17") -> dict[str, Any]:
