@@ -299,7 +299,7 @@ class AgentService:
         works = steps.dedupe(state.job_id, checked, self.db)
         state.work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
         job = ReadResult(references=state.refs, claims=state.claims, errors=state.errors)
-        supports = support_claims(state.claims, checked, judge=self._registries().judge)
+        supports = support_claims(state.claims, checked, judge=self.registries().judge)
         scores = steps.score(checked, state.claims, works, supports)
         audited = steps.AuditedJob(state.job_id, job, checked, works, scores, state.listed())
         inputs = state.inputs or [AGENT_SOURCE]
@@ -311,11 +311,11 @@ class AgentService:
     def _lookup(self, refs: Sequence[Reference]) -> list[ValidationResult]:
         """The batch flow's check of one chunk; past a job's deadline from now (an agent must
         not wait on a registry forever) what is left stays `unverified`."""
-        registries = None if self.offline else self._registries()
+        registries = None if self.offline else self.registries()
         checked = steps.check_chunk(refs, registries, steps.job_deadline())
         return [c.result for c in checked]
 
-    def _registries(self) -> Registries:
+    def registries(self) -> Registries:
         """The clients for the settings in the environment now, from the service's pool."""
         return self.pool.registries(RegistrySettings())
 
