@@ -36,7 +36,14 @@ from tasks.frames import reference_from_row, result_from_row
 from tasks.read.plaintext import reference_from_line
 from tasks.render import csl_styles, exports
 from tasks.render.selection import bibliography_items, export_entries
-from tasks.store import Library, UnsafeJobId, check_job_id, db_path_from_env, write_lock
+from tasks.store import (
+    Library,
+    UnsafeJobId,
+    check_job_id,
+    db_path_from_env,
+    library_exists,
+    write_lock,
+)
 
 AGENT_SOURCE = "agent"
 DEFAULT_STYLE = "apa"
@@ -252,7 +259,7 @@ class AgentService:
     def _load(self, job: str) -> JobState:
         path = db_path_from_env(self.db)
         state = JobState(job)
-        if not path.is_file():
+        if not library_exists(path):
             return state
         with Library(path, read_only=True) as library:
             row = library.job(job)

@@ -36,6 +36,10 @@ class BulkProgress(LibraryCore):
         with self.transaction() as con:
             self._upsert_citations(citations)
             con.execute(
-                "INSERT OR REPLACE INTO bulk_progress VALUES (?, ?, ?, ?, ?)",
+                "DELETE FROM bulk_progress WHERE job_id = ? AND batch = ? AND fingerprint = ?",
+                [job_id, batch, fingerprint],
+            )
+            con.execute(
+                "INSERT INTO bulk_progress VALUES (?, ?, ?, ?, ?)",
                 [job_id, batch, fingerprint, citations.height, datetime.now(UTC)],
             )

@@ -13,34 +13,47 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from tasks.store.lake import Lake, connect_lake, lake_at
 from tasks.store.lock import library_lock
 from tasks.store.schema import library_tables, migrate, table_names
 
 DEFAULT_DB = "citeaudit.duckdb"
 
 
-def db_path_from_env(explicit: str | None = None) -> Path:
-    return Path(explicit or os.environ.get("CITEAUDIT_DB") or DEFAULT_DB)
+def db_path_from_env(explicit: str | None = None) -> Path | Lake:
+    """The library `explicit`, else $CITEAUDIT_DB, else ./citeaudit.duckdb names: a DuckDB file,
+    or a DuckLake (tasks/store/lake.py) for a `postgresql://` or `ducklake:postgres:` name."""
+    text = explicit or os.environ.get("CITEAUDIT_DB") or DEFAULT_DB
+    return lake_at(text) or Path(text)
+
+
+def library_exists(where: Path | Lake) -> bool:
+    """Whether there is a library to read (a lake's catalog is asked on opening)."""
+    return isinstance(where, Lake) or where.is_file()
 
 
 class LibraryCore:
     """An open library. Writers (the default) hold it exclusively until closed; readers
-    (`read_only=True`) share it with other readers and never change the file."""
+    (`read_only=True`) share it with other readers and never change it."""
 
     JOB_TABLES = ("citations", "input_errors", "claims", "dedupe_records")
     SHARED_TABLES = ("works", "work_links")
 
-    def __init__(self, path: Path | str, read_only: bool = False) -> None:
-        self.path = Path(path)
+    def __init__(self, where: Path | str | Lake, read_only: bool = False) -> None:
+        self.where = where if isinstance(where, Lake | Path) else db_path_from_env(where)
         self.read_only = read_only
-        if not read_only and self.path.parent != Path(""):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not read_only and isinstance(self.where, Path) and self.where.parent != Path(""):
+            self.where.parent.mkdir(parents=True, exist_ok=True)
         self._stack = ExitStack()
-        self._stack.enter_context(library_lock(self.path, exclusive=not read_only))
+        self._stack.enter_context(library_lock(self.where, exclusive=not read_only))
         try:
-            self.con = duckdb.connect(str(self.path), read_only=read_only)
+            if isinstance(self.where, Lake):
+                self.con = connect_lake(self.where, read_only=read_only)
+            else:
+                self.con = duckdb.connect(str(self.where), read_only=read_only)
             if not read_only:
-                migrate(self.con)
+                # a lake has no primary keys: every write replaces by deleting first
+                migrate(self.con, keys=isinstance(self.where, Path))
         except BaseException:
             self._stack.close()
             raise

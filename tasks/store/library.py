@@ -64,15 +64,14 @@ class Library(BulkProgress, Rechecks):
                        WHERE list_contains(?, work_id_a) OR list_contains(?, work_id_b)""",
                     [retired, retired],
                 )
+            # replaced by deleting first: a DuckLake has no keys to upsert on
+            first = con.execute("SELECT created_at FROM jobs WHERE job_id = ?", [job_id]).pl()
+            con.execute("DELETE FROM jobs WHERE job_id = ?", [job_id])
             con.execute(
-                """INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?)
-                   ON CONFLICT (job_id) DO UPDATE SET updated_at = excluded.updated_at,
-                     inputs = excluded.inputs, n_citations = excluded.n_citations,
-                     n_input_errors = excluded.n_input_errors,
-                     status_counts = excluded.status_counts""",
+                "INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
                     job_id,
-                    now,
+                    first["created_at"][0] if first.height else now,
                     now,
                     json.dumps(inputs),
                     citations.height,

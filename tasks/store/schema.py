@@ -156,27 +156,28 @@ def version_of(con: duckdb.DuckDBPyConnection) -> int:
     return 1 if "jobs" in tables else 0
 
 
-def _bring_up_to_date(con: duckdb.DuckDBPyConnection, table: Table) -> None:
+def _bring_up_to_date(con: duckdb.DuckDBPyConnection, table: Table, keys: bool) -> None:
     """Create `table`, or rebuild it in its declared shape keeping every row: columns it lacks
     come as nulls, columns in another order or of another type are copied over (cast). A
     column the declaration lacks is refused, never dropped."""
     held = columns_of(con, table.name)
     if not held:
-        con.execute(table.ddl())
+        con.execute(table.ddl(keys=keys))
         return
     if held == table.sql_columns:
         return
     table.check(name for name, _ in held)
     staged = f"{table.name}_v{SCHEMA_VERSION}"
     names = ", ".join(f'"{name}"' for name, _ in held)
-    con.execute(table.ddl(staged))
+    con.execute(table.ddl(staged, keys=keys))
     con.execute(f'INSERT INTO "{staged}" BY NAME SELECT {names} FROM "{table.name}"')
     con.execute(f'DROP TABLE "{table.name}"')
     con.execute(f'ALTER TABLE "{staged}" RENAME TO "{table.name}"')
 
 
-def migrate(con: duckdb.DuckDBPyConnection) -> int:
-    """Bring the library to SCHEMA_VERSION in one transaction; the version it was at."""
+def migrate(con: duckdb.DuckDBPyConnection, keys: bool = True) -> int:
+    """Bring the library to SCHEMA_VERSION in one transaction; the version it was at. `keys`:
+    declare primary keys (a DuckLake has none)."""
     found = version_of(con)
     if found == SCHEMA_VERSION:
         return found
@@ -188,7 +189,7 @@ def migrate(con: duckdb.DuckDBPyConnection) -> int:
     con.execute("BEGIN TRANSACTION")
     try:
         for table in library_tables().values():
-            _bring_up_to_date(con, table)
+            _bring_up_to_date(con, table, keys)
         con.execute(VALIDATIONS_VIEW)
         con.execute("DELETE FROM library_meta WHERE key = 'schema_version'")
         con.execute("INSERT INTO library_meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
