@@ -97,6 +97,16 @@ INPUT_ERROR_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "reason": pl.Utf8,
 }
 
+CLAIM_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "job_id": pl.Utf8,
+    "claim_id": pl.Utf8,
+    "claim_text": pl.Utf8,
+    "source_file": pl.Utf8,
+    "stated_strength": pl.Float64,
+    "citation_ids": pl.List(pl.Utf8),
+    "missing_citations": pl.List(pl.Utf8),
+}
+
 
 def authors_text(names: Sequence[CSLName] | None) -> str | None:
     """Authors as a reader writes them: `Family, Given; Family, Given`."""
@@ -236,16 +246,7 @@ def claims_frame(job_id: str, claims: Sequence[Claim]) -> pl.DataFrame:
         }
         for c in claims
     ]
-    schema: dict[str, pl.DataType | type[pl.DataType]] = {
-        "job_id": pl.Utf8,
-        "claim_id": pl.Utf8,
-        "claim_text": pl.Utf8,
-        "source_file": pl.Utf8,
-        "stated_strength": pl.Float64,
-        "citation_ids": pl.List(pl.Utf8),
-        "missing_citations": pl.List(pl.Utf8),
-    }
-    return pl.DataFrame(rows, schema=schema).sort("claim_id")
+    return pl.DataFrame(rows, schema=CLAIM_SCHEMA).sort("claim_id")
 
 
 IDENTIFIER_COLUMNS = ("doi", "pmid", "pmcid", "arxiv", "isbn", "url")

@@ -21,8 +21,7 @@ class BulkProgress(LibraryCore):
             ).fetchone()
             if stale and stale[0]:
                 con.execute("DELETE FROM bulk_progress WHERE job_id = ?", [job_id])
-                if self._table_columns("citations"):
-                    con.execute("DELETE FROM citations WHERE job_id = ?", [job_id])
+                con.execute("DELETE FROM citations WHERE job_id = ?", [job_id])
             rows = con.execute(
                 "SELECT batch FROM bulk_progress WHERE job_id = ? AND fingerprint = ?",
                 [job_id, fingerprint],
