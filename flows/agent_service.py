@@ -38,7 +38,14 @@ from tasks.read.plaintext import reference_from_line
 from tasks.registries import Registries, RegistryPool, RegistrySettings
 from tasks.render import csl_styles, exports
 from tasks.render.selection import bibliography_items, export_entries
-from tasks.store import Library, UnsafeJobId, check_job_id, db_path_from_env, write_lock
+from tasks.store import (
+    Library,
+    UnsafeJobId,
+    check_job_id,
+    db_path_from_env,
+    library_exists,
+    write_lock,
+)
 from tasks.support.claims import support_claims
 
 AGENT_SOURCE = "agent"
@@ -262,7 +269,7 @@ class AgentService:
     def _load(self, job: str) -> JobState:
         path = db_path_from_env(self.db)
         state = JobState(job)
-        if not path.is_file():
+        if not library_exists(path):
             return state
         with Library(path, read_only=True) as library:
             row = library.job(job)
@@ -345,7 +352,10 @@ class AgentService:
         }
         rendered = csl_styles.render_bibliography(items, style, locators) if items else None
         entries = {e.item_id: e for e in rendered.entries} if rendered else {}
-        rejected_records = self._found_records(state, refs)
+        rejected = [state.results[r.citation_id] for r in refs]
+        rejected = [r for r in rejected if r.status in REJECTED]
+        found_records = _formatted({r.citation_id: r.record for r in rejected})
+        meant = _formatted({r.citation_id: r.suggested.item for r in rejected if r.suggested})
         numeric = csl_styles.style_format(style) == "numeric"
         answers = []
         for ref in refs:
@@ -377,26 +387,21 @@ class AgentService:
                     "claims": [
                         c.claim_text for c in state.claims if ref.citation_id in c.citation_ids
                     ],
-                    "found_record": rejected_records.get(ref.citation_id),
+                    "found_record": found_records.get(ref.citation_id),
+                    "probably_meant": meant.get(ref.citation_id),
                 }
             )
         return answers
 
-    def _found_records(self, state: JobState, refs: Sequence[Reference]) -> dict[str, str]:
-        """For a rejected citation whose identifier names another work (mismatch): that work,
-        formatted, so the agent sees what it probably meant or must not cite."""
-        found = {
-            r.citation_id: record
-            for r in refs
-            if (result := state.results[r.citation_id]).status in REJECTED
-            and (record := result.record) is not None
-            and record.title
-        }
-        if not found:
-            return {}
-        items = [record.model_copy(update={"id": cid}) for cid, record in found.items()]
-        rendered = csl_styles.render_bibliography(items, DEFAULT_STYLE)
-        return {e.item_id: e.text for e in rendered.entries}
+
+def _formatted(records: Mapping[str, CSLItem | None]) -> dict[str, str]:
+    """Registry records of rejected citations, formatted in the default style: the work a
+    mismatched identifier really names, or the work the cited title probably meant."""
+    items = [r.model_copy(update={"id": cid}) for cid, r in records.items() if r and r.title]
+    if not items:
+        return {}
+    rendered = csl_styles.render_bibliography(items, DEFAULT_STYLE)
+    return {e.item_id: e.text for e in rendered.entries}
 
 
 # -- arguments
@@ -536,6 +541,8 @@ def _added_text(job: str, c: Mapping[str, Any]) -> str:
         lines.append("Do not cite this source.")
         if c["found_record"]:
             lines.append(f"The identifier you gave belongs to: {c['found_record']}")
+        if c["probably_meant"]:
+            lines.append(f"The title you gave is: {c['probably_meant']}")
     lines.append(f"id {c['id']}, completeness {c['completeness']:.0%}, job {job}")
     return "\n".join(lines)
 

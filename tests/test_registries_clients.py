@@ -8,9 +8,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tasks.registries import Registries, RegistryPool, RegistryRequestError, RegistrySettings
+from tasks.registries.crossref import _filter_params
 from tests.fake_registry.server import FakeRegistry
 
 DATACITE_DOI = "10.5061/dryad.8515"
@@ -95,6 +97,23 @@ def test_filter_urls_stay_under_the_length_limit(
     requests = [r for r in fake.log if r.endpoint == "works_filter"]
     assert len(requests) > 1
     assert all(len(fake.base_url) + len(r.path) <= 1_000 for r in requests)
+
+
+def test_filter_batches_are_as_full_as_the_length_limit_allows(
+    fake: FakeRegistry, make_registries: MakeRegistries
+) -> None:
+    crossref = make_registries(max_url_chars=1_000).crossref
+    dois = [f"10.1000/{'ü' * (n % 7)}x{n}(a)<b>" for n in range(300)]  # lengths vary, some escaped
+    batches = list(crossref.batches(dois))
+    assert [d for b in batches for d in b] == dois
+
+    def url_len(batch: list[str]) -> int:
+        return len(str(httpx.URL(f"{fake.crossref_url}/works", params=_filter_params(batch))))
+
+    limit = 1_000 - 200  # room left for the mailto, as the client leaves it
+    for batch, following in zip(batches, batches[1:], strict=False):
+        assert url_len(batch) <= limit
+        assert url_len([*batch, following[0]]) > limit  # the next DOI would not have fit
 
 
 def test_unknown_doi_is_not_found_after_the_agency_says_so(
