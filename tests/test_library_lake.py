@@ -3,6 +3,7 @@ PostgreSQL server the test starts: the declared tables without keys, re-runs rep
 reading, a password never shown, and several writer processes at once leaving what running them
 one after the other leaves."""
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from flows.audit import run_pipeline
 from models.audit import Status
 from models.job import JobParams
 from tasks.store import Lake, LakeUnavailable, Library
-from tasks.store.lake import lake_at
+from tasks.store.lake import lake_at, redact
 from tasks.store.schema import SCHEMA_VERSION, columns_of, library_tables, table_names, version_of
 from tests.postgres import Postgres, postgres_server
 from tests.test_store import frames_for, make_refs
@@ -75,6 +76,13 @@ def test_a_password_is_never_shown(postgres: Postgres) -> None:
     assert "no_such_db" in str(failed.value) and "hunter2" not in str(failed.value)
 
 
+def test_connection_strings_lose_their_passwords() -> None:
+    assert redact("host=db password=s3cret user=u") == "host=db password=*** user=u"
+    assert redact("password = 'a b' dbname=x") == "password = *** dbname=x"
+    assert redact("postgresql://u:s3cret@db:5432/x") == "postgresql://u:***@db:5432/x"
+    assert redact("postgresql://u@db/x") == "postgresql://u@db/x"
+
+
 JOBS = {
     "first": ["10.1038/srep16696", "10.1016/j.eng.2020.01.007", "10.1145/2983323.2983779"],
     "second": ["10.1145/2983323.2983779", "10.1038/srep16696", "10.7554/eLife.01567"],
@@ -127,8 +135,18 @@ def test_writers_at_once_leave_what_one_after_the_other_leaves(lake: str, tmp_pa
     for job in JOBS:
         job_id, source, out, _ = params(tmp_path, job, one_by_one)
         run_pipeline(
-            JobParams(inputs=[source], job_id=job_id, out_dir=out, db=one_by_one, offline=True)
+            JobParams(
+                inputs=[source], job_id=job_id, out_dir=out, db=one_by_one, offline=True, styles=[]
+            )
         )
     together = stored(lake)
     assert together == stored(one_by_one)
     assert together[1] == 5 and len(together[0]) == 5  # five DOIs, one work each
+    listed = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "jobs", "--db", lake],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert all(f"│ {job} " in listed.stdout for job in JOBS)

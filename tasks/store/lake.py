@@ -102,7 +102,9 @@ def connect_lake(lake: Lake, read_only: bool = False) -> duckdb.DuckDBPyConnecti
 
 class LakeLock:
     """The lake's writer lock: a transaction-scoped advisory lock on the catalog database, held
-    by a connection of its own until `release`."""
+    by a connection of its own until `release`. Transaction-scoped because DuckDB's postgres
+    extension keeps one server connection only for the length of a transaction; so a server
+    whose `idle_in_transaction_session_timeout` is shorter than a write would end the lock."""
 
     def __init__(self, lake: Lake) -> None:
         self.lake = lake
