@@ -45,7 +45,16 @@ from bibtexparser.model import (
 from models.audit import InputError, ReadResult, Reference
 from models.csl import ET_AL, CSLItem, is_et_al_text
 from tasks.identifiers import normalize_arxiv, normalize_pmcid, normalize_pmid
-from tasks.read.common import csl_item, issued_date, make_reference, normalize_pages, raw_date
+from tasks.read.common import (
+    FIELD_TOO_LONG,
+    MAX_FIELD_CHARS,
+    csl_item,
+    issued_date,
+    make_reference,
+    merged,
+    normalize_pages,
+    raw_date,
+)
 from tasks.read.text import UnreadableFileError, text_lines
 
 FORMAT = "bibtex"
@@ -74,8 +83,7 @@ _VERBATIM = frozenset(
 )  # fmt: skip
 _NAMES = frozenset({"author", "editor"})
 _READ = _TEXT | _VERBATIM | _NAMES
-# Bounds on what an entry may expand to: real fields are at most a few thousand characters.
-MAX_FIELD_CHARS = 1_000_000
+# Bounds on what an entry may expand to (fields: tasks/read/common.py).
 MAX_MACRO_DEPTH = 100
 _DECODED_KEPT = 100_000  # distinct decoded strings remembered (~20 MB at most)
 
@@ -165,11 +173,8 @@ def read(paths: Sequence[Path]) -> ReadResult:
 
 
 def read_bibtex(paths: Sequence[Path]) -> ReadResult:
-    result = ReadResult()
     with _young_collections_only():
-        for part in stream(paths):
-            result.extend(part)
-    return result
+        return merged(stream(paths))
 
 
 def detect(path: Path, head: str) -> bool:
@@ -355,9 +360,7 @@ class _Macros:
         pieces = _split_concatenation(expression) if "#" in expression else [expression]
         values = [self._piece(piece.strip(), _seen) for piece in pieces]
         if sum(map(len, values)) > MAX_FIELD_CHARS:
-            raise ValueError(
-                f"field longer than {MAX_FIELD_CHARS:,} characters (after @string expansion)"
-            )
+            raise ValueError(f"{FIELD_TOO_LONG} (after @string expansion)")
         return "".join(values)
 
     def _piece(self, piece: str, seen: frozenset[str]) -> str:

@@ -99,7 +99,7 @@ def _detected_encoding(data: bytes) -> str:
 def decoding_note(path: Path) -> str | None:
     """Why the file's text may not be what its author meant (None: it decoded cleanly)."""
     try:
-        if _streamable(path):
+        if is_clean_utf8(path):
             return None
         return decode(path.read_bytes()).note
     except (OSError, UnreadableFileError):
@@ -131,7 +131,7 @@ def text_lines(path: Path) -> Iterator[str]:
     are consumed when the file is clean UTF-8 and not HTML, so a big list is never held whole;
     any other file is decoded whole by read_text. UnreadableFileError is raised here, before
     the first line, never midway."""
-    if _streamable(path):
+    if is_clean_utf8(path):
         return _lines(partial(path.open, encoding="utf-8-sig", newline=None))
     text = read_text(path)
     return _lines(partial(io.StringIO, text, newline=None))
@@ -146,7 +146,7 @@ def _lines(opened: Callable[[], TextIO]) -> Iterator[str]:
 _BLOCK = 1 << 20
 
 
-def _streamable(path: Path) -> bool:
+def is_clean_utf8(path: Path) -> bool:
     """Whether the file is clean UTF-8 (a UTF-8 BOM allowed) without NUL bytes and its head is
     neither HTML nor control codes: then its text is the file read as UTF-8, line by line. Checked
     a block at a time (the whole file, as decoding it whole would)."""
