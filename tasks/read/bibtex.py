@@ -19,10 +19,8 @@ entry becomes a CSL item. pylatexenc costs ~0.2 ms a string, so decoding skips s
 LaTeX markup and remembers strings it has decoded (journal names, names and booktitles repeat).
 """
 
-import gc
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +52,7 @@ from tasks.read.common import (
     merged,
     normalize_pages,
     raw_date,
+    young_collections_only,
 )
 from tasks.read.text import UnreadableFileError, text_lines
 
@@ -173,28 +172,12 @@ def read(paths: Sequence[Path]) -> ReadResult:
 
 
 def read_bibtex(paths: Sequence[Path]) -> ReadResult:
-    with _young_collections_only():
+    with young_collections_only():
         return merged(stream(paths))
 
 
 def detect(path: Path, head: str) -> bool:
     return path.suffix.lower() == ".bib" or _ENTRY_START.search(head) is not None
-
-
-@contextmanager
-def _young_collections_only() -> Iterator[None]:
-    """A large library is millions of small objects that all live to the end; full collections
-    would rescan the growing heap again and again (superlinear: 100,000 entries took 2.5 times
-    longer per entry than 20,000). Turning the collector off instead let the garbage cycles of
-    parsing and decoding pile up (a peak of ~40 KB per entry, 3 GB for 100,000): so collect the
-    young generations only, whose size does not grow with the library. (A streamed read keeps
-    nothing: it needs no such setting.)"""
-    thresholds = gc.get_threshold()
-    gc.set_threshold(20_000, 10, 1_000_000_000)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
 
 
 def stream(paths: Sequence[Path]) -> Iterator[ReadResult]:
