@@ -50,7 +50,7 @@ from tasks.identifiers import identifiers_of
 from tasks.lookup import lookup_references
 from tasks.match.venues import venue_of
 from tasks.read.bibtex import read_bibtex
-from tasks.registries import Registries
+from tasks.registries import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "hallucination"
@@ -331,7 +331,9 @@ def audit(
 ) -> dict[str, ValidationResult]:
     options = {"crossref_max_in_flight": 8, **FAST, "s2_api_key": None, "openalex_api_key": None}
     results: dict[str, ValidationResult] = {}
-    with Registries.from_settings(registry.settings(**{**options, **settings})) as registries:
+    with Registries.from_settings(
+        registry.settings(**{**options, **settings}), RegistryPool()
+    ) as registries:
         for start in range(0, len(refs), CHUNK):
             for result in lookup_references(refs[start : start + CHUNK], registries):
                 results[result.citation_id] = result

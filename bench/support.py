@@ -31,7 +31,7 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from models.audit import Verdict
-from tasks.registries import Registries, RegistrySettings
+from tasks.registries import Registries, RegistryPool, RegistrySettings
 from tasks.support.encoder import encoder
 from tasks.support.relevance import UNRELATED_BELOW, Pair, score_pairs
 
@@ -138,7 +138,7 @@ def main() -> None:
 
 def judge_accuracy(judged: Sequence[tuple[Pair, str]]) -> None:
     """The optional judge's verdicts against SciFact's labels (see the module docstring)."""
-    with Registries.from_settings(RegistrySettings()) as registries:
+    with Registries.from_settings(RegistrySettings(), RegistryPool()) as registries:
         if registries.judge is None:
             print("  judge: off (set CITEAUDIT_LLM_URL and CITEAUDIT_LLM_MODEL to measure it)")
             return

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from models.audit import Reference, Status
 from tasks.citation_ids import plan_chunks
 from tasks.lookup import lookup_references
-from tasks.registries import Registries
+from tasks.registries import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 from tests.fake_registry.server import CROSSREF_POLITE, NCBI_ANONYMOUS
 from tests.reliability_data import bare_id_reference, bundled_pmids, bundled_works, synthetic_works
@@ -44,7 +44,10 @@ def run(registry: FakeRegistry, refs: list[Reference]) -> tuple[float, Counter[s
     settings = registry.settings(
         mailto="bench@example.org",
     )
-    with Registries.from_settings(settings) as registries, ThreadPoolExecutor(WORKERS) as pool:
+    with (
+        Registries.from_settings(settings, RegistryPool()) as registries,
+        ThreadPoolExecutor(WORKERS) as pool,
+    ):
         started = time.perf_counter()
         chunks = plan_chunks(refs, CHUNK)
         results = [

@@ -3,16 +3,19 @@
 It takes the IVCAP citation tracker's arguments (operation = add / validate / format / export /
 list, doi, pmid, url, citation_ids, format_type, page_number, export_format), plus arxiv,
 reference, claim and style, and answers with the service's plain text. One tool instance serves
-one research job (the crew run), named when the crew is built. Bad arguments are a one-line
-`Error: ...` answer the agent can act on, never an exception out of the tool.
+one research job (the crew run), named when the crew is built; it holds one service, and so one
+registry pool, for its life: the agents given the tool share one limiter per registry (pass one
+`pool` to the tools of crews running in one process and they share it too). Bad arguments are
+a one-line `Error: ...` answer the agent can act on, never an exception out of the tool.
 """
 
 from typing import Any
 
 from crewai.tools import BaseTool
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from flows.agent_service import SOURCE_KINDS, AgentError, AgentService, Answer, one_line_error
+from tasks.registries import RegistryPool
 
 OPERATIONS = ("add", "validate", "format", "export", "list")
 
@@ -62,6 +65,14 @@ class CitationManager(BaseTool):
     db: str | None = Field(None, description="the DuckDB library (default $CITEAUDIT_DB)")
     out_dir: str | None = Field(None, description="also rewrite the job's folder here")
     offline: bool = False
+    pool: RegistryPool | None = Field(
+        None, exclude=True, description="registry clients to share (default: the tool's own)"
+    )
+    _service: AgentService = PrivateAttr()
+
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)
+        self._service = AgentService(self.db, self.out_dir, self.offline, self.pool)
 
     def _run(self, **arguments: Any) -> str:
         try:
@@ -71,7 +82,7 @@ class CitationManager(BaseTool):
 
     def answer(self, arguments: CitationInput) -> Answer:
         """The operation's answer, text and JSON (for programs driving the tool directly)."""
-        service = AgentService(self.db, self.out_dir, self.offline)
+        service = self._service
         operation = arguments.operation.strip().lower()
         if operation == "add":
             sources = {kind: getattr(arguments, kind) for kind in SOURCE_KINDS}

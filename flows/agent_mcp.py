@@ -4,7 +4,8 @@ Five tools, named and shaped as a contract: add_citation, validate_citations, fo
 export_citations, list_citations. Each answers with the service's plain text (for the model)
 and its JSON as structured content (for programs: `status` per citation). Bad arguments come back
 as a one-line tool error, never a traceback. Calls run on worker threads, so several agents of a
-crew add at once (the service keeps one writer per library and the shared rate limiters).
+crew add at once (the service keeps one writer per library, and one registry pool for the
+server's life: its agents share one limiter per registry).
 """
 
 from collections.abc import Callable, Sequence
@@ -138,5 +139,10 @@ def serve(
 ) -> None:
     """Run the server on stdio (one client, the agent framework that started it) or on
     streamable HTTP at http://HOST:PORT/mcp (several agents share one server and library)."""
-    server = build_server(AgentService(db, out_dir, offline), host=host, port=port)
-    server.run(transport="streamable-http" if http else "stdio")
+    service = AgentService(db, out_dir, offline)
+    try:
+        build_server(service, host=host, port=port).run(
+            transport="streamable-http" if http else "stdio"
+        )
+    finally:
+        service.pool.close()

@@ -14,7 +14,8 @@ raise `AgentError` (one line). The CrewAI tool and the MCP server are thin adapt
 
 A citation agents add is built as the line of a plain-text list (source `agent`, entry key its
 order of addition), so a job built by `add` calls audits alike as that list. Several agents may
-add at once: lookups run side by side under the process's shared rate limiters, and one writer
+add at once: lookups run side by side under the service's registry pool (one limiter per
+registry, held for the service's life, so its agents share the registries' pace), and one writer
 at a time, across threads and processes (the library's write lock), re-stores the job (dedupe,
 scores, library rows).
 """
@@ -34,9 +35,18 @@ from models.csl import CSLItem
 from tasks.citation_ids import citation_id_for, unused_id
 from tasks.frames import reference_from_row, result_from_row
 from tasks.read.plaintext import reference_from_line
+from tasks.registries import Registries, RegistryPool, RegistrySettings
 from tasks.render import csl_styles, exports
 from tasks.render.selection import bibliography_items, export_entries
-from tasks.store import Library, UnsafeJobId, check_job_id, db_path_from_env, write_lock
+from tasks.store import (
+    Library,
+    UnsafeJobId,
+    check_job_id,
+    db_path_from_env,
+    library_exists,
+    write_lock,
+)
+from tasks.support.claims import support_claims
 
 AGENT_SOURCE = "agent"
 DEFAULT_STYLE = "apa"
@@ -103,14 +113,21 @@ class JobState:
 
 class AgentService:
     """The five operations on jobs of one library (`db`, default $CITEAUDIT_DB). With `out_dir`
-    each change also rewrites the job's folder there (Parquet, exports, report)."""
+    each change also rewrites the job's folder there (Parquet, exports, report). Its registry
+    clients come from `pool` (default: one of its own), held for the service's life: give
+    services of one process one pool and they share the registries' pace."""
 
     def __init__(
-        self, db: str | None = None, out_dir: str | None = None, offline: bool = False
+        self,
+        db: str | None = None,
+        out_dir: str | None = None,
+        offline: bool = False,
+        pool: RegistryPool | None = None,
     ) -> None:
         self.db = db
         self.out_dir = out_dir
         self.offline = offline
+        self.pool = pool or RegistryPool()
 
     # -- operations
 
@@ -252,7 +269,7 @@ class AgentService:
     def _load(self, job: str) -> JobState:
         path = db_path_from_env(self.db)
         state = JobState(job)
-        if not path.is_file():
+        if not library_exists(path):
             return state
         with Library(path, read_only=True) as library:
             row = library.job(job)
@@ -289,7 +306,8 @@ class AgentService:
         works = steps.dedupe(state.job_id, checked, self.db)
         state.work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
         job = ReadResult(references=state.refs, claims=state.claims, errors=state.errors)
-        scores = steps.score(checked, state.claims, works, steps.support(state.claims, checked))
+        supports = support_claims(state.claims, checked, judge=self.registries().judge)
+        scores = steps.score(checked, state.claims, works, supports)
         audited = steps.AuditedJob(state.job_id, job, checked, works, scores, state.listed())
         inputs = state.inputs or [AGENT_SOURCE]
         if self.out_dir is None:
@@ -300,8 +318,13 @@ class AgentService:
     def _lookup(self, refs: Sequence[Reference]) -> list[ValidationResult]:
         """The batch flow's check of one chunk; past a job's deadline from now (an agent must
         not wait on a registry forever) what is left stays `unverified`."""
-        checked = steps.check_chunk(refs, self.offline, steps.job_deadline())
+        registries = None if self.offline else self.registries()
+        checked = steps.check_chunk(refs, registries, steps.job_deadline())
         return [c.result for c in checked]
+
+    def registries(self) -> Registries:
+        """The clients for the settings in the environment now, from the service's pool."""
+        return self.pool.registries(RegistrySettings())
 
     # -- answers
 
@@ -329,7 +352,10 @@ class AgentService:
         }
         rendered = csl_styles.render_bibliography(items, style, locators) if items else None
         entries = {e.item_id: e for e in rendered.entries} if rendered else {}
-        rejected_records = self._found_records(state, refs)
+        rejected = [state.results[r.citation_id] for r in refs]
+        rejected = [r for r in rejected if r.status in REJECTED]
+        found_records = _formatted({r.citation_id: r.record for r in rejected})
+        meant = _formatted({r.citation_id: r.suggested.item for r in rejected if r.suggested})
         numeric = csl_styles.style_format(style) == "numeric"
         answers = []
         for ref in refs:
@@ -361,26 +387,21 @@ class AgentService:
                     "claims": [
                         c.claim_text for c in state.claims if ref.citation_id in c.citation_ids
                     ],
-                    "found_record": rejected_records.get(ref.citation_id),
+                    "found_record": found_records.get(ref.citation_id),
+                    "probably_meant": meant.get(ref.citation_id),
                 }
             )
         return answers
 
-    def _found_records(self, state: JobState, refs: Sequence[Reference]) -> dict[str, str]:
-        """For a rejected citation whose identifier names another work (mismatch): that work,
-        formatted, so the agent sees what it probably meant or must not cite."""
-        found = {
-            r.citation_id: record
-            for r in refs
-            if (result := state.results[r.citation_id]).status in REJECTED
-            and (record := result.record) is not None
-            and record.title
-        }
-        if not found:
-            return {}
-        items = [record.model_copy(update={"id": cid}) for cid, record in found.items()]
-        rendered = csl_styles.render_bibliography(items, DEFAULT_STYLE)
-        return {e.item_id: e.text for e in rendered.entries}
+
+def _formatted(records: Mapping[str, CSLItem | None]) -> dict[str, str]:
+    """Registry records of rejected citations, formatted in the default style: the work a
+    mismatched identifier really names, or the work the cited title probably meant."""
+    items = [r.model_copy(update={"id": cid}) for cid, r in records.items() if r and r.title]
+    if not items:
+        return {}
+    rendered = csl_styles.render_bibliography(items, DEFAULT_STYLE)
+    return {e.item_id: e.text for e in rendered.entries}
 
 
 # -- arguments
@@ -520,6 +541,8 @@ def _added_text(job: str, c: Mapping[str, Any]) -> str:
         lines.append("Do not cite this source.")
         if c["found_record"]:
             lines.append(f"The identifier you gave belongs to: {c['found_record']}")
+        if c["probably_meant"]:
+            lines.append(f"The title you gave is: {c['probably_meant']}")
     lines.append(f"id {c['id']}, completeness {c['completeness']:.0%}, job {job}")
     return "\n".join(lines)
 

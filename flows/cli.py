@@ -260,10 +260,10 @@ def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir
 def open_library(db: str | None, read_only: bool = True) -> "Library":
     """An existing library (a mistyped path is an error, not a new empty library), read-only
     unless the command changes it."""
-    from tasks.store import Library, db_path_from_env
+    from tasks.store import Library, db_path_from_env, library_exists
 
     path = db_path_from_env(db)
-    if not path.is_file():
+    if not library_exists(path):
         usage_error(f"no library at {path} (set --db or CITEAUDIT_DB)")
     return Library(path, read_only=read_only)
 

@@ -26,7 +26,7 @@ def fix(
     from tasks.lookup import lookup_references
     from tasks.read import bibtex
     from tasks.read.text import UnreadableFileError, read_text
-    from tasks.registries import Registries, RegistrySettings
+    from tasks.registries import Registries, RegistryPool, RegistrySettings
     from tasks.render.fix import fix_bibtex
 
     try:
@@ -42,7 +42,7 @@ def fix(
     if offline:
         results = lookup_references(refs, None, offline=True)
     else:
-        with Registries.from_settings(RegistrySettings()) as registries:
+        with Registries.from_settings(RegistrySettings(), RegistryPool()) as registries:
             results = lookup_references(refs, registries)
     fixed = fix_bibtex(text, refs, {r.citation_id: r for r in results})
     report = sys.stderr if output is None else sys.stdout

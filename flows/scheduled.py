@@ -20,6 +20,7 @@ import polars as pl
 from prefect import flow, task
 
 from flows import artifacts, progress
+from flows.steps import PROCESS_POOL
 from models.audit import Checked, Reference
 from models.job import RecheckSummary
 from tasks import frames, report
@@ -49,13 +50,14 @@ def stale_step(db: str | None, before: datetime, job_ids: list[str] | None) -> p
 @task(name="recheck")
 def recheck_step(refs: Sequence[Reference], chunk_size: int) -> list[Checked]:
     """Ask the registries again, bypassing the HTTP cache: a cached answer is exactly the stale
-    knowledge this audit exists to replace. One client set, so the rate limits hold. One
+    knowledge this audit exists to replace. One client set, over the process's limiters (an
+    audit running beside it shares them), so the rate limits hold. One
     result per reference, in `refs` order (chunks group them by identifier)."""
     settings = RegistrySettings(cache_enabled=False)
     checked: dict[int, Checked] = {}
     deadline = settings.job_ends_at()
     progress.report("recheck", 0, len(refs))
-    with Registries.from_settings(settings) as registries:
+    with Registries.from_settings(settings, PROCESS_POOL) as registries:
         for chunk in chunks_by_identifier(refs, chunk_size):
             chunk_refs = [refs[index] for index in chunk]
             results = lookup_references(chunk_refs, registries, deadline=deadline)

@@ -8,7 +8,6 @@
 plus server time, so one per citation would dominate a 10,000-citation job; retries happen per
 request inside the registry clients, not per task."""
 
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +38,7 @@ from tasks.lookup import lookup_references
 from tasks.metrics import Assessment, assess
 from tasks.read import read_inputs, stream_inputs
 from tasks.read.kinds import check_bibliographies
-from tasks.registries import Registries, RegistrySettings
+from tasks.registries import Registries, RegistryPool, RegistrySettings
 from tasks.render import csl_styles, exports
 from tasks.render.selection import bibliography_items, export_entries, unconfirmed
 from tasks.store import JobFolder, Library, db_path_from_env
@@ -48,19 +47,17 @@ from tasks.support.claims import support_claims
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_registries: dict[tuple[str, str | None, str | None], Registries] = {}
-_registries_lock = threading.Lock()
+# The registry clients of this process, for the stages Prefect runs as tasks: a task's
+# arguments cannot carry live clients into a worker thread or a Dask worker process, so the
+# process is their scope (all its worker threads share one limiter per registry). Everything
+# below the stages takes its clients as arguments.
+PROCESS_POOL = RegistryPool()
 
 
-def shared_registries() -> Registries:
-    """One client set per process and settings, so all worker threads share its rate limiters
-    (settings come from the environment, secrets included, and never travel as parameters)."""
-    settings = RegistrySettings()
-    key = (settings.model_dump_json(), settings.mailto_value(), settings.api_key_value())
-    with _registries_lock:
-        if key not in _registries:
-            _registries[key] = Registries.from_settings(settings)
-        return _registries[key]
+def process_registries() -> Registries:
+    """This process's client set for the settings in the environment (secrets included: they
+    never travel as parameters)."""
+    return PROCESS_POOL.registries(RegistrySettings())
 
 
 # --- read, identify -------------------------------------------------------------------------
@@ -106,14 +103,21 @@ def job_deadline() -> float:
 
 
 def check_chunk(
-    refs: Sequence[Reference], offline: bool, deadline: float | None = None
+    refs: Sequence[Reference], registries: Registries | None, deadline: float | None = None
 ) -> list[Checked]:
-    """Ask the registries about one chunk and decide each citation's status. The two go
-    together: where a search is routed next depends on what the last candidates decided.
-    Past `deadline` nothing is asked: what is left stays `unverified`."""
-    registries = None if offline else shared_registries()
+    """Ask the registries about one chunk (None: offline) and decide each citation's status.
+    The two go together: where a search is routed next depends on what the last candidates
+    decided. Past `deadline` nothing is asked: what is left stays `unverified`."""
+    offline = registries is None
     results = lookup_references(refs, registries, offline=offline, deadline=deadline)
     return [Checked(reference=r, result=v) for r, v in zip(refs, results, strict=True)]
+
+
+def check_chunk_here(
+    refs: Sequence[Reference], offline: bool, deadline: float | None = None
+) -> list[Checked]:
+    """`check_chunk` with this process's clients (the stage's task body)."""
+    return check_chunk(refs, None if offline else process_registries(), deadline)
 
 
 def unchecked(refs: Sequence[Reference], error: str) -> list[Checked]:
@@ -143,7 +147,7 @@ def check_all(
     deadline = job_deadline()
     progress.report("validate", 0, len(refs))
     for chunk in plan_chunks(refs, chunk_size):
-        checked.extend(check_chunk(chunk, offline, deadline))
+        checked.extend(check_chunk_here(chunk, offline, deadline))
         progress.report("validate", len(checked), len(refs))
     return checked
 
@@ -163,7 +167,7 @@ def dedupe(job_id: str, checked: Sequence[Checked], db: str | None) -> JobDedupe
 def support(claims: Sequence[Claim], checked: Sequence[Checked]) -> list[CitationSupport] | None:
     """How well each verified cited work fits the claim citing it (and, with CITEAUDIT_LLM_URL
     set, the judge's verdict on it); None when support is off."""
-    return support_claims(claims, checked, judge=shared_registries().judge)
+    return support_claims(claims, checked, judge=process_registries().judge)
 
 
 def score(
@@ -344,7 +348,7 @@ def summarize(rendered: Rendered, out: str) -> JobSummary:
 
 read_task = task(name="read-inputs")(read)
 identify_task = task(name="identify")(identify)
-check_task = task(name="look-up-and-decide")(check_chunk)
+check_task = task(name="look-up-and-decide")(check_chunk_here)
 dedupe_task = task(name="dedupe")(dedupe)
 support_task = task(name="support")(support)
 score_task = task(name="score")(score)

@@ -158,6 +158,9 @@ class ValidationResult(BaseModel):
     # registry (a batched request counts as its share: 1 / the ids it carried).
     asked: list[str] = Field(default_factory=list)
     requests: dict[str, float] = Field(default_factory=dict)
+    # A mismatch whose identifier names another paper: the record found by searching the claimed
+    # title and authors instead, i.e. the work the citer probably meant (the status stays mismatch).
+    suggested: "RegistryRecord | None" = None
     checked_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
@@ -240,3 +243,6 @@ class Lookup(BaseModel):
     record: RegistryRecord | None = None
     error: str | None = None
     attempts: int = 0
+
+
+ValidationResult.model_rebuild()  # `suggested` names RegistryRecord, declared after it

@@ -20,6 +20,7 @@ from models.audit import (
     Notice,
     Provenance,
     Reference,
+    RegistryRecord,
     Status,
     ValidationResult,
 )
@@ -72,6 +73,15 @@ CITATION_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "notice_source": pl.Utf8,
     "notice_reason": pl.Utf8,
     "notices_json": pl.Utf8,
+    # For a mismatch whose identifier names another paper: the record the claimed title and
+    # authors verify against, the work probably meant (tasks/lookup.py).
+    "suggested_registry": pl.Utf8,
+    "suggested_id": pl.Utf8,
+    "suggested_title": pl.Utf8,
+    "suggested_authors": pl.Utf8,
+    "suggested_year": pl.Int64,
+    "suggested_container": pl.Utf8,
+    "suggested_json": pl.Utf8,
     "attempts": pl.Int64,
     "error": pl.Utf8,
     "checked_at": pl.Datetime("us", "UTC"),
@@ -85,6 +95,16 @@ INPUT_ERROR_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "entry_key": pl.Utf8,
     "line": pl.Int64,
     "reason": pl.Utf8,
+}
+
+CLAIM_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "job_id": pl.Utf8,
+    "claim_id": pl.Utf8,
+    "claim_text": pl.Utf8,
+    "source_file": pl.Utf8,
+    "stated_strength": pl.Float64,
+    "citation_ids": pl.List(pl.Utf8),
+    "missing_citations": pl.List(pl.Utf8),
 }
 
 
@@ -143,16 +163,35 @@ def citation_row(job_id: str, ref: Reference, result: ValidationResult) -> dict[
         "corrected": result.corrected,
         "expression_of_concern": result.expression_of_concern,
         **_notice_columns(result.notices),
+        **_suggested_columns(result.suggested),
         "attempts": result.attempts,
         "error": result.error,
         "checked_at": result.checked_at,
-        "claimed_json": json.dumps(ref.item.to_csl(), ensure_ascii=False, sort_keys=True),
-        "record_json": (
-            json.dumps(result.record.to_csl(), ensure_ascii=False, sort_keys=True)
-            if result.record
-            else None
-        ),
+        "claimed_json": _item_json(ref.item),
+        "record_json": _item_json(result.record),
     }
+
+
+def _item_json(item: CSLItem | None) -> str | None:
+    return json.dumps(item.to_csl(), ensure_ascii=False, sort_keys=True) if item else None
+
+
+def _suggested_columns(suggested: RegistryRecord | None) -> dict[str, object]:
+    return {
+        "suggested_registry": suggested.registry if suggested else None,
+        "suggested_id": suggested.identifier if suggested else None,
+        **_item_columns("suggested", suggested.item if suggested else None),
+        "suggested_json": _item_json(suggested.item if suggested else None),
+    }
+
+
+def _suggested(row: Mapping[str, Any]) -> RegistryRecord | None:
+    item = _item(row.get("suggested_json"))  # a library older than the column has none
+    if item is None or not row.get("suggested_registry"):
+        return None
+    return RegistryRecord(
+        registry=row["suggested_registry"], identifier=row["suggested_id"], item=item
+    )
 
 
 _NOTICE_ORDER = {"retraction": 0, "expression_of_concern": 1, "correction": 2}
@@ -207,16 +246,7 @@ def claims_frame(job_id: str, claims: Sequence[Claim]) -> pl.DataFrame:
         }
         for c in claims
     ]
-    schema: dict[str, pl.DataType | type[pl.DataType]] = {
-        "job_id": pl.Utf8,
-        "claim_id": pl.Utf8,
-        "claim_text": pl.Utf8,
-        "source_file": pl.Utf8,
-        "stated_strength": pl.Float64,
-        "citation_ids": pl.List(pl.Utf8),
-        "missing_citations": pl.List(pl.Utf8),
-    }
-    return pl.DataFrame(rows, schema=schema).sort("claim_id")
+    return pl.DataFrame(rows, schema=CLAIM_SCHEMA).sort("claim_id")
 
 
 IDENTIFIER_COLUMNS = ("doi", "pmid", "pmcid", "arxiv", "isbn", "url")
@@ -265,6 +295,7 @@ def result_from_row(row: Mapping[str, Any]) -> ValidationResult:
         corrected=bool(row["corrected"]),
         expression_of_concern=bool(row["expression_of_concern"]),
         notices=[Notice.model_validate(n) for n in json.loads(row.get("notices_json") or "[]")],
+        suggested=_suggested(row),
         attempts=row["attempts"] or 0,
         error=row["error"],
         checked_at=row["checked_at"],

@@ -10,6 +10,9 @@ Routing, per reference (the first that applies; a registry not asked is skipped)
                          work (tasks/registries/routing.py), each candidate list judged by
                          `decide_unidentified`; the first registry that verifies decides
 An identifier lookup that could not be asked is retried by the same id at Semantic Scholar.
+An identifier that resolves to another paper altogether (a `mismatch` on title) is followed by a
+search for the claimed title, as if the reference had no identifier: a record that verifies is
+kept as `suggested`, the work the citer probably meant. The status stays `mismatch`.
 
 A preprint record (arXiv, CoRR) verifies a reference that names a published venue only if no
 registry places the paper at a venue: the search goes on, and when none does, the reference is a
@@ -30,7 +33,7 @@ from functools import partial
 from models.audit import Identifiers, Lookup, Reference, RegistryRecord, Status, ValidationResult
 from models.csl import CSLItem, named
 from tasks.identifiers import identifiers_of, normalize_arxiv
-from tasks.match.decide import decide_identified, decide_unidentified
+from tasks.match.decide import decide_identified, decide_unidentified, names_another_paper
 from tasks.match.venues import is_preprint_venue, venue_of
 from tasks.registries import REGISTRY_NAMES, Registries, RegistryUnavailable
 from tasks.registries.deadline import job_deadline
@@ -101,6 +104,8 @@ def _look_up(refs: Sequence[Reference], registries: Registries) -> list[Validati
                 _check_by_search, ref, registries, active, trails[index], preprint=result
             )
             results[index] = _guarded(ref, check)
+        elif _names_another_paper(ref, result):
+            results[index] = _with_work_meant(ref, result, registries, active, trails[index])
     return [
         results[i].model_copy(update={"asked": trails[i].asked, "requests": trails[i].requests})
         for i in range(len(refs))
@@ -289,6 +294,40 @@ def _only_a_preprint(ref: Reference, preprint: ValidationResult, trail: _Trail) 
         f"registry asked ({', '.join(trail.asked)}) places it at the venue claimed, '{venue}'"
     )
     return preprint.model_copy(update={"status": Status.MISMATCH, "reason": reason})
+
+
+def _names_another_paper(ref: Reference, result: ValidationResult) -> bool:
+    return (
+        result.status is Status.MISMATCH
+        and bool(ref.item.title)
+        and names_another_paper(result.agreement)
+    )
+
+
+def _with_work_meant(
+    ref: Reference,
+    result: ValidationResult,
+    registries: Registries,
+    active: set[str],
+    trail: _Trail,
+) -> ValidationResult:
+    """The mismatch, with the record its claimed title and authors verify against when a search
+    finds one. The search asks afresh (the identifier's registry too: it was asked for the id,
+    not the title) and its requests count against the citation."""
+    search = _Trail()
+    meant = _guarded(ref, partial(_check_by_search, ref, registries, active, search))
+    for name, requests in search.requests.items():
+        trail.add(name, requests)
+    found = meant.record
+    if meant.status is not Status.VERIFIED or found is None or meant.registry is None:
+        return result
+    if meant.matched_id == result.matched_id:
+        return result  # the search found the identifier's own record: nothing to suggest
+    suggested = RegistryRecord(
+        registry=meant.registry, identifier=meant.matched_id or "", item=found
+    )
+    reason = f"{result.reason}; the title cited is {meant.registry} record {suggested.identifier}"
+    return result.model_copy(update={"suggested": suggested, "reason": reason})
 
 
 def _guarded(ref: Reference, check: Callable[[], ValidationResult]) -> ValidationResult:

@@ -21,7 +21,7 @@ from tasks.confidence import (
 from tasks.support.claims import OFF
 from tasks.trust import is_trusted, load_trusted_domains
 
-SCORE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+CITATION_SCORE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "citation_id": pl.Utf8,
     "confidence": pl.Float64,
     "confidence_decided": pl.Boolean,
@@ -37,7 +37,7 @@ SCORE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 # Why a citation naming no reference of the input (Claim.missing_citations) counts as failed.
 MISSING_REASON = "the input holds no reference this citation names"
 
-CLAIM_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+CLAIM_SCORE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "claim_id": pl.Utf8,
     "strength": pl.Float64,
     "confidence": pl.Float64,
@@ -94,7 +94,7 @@ def assess(
                 "completeness": ref.item.completeness(),
             }
         )
-    citation_scores = pl.DataFrame(rows, schema=SCORE_SCHEMA)
+    citation_scores = pl.DataFrame(rows, schema=CITATION_SCORE_SCHEMA)
     claim_scores = score_claims(
         claims,
         {c.citation_id: c.reference for c in checked},
@@ -177,7 +177,7 @@ def score_claims(
                 ],
             }
         )
-    return pl.DataFrame(rows, schema=CLAIM_SCHEMA)
+    return pl.DataFrame(rows, schema=CLAIM_SCORE_SCHEMA)
 
 
 def _missing_citations(claim: Claim) -> tuple[list[Citation], dict[str, ValidationResult]]:

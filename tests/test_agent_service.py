@@ -203,6 +203,19 @@ def test_agents_adding_at_once_keep_the_library_and_the_rate_limits(built):
     assert built.registry.rate_limited() == 0
 
 
+def test_a_service_keeps_its_registry_clients_for_its_life(registry_env):
+    """Agents of one crew call one service: every call uses its one client set, so they share
+    one limiter per registry; services given one pool share them too, other services do not."""
+    service = AgentService()
+    clients = service.registries()
+    assert service.registries() is clients
+    assert AgentService(pool=service.pool).registries() is clients
+    other = AgentService()
+    assert other.registries().http["crossref"].limiter is not clients.http["crossref"].limiter
+    service.pool.close()
+    other.pool.close()
+
+
 @pytest.mark.usefixtures("prefect_harness")
 def test_a_job_built_by_add_audits_alike_with_citeaudit_audit(built, tmp_path):
     with Library(built.db) as library:

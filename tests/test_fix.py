@@ -13,7 +13,7 @@ import defusedxml.ElementTree as SafeET
 from typer.testing import CliRunner
 
 from flows.cli import app
-from models.audit import Lookup, Reference, ValidationResult
+from models.audit import FieldAgreement, Lookup, Reference, Status, ValidationResult
 from tasks.match.decide import decide_identified, decide_unidentified
 from tasks.read import bibtex
 from tasks.registries.crossref_map import crossref_work_to_csl
@@ -204,3 +204,28 @@ def test_a_missing_title_comes_from_pubmed_without_its_full_stop(tmp_path: Path)
         "title  = {Patients over 75 years admitted to the National Burn Centre, Haukeland" in fixed
     )
     assert "2000-19}," in fixed and "2000-19.}" not in fixed
+
+
+def test_a_mark_the_entry_no_longer_earns_is_removed(tmp_path: Path) -> None:
+    refs, results = audited(tmp_path)
+    marked = fix_bibtex(BIB, refs, results).text
+    assert "citeaudit = {mismatch: DOI resolves to a different paper" in marked
+    again = bibtex.read([_written(tmp_path, marked)]).references
+    again = [r.model_copy(update={"citation_id": r.provenance.entry_key}) for r in again]
+    # Later the DOI's record agrees with the entry (say, the registry fixed its metadata).
+    wrong = next(r for r in again if r.citation_id == "wrongdoi2019")
+    agrees = FieldAgreement(title=1.0, authors=1.0, year=1.0)
+    now = {
+        **results,
+        "wrongdoi2019": ValidationResult(
+            citation_id="wrongdoi2019", status=Status.VERIFIED, record=wrong.item, agreement=agrees
+        ),
+    }
+    fixed = fix_bibtex(marked, again, now)
+    entry = fixed.text[fixed.text.index("@article{wrongdoi2019") :]
+    entry = entry[: entry.index("\n}\n") + 3]
+    original = BIB[BIB.index("@article{wrongdoi2019") :]
+    # The entry as the user wrote it, but for the comma adding the mark put after their last field.
+    assert entry.replace(",\n}", "\n}") == original[: original.index("\n}\n") + 3]
+    assert "@wrongdoi2019 (verified)\n  - citeaudit = {mismatch" in fixed.diff()
+    assert fix_bibtex(fixed.text, again, now).text == fixed.text

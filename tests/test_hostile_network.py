@@ -11,7 +11,7 @@ import pytest
 
 from models.audit import Identifiers, Reference
 from tasks.lookup import lookup_references
-from tasks.registries import Registries
+from tasks.registries import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 from tests.reliability_data import (
     FABRICATED_PMID_BASE,
@@ -50,7 +50,7 @@ def real_references() -> list[Reference]:
 
 def statuses(registry: FakeRegistry, refs: list[Reference], **overrides: Any) -> dict[str, str]:
     settings = registry.settings(**{**FAST, **overrides})
-    with Registries.from_settings(settings) as registries:
+    with Registries.from_settings(settings, RegistryPool()) as registries:
         results = lookup_references(refs, registries)
     return {result.citation_id: result.status.value for result in results}
 
@@ -133,7 +133,7 @@ def test_past_the_job_deadline_nothing_more_is_asked() -> None:
         settings = registry.settings(**{**FAST, "read_timeout_s": 30.0})
 
         def check() -> list[str]:
-            with Registries.from_settings(settings) as registries:
+            with Registries.from_settings(settings, RegistryPool()) as registries:
                 results = lookup_references(refs, registries, deadline=time.time() + 1.0)
             return [result.status.value for result in results]
 

@@ -13,7 +13,7 @@ CHECK_UNDER_FAULT = """
 import json, resource, sys
 from models.audit import Identifiers
 from tasks.lookup import lookup_references
-from tasks.registries import Registries
+from tasks.registries import RegistryPool, Registries
 from tests.fake_registry import FakeRegistry
 from tests.reliability_data import bare_id_reference, bundled_pmids, bundled_works
 
@@ -27,7 +27,7 @@ with FakeRegistry(rate_limits=False) as registry:
     refs = [bare_id_reference("p", pmid=bundled_pmids()[0]),
             bare_id_reference("d", doi=bundled_works()[0]["DOI"])]
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    with Registries.from_settings(settings) as registries:
+    with Registries.from_settings(settings, RegistryPool()) as registries:
         results = lookup_references(refs, registries)
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({

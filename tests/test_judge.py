@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from tasks.registries import Registries, RegistrySettings
+from tasks.registries import Registries, RegistryPool, RegistrySettings
 from tasks.registries.judge import parse_verdict
 from tasks.support.relevance import Pair
 from tests.fake_registry import FakeRegistry
@@ -36,7 +36,7 @@ def _registries(registry: FakeRegistry, tmp_path: Path, **overrides: object) -> 
         backoff_base_s=0.01,
         **overrides,
     )
-    return Registries.from_settings(settings)
+    return Registries.from_settings(settings, RegistryPool())
 
 
 def test_verdicts_are_parsed_strictly() -> None:
@@ -48,7 +48,7 @@ def test_verdicts_are_parsed_strictly() -> None:
 
 
 def test_the_judge_is_off_without_an_endpoint_and_needs_a_model() -> None:
-    assert Registries.from_settings(RegistrySettings(llm_url=None)).judge is None
+    assert Registries.from_settings(RegistrySettings(llm_url=None), RegistryPool()).judge is None
     with pytest.raises(ValidationError, match="CITEAUDIT_LLM_MODEL"):
         RegistrySettings(llm_url="http://127.0.0.1:9/v1", llm_model=None)
 

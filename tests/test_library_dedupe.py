@@ -99,6 +99,7 @@ def test_cli_dedupe_computes_match_keys_an_older_library_lacks(tmp_path):
         # A library an older citeaudit stored: its records lack the keys compared since.
         for column in ("first_author_words", "source"):
             library.con.execute(f"ALTER TABLE dedupe_records DROP COLUMN {column}")
+        library.con.execute("UPDATE library_meta SET value = '2' WHERE key = 'schema_version'")
     rebuild(db)
     with Library(db) as library:
         rebuilt = library.table("dedupe_records").sort("citation_id")
@@ -147,6 +148,7 @@ def test_cli_dedupe_gives_works_to_citations_stored_before_dedupe(tmp_path):
         for table in ("dedupe_records", "works", "work_links"):
             library.con.execute(f"DROP TABLE {table}")
         library.con.execute("UPDATE citations SET work_id = NULL")
+        library.con.execute("UPDATE library_meta SET value = '1' WHERE key = 'schema_version'")
     rebuild(db)
     with Library(db) as library:
         citations = library.table("citations")

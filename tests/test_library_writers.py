@@ -18,8 +18,17 @@ from models.csl import CSLItem
 from tasks.citation_ids import assign_citation_ids
 from tasks.identifiers import normalize_doi
 from tasks.store import JobFolder, Library, LibraryLocked, UnsafeJobId, check_job_id
-from tasks.store.schema import SCHEMA_VERSION, version_of
+from tasks.store.schema import (
+    SCHEMA_VERSION,
+    UndeclaredColumns,
+    columns_of,
+    library_tables,
+    table_names,
+    version_of,
+)
 from tests.test_store import frames_for, make_refs
+
+VERSION_2 = Path(__file__).parent / "fixtures" / "library-v2"
 
 HOLD = """
 import sys, time
@@ -85,6 +94,74 @@ def test_an_unversioned_library_is_migrated(tmp_path) -> None:
     with Library(db) as lib:
         assert version_of(lib.con) == SCHEMA_VERSION
         assert lib.bulk_batches_done("j", "f") == set()
+
+
+def shapes(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
+    return {name: columns_of(con, name) for name in library_tables()}
+
+
+def test_a_new_library_has_exactly_the_declared_tables(tmp_path) -> None:
+    with Library(tmp_path / "lib.duckdb") as lib:
+        assert table_names(lib.con) == {*library_tables(), "validations"}
+        assert shapes(lib.con) == {t.name: t.sql_columns for t in library_tables().values()}
+        assert version_of(lib.con) == SCHEMA_VERSION
+
+
+def version_2_library(db: Path) -> dict[str, pl.DataFrame]:
+    """The committed version-2 library imported into `db`; its tables' rows by name."""
+    with duckdb.connect(str(db)) as con:
+        con.execute(f"IMPORT DATABASE '{VERSION_2}'")
+        assert version_of(con) == 2
+        return {name: con.sql(f'SELECT * FROM "{name}"').pl() for name in table_names(con)}
+
+
+def same_rows(before: pl.DataFrame, after: pl.DataFrame) -> bool:
+    key = [c for c in before.columns if not isinstance(before.schema[c], pl.List | pl.Struct)]
+    return after.select(before.columns).sort(key).equals(before.sort(key))
+
+
+def test_a_version_2_library_migrates_keeping_every_row(tmp_path) -> None:
+    db = tmp_path / "old.duckdb"
+    before = version_2_library(db)
+    emptied = {"citations": "confidence", "works": "type"}
+    with duckdb.connect(str(db)) as con:  # tables grown column by column from frames
+        con.execute("ALTER TABLE citations DROP COLUMN confidence")
+        con.execute("ALTER TABLE citations ADD COLUMN confidence DOUBLE")  # now the last
+        con.execute("ALTER TABLE works DROP COLUMN type")
+    with Library(db) as lib:
+        assert version_of(lib.con) == SCHEMA_VERSION
+        assert shapes(lib.con) == {t.name: t.sql_columns for t in library_tables().values()}
+        after = {name: lib.table(name) for name in before}
+    assert all(frame.height for frame in before.values())  # the fixture fills every table
+    for name, rows in before.items():
+        if name != "library_meta":  # its schema_version moved on
+            assert same_rows(rows.drop(emptied.get(name, [])), after[name]), name
+    for name, column in emptied.items():
+        assert after[name][column].null_count() == after[name].height
+
+
+def test_a_library_with_an_undeclared_column_is_left_as_it_was(tmp_path) -> None:
+    db = tmp_path / "old.duckdb"
+    version_2_library(db)
+    with duckdb.connect(str(db)) as con:
+        con.execute("ALTER TABLE works ADD COLUMN legacy VARCHAR")
+    with pytest.raises(UndeclaredColumns, match="works has no column legacy"):
+        Library(db)
+    with duckdb.connect(str(db)) as con:
+        assert version_of(con) == 2
+
+
+def test_a_write_with_an_undeclared_column_fails_and_changes_nothing(tmp_path) -> None:
+    db = tmp_path / "lib.duckdb"
+    refs = make_refs(2)
+    with Library(db) as lib:
+        lib.save_job("j", ["x"], frames_for("j", refs, Status.VERIFIED))
+        frames = frames_for("j", refs, Status.MISMATCH)
+        frames["citations"] = frames["citations"].with_columns(pl.lit(1).alias("surprise"))
+        with pytest.raises(UndeclaredColumns, match="citations has no column surprise"):
+            lib.save_job("j", ["x"], frames)
+        assert set(lib.table("citations", "j")["status"]) == {"verified"}
+        assert "surprise" not in lib.table("citations").columns
 
 
 def test_a_recheck_never_brings_back_a_citation_the_job_dropped(tmp_path) -> None:

@@ -8,7 +8,7 @@ import pytest
 from models.audit import Identifiers, Provenance, Reference, Status
 from models.csl import CSLDate, CSLItem, CSLName
 from tasks.lookup import lookup_references
-from tasks.registries import Registries
+from tasks.registries import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 
 PLOS = "10.1371/journal.pone.0033693"
@@ -37,7 +37,7 @@ def registries(fake_registry: FakeRegistry) -> Iterator[Registries]:
         backoff_base_s=0.01,
         backoff_cap_s=0.05,
     )
-    with Registries.from_settings(settings) as clients:
+    with Registries.from_settings(settings, RegistryPool()) as clients:
         yield clients
 
 
@@ -48,7 +48,7 @@ def crossref_pubmed(fake_registry: FakeRegistry) -> Iterator[Registries]:
     settings = fake_registry.settings(
         max_attempts=2, backoff_base_s=0.01, backoff_cap_s=0.05, registries="crossref,pubmed"
     )
-    with Registries.from_settings(settings) as clients:
+    with Registries.from_settings(settings, RegistryPool()) as clients:
         yield clients
 
 

@@ -111,6 +111,12 @@ def test_romanised_names_and_titles_against_native_script() -> None:
     chinese = CSLItem.model_validate({"id": "k", "author": people(("张", "伟"))})
     pinyin = CSLItem.model_validate({"id": "k", "author": people(("Zhang", "Wei"))})
     assert author_agreement(pinyin.author or [], chinese.author or []) == 1.0
+    whole = CSLItem.model_validate({"id": "k", "author": [{"family": "张伟"}]})
+    initial = CSLItem.model_validate({"id": "k", "author": people(("Zhang", "W."))})
+    other = CSLItem.model_validate({"id": "k", "author": people(("Zhang", "Min"))})
+    assert author_agreement(pinyin.author or [], whole.author or []) == 1.0
+    assert author_agreement(initial.author or [], whole.author or []) == 1.0
+    assert author_agreement(other.author or [], whole.author or []) == 0.0
     assert title_similarity("Neironnye seti", "Нейронные сети") >= 0.9
     assert title_similarity("Svertochnye seti", "Нейронные сети") < 0.9
 

@@ -8,9 +8,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from tasks.registries import Registries, RegistryRequestError, RegistrySettings
+from tasks.registries import Registries, RegistryPool, RegistryRequestError, RegistrySettings
+from tasks.registries.crossref import _filter_params
 from tests.fake_registry.server import FakeRegistry
 
 DATACITE_DOI = "10.5061/dryad.8515"
@@ -30,8 +32,10 @@ MakeRegistries = Callable[..., Registries]
 
 @pytest.fixture
 def make_registries(fake: FakeRegistry, tmp_path: Path) -> Iterator[MakeRegistries]:
-    """Registries pointed at the fake, fast retries, a private cache; options override."""
+    """Registries pointed at the fake, fast retries, a private cache; options override. One
+    pool for the test, as for one job: the clients it builds share the registries' pace."""
     built: list[Registries] = []
+    pool = RegistryPool()
 
     def make(**options: Any) -> Registries:
         settings = {
@@ -47,7 +51,7 @@ def make_registries(fake: FakeRegistry, tmp_path: Path) -> Iterator[MakeRegistri
             "read_timeout_s": 2.0,
             **options,
         }
-        registries = Registries.from_settings(RegistrySettings(**settings))
+        registries = Registries.from_settings(RegistrySettings(**settings), pool)
         built.append(registries)
         return registries
 
@@ -93,6 +97,23 @@ def test_filter_urls_stay_under_the_length_limit(
     requests = [r for r in fake.log if r.endpoint == "works_filter"]
     assert len(requests) > 1
     assert all(len(fake.base_url) + len(r.path) <= 1_000 for r in requests)
+
+
+def test_filter_batches_are_as_full_as_the_length_limit_allows(
+    fake: FakeRegistry, make_registries: MakeRegistries
+) -> None:
+    crossref = make_registries(max_url_chars=1_000).crossref
+    dois = [f"10.1000/{'ü' * (n % 7)}x{n}(a)<b>" for n in range(300)]  # lengths vary, some escaped
+    batches = list(crossref.batches(dois))
+    assert [d for b in batches for d in b] == dois
+
+    def url_len(batch: list[str]) -> int:
+        return len(str(httpx.URL(f"{fake.crossref_url}/works", params=_filter_params(batch))))
+
+    limit = 1_000 - 200  # room left for the mailto, as the client leaves it
+    for batch, following in zip(batches, batches[1:], strict=False):
+        assert url_len(batch) <= limit
+        assert url_len([*batch, following[0]]) > limit  # the next DOI would not have fit
 
 
 def test_unknown_doi_is_not_found_after_the_agency_says_so(
@@ -325,6 +346,42 @@ def test_no_429_from_ncbi_without_api_key(
 
     _hammer(4, 2, work)
     assert fake.count("efetch") == 8 and fake.rate_limited() == 0
+
+
+@pytest.mark.parametrize("one_pool", [True, False])
+def test_clients_built_through_one_pool_share_the_pace_and_two_pools_do_not(
+    one_pool: bool, fake: FakeRegistry, make_registries: MakeRegistries
+) -> None:
+    """Two client sets asking Crossref side by side, as two threads of one job (rebuilding
+    clients) or two jobs: through one pool they keep one limiter's pace between them; through
+    two pools each keeps its own, so together they go twice as fast."""
+    options = {"mailto": MAILTO, "cache_enabled": False, "crossref_max_rate": 4.0}
+    if one_pool:
+        clients = [make_registries(**options), make_registries(**options)]
+    else:
+        clients = [
+            Registries.from_settings(fake.settings(**options), RegistryPool()) for _ in range(2)
+        ]
+    dois = crossref_dois(fake, 10)
+
+    def work(thread: int, call: int) -> None:
+        doi = dois[thread * 5 + call]
+        assert clients[thread].crossref.fetch_dois([doi])[doi].record
+
+    try:
+        _hammer(2, 5, work)
+    finally:
+        if not one_pool:
+            for registries in clients:
+                registries.close()
+    arrivals = sorted(r.at for r in fake.log if r.endpoint == "works_filter")
+    assert len(arrivals) == 10 and fake.rate_limited() == 0
+    one_limiter = 9 / (4.0 * 0.9)  # ten requests, evenly spaced at one limiter's pace
+    span = arrivals[-1] - arrivals[0]
+    if one_pool:
+        assert span >= one_limiter * 0.95
+    else:
+        assert span < one_limiter * 0.75
 
 
 def test_client_slows_down_when_the_advertised_limit_drops(

@@ -130,7 +130,7 @@ def test_gzip_bodies_survive_the_cache(tmp_path: Path) -> None:
     cache = ResponseCache(tmp_path)
     http = RegistryHttp(
         "http://gzip.test",
-        HostLimits(1000.0, 4),
+        HostLimiter(HostLimits(1000.0, 4)),
         cache=cache,
         transport=httpx.MockTransport(gzip_answer),
         retry=FAST,
@@ -150,7 +150,7 @@ def test_unusable_cached_body_is_evicted_and_fetched_again(tmp_path: Path) -> No
 
     http = RegistryHttp(
         "http://evict.test",
-        HostLimits(1000.0, 4),
+        HostLimiter(HostLimits(1000.0, 4)),
         cache=ResponseCache(tmp_path),
         transport=httpx.MockTransport(answer),
         retry=FAST,
@@ -168,7 +168,7 @@ def test_400_is_a_request_error_an_authoritative_404_an_answer_and_5xx_unavailab
 
     http = RegistryHttp(
         "http://status.test",
-        HostLimits(1000.0, 4),
+        HostLimiter(HostLimits(1000.0, 4)),
         transport=httpx.MockTransport(answer),
         retry=FAST,
     )
@@ -209,7 +209,7 @@ def test_a_damaged_cache_entry_is_a_miss(tmp_path: Path) -> None:
 
     http = RegistryHttp(
         "http://damaged.test",
-        HostLimits(1000.0, 4),
+        HostLimiter(HostLimits(1000.0, 4)),
         cache=ResponseCache(tmp_path),
         transport=httpx.MockTransport(answer),
         retry=FAST,
@@ -251,7 +251,7 @@ def test_an_unreachable_host_is_skipped_after_two_failed_requests() -> None:
     with socket.socket() as probe:  # a loopback port nobody listens on: connection refused
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    http = RegistryHttp(f"http://127.0.0.1:{port}", HostLimits(1000.0, 4), retry=FAST)
+    http = RegistryHttp(f"http://127.0.0.1:{port}", HostLimiter(HostLimits(1000.0, 4)), retry=FAST)
     for _ in range(2):
         with pytest.raises(RegistryUnavailable) as failed:
             http.get("/works", json_body)
@@ -265,7 +265,7 @@ def test_an_unreachable_host_is_skipped_after_two_failed_requests() -> None:
 def test_a_host_that_answers_5xx_is_never_skipped() -> None:
     http = RegistryHttp(
         "http://status.test",
-        HostLimits(1000.0, 4),
+        HostLimiter(HostLimits(1000.0, 4)),
         transport=httpx.MockTransport(lambda r: _json_reply(r, {}, 503)),
         retry=FAST,
     )

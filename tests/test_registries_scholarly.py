@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tasks.registries import Registries, RegistrySettings, RegistryUnavailable
+from tasks.registries import Registries, RegistryPool, RegistrySettings, RegistryUnavailable
 from tests.fake_registry.server import FakeRegistry
 
 S2_KEY = "s2KEY-7c1e9a33d05b"
@@ -41,7 +41,7 @@ def make(fake: FakeRegistry, tmp_path: Path, **options: Any) -> Registries:
         "openalex_api_key": OPENALEX_KEY,
         **options,
     }
-    return Registries.from_settings(fake.settings(**settings))
+    return Registries.from_settings(fake.settings(**settings), RegistryPool())
 
 
 # --- DBLP -----------------------------------------------------------------------------------
@@ -230,7 +230,9 @@ def test_keys_never_reach_the_cache_or_errors(fake: FakeRegistry, tmp_path: Path
 
 def test_registries_selects_by_environment_names(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CITEAUDIT_REGISTRIES", "crossref, s2")
-    status = Registries.from_settings(RegistrySettings(cache_enabled=False)).status()
+    status = Registries.from_settings(
+        RegistrySettings(cache_enabled=False), RegistryPool()
+    ).status()
     assert status["crossref"] is None and status["semantic_scholar"] is None
     assert status["dblp"] == "not in CITEAUDIT_REGISTRIES"
 

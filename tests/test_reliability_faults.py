@@ -14,7 +14,7 @@ from models.audit import Reference, Status, ValidationResult
 from models.job import JobParams
 from tasks.citation_ids import plan_chunks
 from tasks.lookup import lookup_references
-from tasks.registries import Registries
+from tasks.registries import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 from tests.fake_registry.fixtures import point_env_at
 from tests.reliability_data import bundled_works, mixed_references, write_doi_list
@@ -57,7 +57,7 @@ def check_in_chunks(
         pubmed_batch_size=20,
         **{**FAST_RETRIES, "max_attempts": max_attempts},  # type: ignore[arg-type]
     )
-    with Registries.from_settings(settings) as registries:
+    with Registries.from_settings(settings, RegistryPool()) as registries:
         results: list[ValidationResult] = []
         for chunk in plan_chunks(refs, 60):
             results += lookup_references(chunk, registries)

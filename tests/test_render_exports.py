@@ -9,7 +9,16 @@ import rispy
 from bibtexparser.middlewares import LatexDecodingMiddleware
 
 from models.csl import CSLItem
-from tasks.render.exports import ExportEntry, citation_keys, to_bibtex, to_csl_json, to_ris
+from tasks.render import exports
+from tasks.render.exports import (
+    ExportEntry,
+    citation_keys,
+    latex_text,
+    to_bibtex,
+    to_csl_json,
+    to_ris,
+)
+from tests.reliability_data import bundled_works
 
 FIXTURES = Path(__file__).parent / "fixtures" / "csl"
 
@@ -227,3 +236,16 @@ def _braces_pair_up(value: str) -> bool:
         if depth < 0:
             return False
     return depth == 0
+
+
+def test_the_ascii_fast_path_writes_what_the_encoder_writes() -> None:
+    """latex_text skips the encoder for plain ASCII: over every real title, name and venue of the
+    bundled Crossref works, and ASCII text with each special, the output is the encoder's."""
+    texts = [chr(c) + " x" for c in range(32, 127)]
+    for work in bundled_works():
+        texts += work.get("title", []) + work.get("container-title", [])
+        texts += [a.get("family", "") for a in work.get("author", [])]
+    texts = [t for t in texts if t]
+    assert sum(t.isascii() for t in texts) > 1_000
+    for text in texts:
+        assert latex_text(text) == exports._LATEX.unicode_to_latex(exports._balanced(text)), text

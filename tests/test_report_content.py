@@ -106,12 +106,29 @@ def test_a_mismatch_is_shown_beside_its_record_field_by_field_with_a_suggestion(
         "venue": ("Nature", "Engineering Structures", True),
     }
     assert "Cyclic flange buckling" in problem.suggestion
-    assert "does not yet look up a record by the claimed title" in problem.suggestion
+    assert "no registry record matched the title and authors you cite" in problem.suggestion
     page, markdown = both(ReportData("j", cited))
     assert page.count('class="disagree"') == 3
     assert "**title differs**: Deep Learning for Protein Folding → Cyclic flange buckling" in (
         markdown
     )
+
+
+def test_a_mismatch_suggests_the_record_its_cited_title_verifies_against() -> None:
+    cited = citations(
+        citation(entry_key="wrongdoi2019", status="mismatch", doi="10.1016/j.x.2019.1",
+                 claimed_title="Deep Learning for Protein Folding", registry="crossref",
+                 matched_id="10.1016/j.x.2019.1", matched_title="Cyclic flange buckling",
+                 agreement_title=0.05, suggested_registry="dblp",
+                 suggested_id="journals/nature/Smith19",
+                 suggested_title="Deep learning for protein folding"),
+    )  # fmt: skip
+    (problem,) = select(ReportData("j", cited)).flagged
+    assert "dblp record journals/nature/Smith19" in problem.suggestion
+    assert "Deep learning for protein folding" in problem.suggestion
+    page, markdown = both(ReportData("j", cited))
+    assert "journals/nature/Smith19" in page
+    assert "journals/nature/Smith19" in markdown
 
 
 def test_dois_pmids_and_arxiv_ids_are_links() -> None:

@@ -3,14 +3,17 @@ the fake registry: identifiers to their registry, titles to the registries of th
 first that verifies decides, preprints cited as published, registries that cannot be asked."""
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
-from models.audit import Identifiers, Provenance, Reference, Status
+from models.audit import Checked, Identifiers, Provenance, Reference, Status
 from models.csl import CSLDate, CSLItem, CSLName
+from tasks.frames import citations_frame, result_from_row
 from tasks.lookup import lookup_references
-from tasks.registries import Registries
+from tasks.registries import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 
 TITLE = "Attention Is All You Need"
@@ -35,7 +38,7 @@ def fake() -> Iterator[FakeRegistry]:
 
 def registries_for(fake: FakeRegistry, **options: Any) -> Registries:
     settings = {"max_attempts": 2, "backoff_base_s": 0.01, "s2_api_key": None, **FAST, **options}
-    return Registries.from_settings(fake.settings(**settings))
+    return Registries.from_settings(fake.settings(**settings), RegistryPool())
 
 
 def dblp_hit(venue: str, key: str = "conf/nips/VaswaniSPUJGKP17") -> dict[str, Any]:
@@ -101,6 +104,37 @@ def test_the_next_registry_is_asked_only_while_nothing_decided(fake: FakeRegistr
     assert result.status is Status.VERIFIED and result.registry == "semantic_scholar"
     assert result.asked == ["dblp", "semantic_scholar"]
     assert fake.count("arxiv_search") == 0 and fake.count("works_query") == 0
+
+
+def test_a_doi_naming_another_paper_comes_with_the_work_its_title_names(
+    fake: FakeRegistry, tmp_path: Path
+) -> None:
+    fake.scholarly.add_dblp_hit(dblp_hit("NeurIPS"))
+    wrong_doi = cited(ids=Identifiers(doi=UNRELATED_WORK["DOI"]))
+    with registries_for(fake) as registries:
+        [result] = lookup_references([wrong_doi], registries)
+    assert result.status is Status.MISMATCH  # the identifier still names another paper
+    assert result.matched_id == "10.5555/unrelated"
+    assert result.suggested is not None
+    assert (result.suggested.registry, result.suggested.identifier) == (
+        "dblp",
+        "conf/nips/VaswaniSPUJGKP17",
+    )
+    assert "the title cited is dblp record conf/nips/VaswaniSPUJGKP17" in result.reason
+    assert result.requests["dblp"] == 1.0  # the search counts against the citation
+    path = tmp_path / "citations.parquet"
+    citations_frame("job", [Checked(reference=wrong_doi, result=result)]).write_parquet(path)
+    (row,) = pl.read_parquet(path).iter_rows(named=True)
+    assert (row["suggested_registry"], row["suggested_title"]) == ("dblp", TITLE)
+    assert result_from_row(row).suggested == result.suggested
+
+
+def test_no_work_is_suggested_when_the_cited_title_matches_nothing(fake: FakeRegistry) -> None:
+    wrong_doi = cited(ids=Identifiers(doi=UNRELATED_WORK["DOI"]))
+    with registries_for(fake, registries="crossref,dblp") as registries:
+        [result] = lookup_references([wrong_doi], registries)
+    assert result.status is Status.MISMATCH and result.suggested is None
+    assert fake.count("dblp_search") == 1
 
 
 def test_a_preprint_cited_as_published_is_a_venue_mismatch(fake: FakeRegistry) -> None:

@@ -73,7 +73,7 @@ def test_sql_metacharacters_are_data(tmp_path):
     assert title == "Title 0; DROP TABLE citations; --'"
 
 
-def test_new_columns_extend_an_existing_library(tmp_path):
+def test_columns_a_frame_leaves_out_are_stored_empty(tmp_path):
     db = tmp_path / "lib.duckdb"
     refs = make_refs(2)
     with Library(db) as lib:

@@ -2,11 +2,18 @@
 
 import polars as pl
 
-from tasks.dedupe.records import ID_KINDS
+from tasks.dedupe.records import ID_KINDS, RECORD_SCHEMA
 
 CANONICAL_FIELDS = (
     *ID_KINDS, "title", "authors", "container_title", "year", "volume", "pages", "type",
 )  # fmt: skip
+WORKS_SCHEMA: dict[str, pl.DataType] = {
+    "work_id": pl.Utf8(),
+    "citations": pl.UInt32(),  # what pl.len() counts in
+    "verified": pl.Boolean(),
+    "canonical_citation_id": pl.Utf8(),
+    **{field: RECORD_SCHEMA[field] for field in CANONICAL_FIELDS},
+}
 
 
 def canonical_works(records: pl.DataFrame) -> pl.DataFrame:
@@ -28,4 +35,5 @@ def canonical_works(records: pl.DataFrame) -> pl.DataFrame:
             *[pl.col(field).drop_nulls().first() for field in CANONICAL_FIELDS],
         )
         .sort("work_id")
+        .cast(pl.Schema(WORKS_SCHEMA))
     )

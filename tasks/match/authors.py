@@ -63,7 +63,25 @@ def name_agreement(a: CSLName, b: CSLName) -> float:
     # Given and family swapped (common with East Asian names in Western-order databases).
     if _same_surname(family_a, _given(b)) and _same_surname(_given(a), family_b):
         return 1.0
+    if _whole_name_romanised(a, b) or _whole_name_romanised(b, a):
+        return 1.0
     return 0.0
+
+
+def _whole_name_romanised(whole: CSLName, parts: CSLName) -> bool:
+    """A native-script name kept whole, family name first, with no given name (`张伟`, as some
+    registries store Chinese names) against its romanisation cited as family and given
+    (`Zhang, Wei` or `Zhang, W.`)."""
+    text = whole.family or whole.literal or ""
+    if whole.given or not text or is_latin(text) or not (parts.family and parts.given):
+        return False
+    key, family = surname_key(transliterate(text)), surname_key(parts.family)
+    given = words(parts.given)
+    if not family or not given or not key.startswith(family):
+        return False
+    rest = key[len(family) :]
+    # A full given name must be the rest; an initial (`W.`) its first letter.
+    return rest == "".join(given) if len(given[0]) > 1 else rest[:1] == given[0]
 
 
 def surname_in_text(name: CSLName, text: str) -> bool:

@@ -425,13 +425,18 @@ def _mismatch_reason(
     agreement: FieldAgreement,
     decision: Decision,
 ) -> str:
-    if agreement.title is not None and agreement.title < TITLE_DIFFERENT_PAPER:
+    if names_another_paper(agreement):
         return (
             f"{kind} resolves to a different paper: '{found.item.title}' "
             f"(title similarity {agreement.title:.2f})"
         )
     details = [_field_detail(f, ref, found.item, agreement) for f in decision.contradicted]
     return f"{kind} {found.identifier} exists, but the reference disagrees on " + "; ".join(details)
+
+
+def names_another_paper(agreement: FieldAgreement) -> bool:
+    """The identifier's record is another paper, not the cited one with a wrong field."""
+    return agreement.title is not None and agreement.title < TITLE_DIFFERENT_PAPER
 
 
 def _unmatched_reason(decision: Decision, candidate: RegistryRecord) -> str:

@@ -1,17 +1,23 @@
 """The network layer: one HTTP stack (rate limit, retry, cache) and a client per registry.
 
-Build one `Registries` per process and share it across threads:
+The HTTP stack's shared state is passed in, not kept in modules: whoever builds clients (a flow's
+process, the agent service, a bench, a test) makes one `RegistryPool` and passes it down; every
+client built through it shares one limiter per registry. Share one `Registries` across threads:
 
-    with Registries.from_settings(RegistrySettings()) as registries:
+    pool = RegistryPool()
+    with Registries.from_settings(RegistrySettings(), pool) as registries:
         lookups = registries.crossref.fetch_dois(["10.1371/journal.pone.0033693"])
         records = registries.pubmed.fetch_pmids(["11618220"])
         registries.status()   # which registries are asked, and why the others are not
 """
 
+import threading
+from collections.abc import Hashable
 from dataclasses import replace
 from types import TracebackType
 
 import httpx
+from pydantic import SecretStr
 
 from tasks.registries.arxiv import ArxivClient
 from tasks.registries.cache import ResponseCache
@@ -25,7 +31,7 @@ from tasks.registries.http import (
     RetryPolicy,
 )
 from tasks.registries.judge import JudgeClient
-from tasks.registries.limits import HostLimits
+from tasks.registries.limits import HostLimiter, HostLimits
 from tasks.registries.openalex import OpenAlexClient
 from tasks.registries.pubmed import PubMedClient
 from tasks.registries.semantic_scholar import SemanticScholarClient
@@ -43,6 +49,7 @@ __all__ = [
     "PubMedClient",
     "SemanticScholarClient",
     "Registries",
+    "RegistryPool",
     "RegistryRequestError",
     "RegistrySettings",
     "RegistryUnavailable",
@@ -154,9 +161,13 @@ class Registries:
 
     @classmethod
     def from_settings(
-        cls, settings: RegistrySettings, transport: httpx.BaseTransport | None = None
+        cls,
+        settings: RegistrySettings,
+        pool: "RegistryPool",
+        transport: httpx.BaseTransport | None = None,
     ) -> "Registries":
-        """`transport` replaces the network below limiter and cache (tests, proxies)."""
+        """A client set over `pool`'s limiters; the caller closes it. `transport` replaces the
+        network below limiter and cache (tests, proxies)."""
         retry = RetryPolicy(
             max_attempts=settings.max_attempts,
             backoff_base_s=settings.backoff_base_s,
@@ -174,7 +185,7 @@ class Registries:
         def stack(url: str, limits: HostLimits, credentials: Credentials) -> RegistryHttp:
             return RegistryHttp(
                 url,
-                limits,
+                pool.limiter(url, limits),
                 retry=retry,
                 timeout=timeout,
                 cache=cache,
@@ -261,3 +272,43 @@ class Registries:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class RegistryPool:
+    """The HTTP stack's shared state for one process or job, made by whoever builds clients and
+    passed down: one limiter per registry, shared by every client built through the pool (so
+    threads and rebuilt clients cannot multiply the pace), and the client sets `registries`
+    builds, closed together. Two pools know nothing of each other. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()  # building a client set takes limiters under it
+        self._limiters: dict[tuple[str, HostLimits], HostLimiter] = {}
+        self._client_sets: dict[tuple[Hashable, ...], Registries] = {}
+
+    def limiter(self, base_url: str, limits: HostLimits) -> HostLimiter:
+        """The pool's limiter for a registry: its base URL, and its identity (limits differ
+        with and without mailto or a key, and so do the registry's pools)."""
+        key = (base_url.rstrip("/"), limits)
+        with self._lock:
+            if key not in self._limiters:
+                self._limiters[key] = HostLimiter(limits)
+            return self._limiters[key]
+
+    def registries(self, settings: RegistrySettings) -> Registries:
+        """The pool's client set for `settings`, built on first use and kept until `close`:
+        callers that read settings afresh each time (the environment may change) share it."""
+        # Secrets count too (a new key is a new identity); the key stays in memory only.
+        key = tuple(
+            value.get_secret_value() if isinstance(value, SecretStr) else value
+            for value in settings.model_dump().values()
+        )
+        with self._lock:
+            if key not in self._client_sets:
+                self._client_sets[key] = Registries.from_settings(settings, self)
+            return self._client_sets[key]
+
+    def close(self) -> None:
+        with self._lock:
+            client_sets, self._client_sets = list(self._client_sets.values()), {}
+        for registries in client_sets:
+            registries.close()

@@ -123,22 +123,37 @@ class CrossrefClient:
         return {doi: lookups[doi] for doi in wanted}
 
     def batches(self, dois: Sequence[str]) -> Iterator[list[str]]:
-        """Groups of at most `batch_size` DOIs whose filter URL stays under the length limit."""
+        """Groups of at most `batch_size` DOIs whose filter URL stays under the length limit.
+        Percent-encoding is character by character, so a batch's URL is its empty filter's URL
+        plus each DOI's encoded `doi:…` and the encoded commas between them: linear, where
+        building each growing URL was quadratic."""
         batch: list[str] = []
+        length = 0
         for doi in dois:
-            candidate = [*batch, doi]
+            added = self._encoded_len(f"doi:{doi}") + (self._comma if batch else 0)
             if batch and (
-                len(candidate) > self.batch_size
-                or len(self._filter_url(candidate)) > self._max_url_chars
+                len(batch) + 1 > self.batch_size
+                or self._empty_url_len(len(batch) + 1) + length + added > self._max_url_chars
             ):
                 yield batch
-                candidate = [doi]
-            batch = candidate
+                batch, length = [], 0
+                added = self._encoded_len(f"doi:{doi}")
+            batch.append(doi)
+            length += added
         if batch:
             yield batch
 
-    def _filter_url(self, dois: Sequence[str]) -> str:
-        return str(httpx.URL(f"{self._http.base_url}/works", params=_filter_params(dois)))
+    def _empty_url_len(self, rows: int) -> int:
+        url = httpx.URL(f"{self._http.base_url}/works", params={"filter": "", "rows": rows})
+        return len(str(url))
+
+    def _encoded_len(self, text: str) -> int:
+        """How long `text` is once encoded as a query value."""
+        return len(str(httpx.URL("http://x/", params={"q": text}))) - len("http://x/?q=")
+
+    @property
+    def _comma(self) -> int:
+        return self._encoded_len(",")
 
     def _fetch_batch(self, batch: list[str]) -> dict[str, Lookup]:
         try:

@@ -35,7 +35,7 @@ from tasks.registries.deadline import (
     request_ends_at,
     sending_until,
 )
-from tasks.registries.limits import HostLimits, shared_limiter
+from tasks.registries.limits import HostLimiter
 from tasks.registries.transports import (
     DEFAULT_MAX_BODY_BYTES,
     Credentials,
@@ -133,12 +133,14 @@ class Reply(Generic[T]):
 
 
 class RegistryHttp:
-    """One registry host: base URL, limiter, cache, credentials and retries. Thread-safe."""
+    """One registry host: base URL, limiter, cache, credentials and retries. Thread-safe.
+    The limiter is passed in: every client of one registry in a process or job must hold the
+    same one (`RegistryPool.limiter`), or threads and rebuilt clients multiply the pace."""
 
     def __init__(
         self,
         base_url: str,
-        limits: HostLimits,
+        limiter: HostLimiter,
         *,
         retry: RetryPolicy | None = None,
         timeout: httpx.Timeout | None = None,
@@ -150,7 +152,7 @@ class RegistryHttp:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._request_deadline_s = request_deadline_s
-        self.limiter = shared_limiter(self.base_url, limits)
+        self.limiter = limiter
         self._retry = retry or RetryPolicy()
         self._cache = cache
         self._credentials = credentials or Credentials()

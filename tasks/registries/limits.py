@@ -1,4 +1,5 @@
-"""Client-side politeness: a token bucket and an in-flight cap per registry host, shared by threads.
+"""Client-side politeness: a token bucket and an in-flight cap per registry host, shared by threads
+(the clients of one `RegistryPool` share one `HostLimiter` per registry).
 
 Registries publish their limits (Crossref: `x-rate-limit-limit` requests per
 `x-rate-limit-interval`, and `x-concurrency-limit`); the limiter starts from configured maxima,
@@ -181,18 +182,3 @@ def _int_header(headers: Mapping[str, str], name: str) -> int | None:
         return int(value.strip())
     except ValueError:
         return None
-
-
-_SHARED: dict[tuple[str, HostLimits], HostLimiter] = {}
-_SHARED_LOCK = threading.Lock()
-
-
-def shared_limiter(base_url: str, limits: HostLimits) -> HostLimiter:
-    """The one limiter of this process for a registry (its base URL, and identity: limits differ
-    with and without mailto): every client built for it shares it, so threads and repeated
-    client construction cannot multiply the pace."""
-    with _SHARED_LOCK:
-        key = (base_url, limits)
-        if key not in _SHARED:
-            _SHARED[key] = HostLimiter(limits)
-        return _SHARED[key]

@@ -35,7 +35,7 @@ _BOOKTITLE_TYPES = {"inproceedings", "incollection", "inbook", "conference"}
 class Change:
     field: str
     old: str | None  # as the file wrote it; None: the field was added
-    new: str
+    new: str | None  # None: the field is removed (a mark the entry no longer earns)
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,8 @@ class FixedBibliography:
             for change in fix.changes:
                 if change.old is not None:
                     lines.append(f"  - {change.field} = {_one_line(change.old)}")
-                lines.append(f"  + {change.field} = {{{_one_line(change.new)}}}")
+                if change.new is not None:
+                    lines.append(f"  + {change.field} = {{{_one_line(change.new)}}}")
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks) + ("\n" if blocks else "")
 
@@ -102,13 +103,16 @@ def _changes(
     claimed: CSLItem,
     result: ValidationResult,
 ) -> list[Change]:
-    wanted = {} if result.retracted else _corrections(entry_type, values, claimed, result)
-    if mark := _mark(result):
-        wanted[MARK_FIELD] = mark
+    wanted: dict[str, str | None] = {}
+    if not result.retracted:
+        wanted.update(_corrections(entry_type, values, claimed, result))
+    # An earlier run's mark goes when the entry no longer earns one (it verifies now).
+    wanted[MARK_FIELD] = _mark(result)
     return [
         Change(name, values[name][2] if name in values else None, new)
         for name, new in wanted.items()
-        if name not in values or values[name][2].strip('{}" ') != new
+        if (name in values and (new is None or values[name][2].strip('{}" ') != new))
+        or (name not in values and new is not None)
     ]
 
 
@@ -170,12 +174,17 @@ def _mark(result: ValidationResult) -> str | None:
 def _rewrite(raw: str, changes: Sequence[Change]) -> str:
     """The entry's text with changed values replaced in place and new fields added at its end."""
     values = _values(raw)
-    replaced = sorted(
-        ((values[c.field][0], values[c.field][1], c.new) for c in changes if c.field in values),
-        reverse=True,
-    )
-    for start, end, new in replaced:
-        raw = raw[:start] + "{" + new + "}" + raw[end:]
+    edits = []
+    for change in changes:
+        if change.field not in values:
+            continue
+        start, end, _ = values[change.field]
+        if change.new is None:  # from the comma before the field's name to its value's end
+            edits.append((raw.rfind(",", 0, raw.rfind("=", 0, start)), end, ""))
+        else:
+            edits.append((start, end, "{" + change.new + "}"))
+    for start, end, text in sorted(edits, reverse=True):
+        raw = raw[:start] + text + raw[end:]
     added = [c for c in changes if c.field not in values]
     if not added:
         return raw

@@ -10,7 +10,7 @@ import polars as pl
 from models.audit import FieldAgreement
 from tasks.dedupe.cluster import UNDIRECTED_LINKS
 from tasks.dedupe.job import repeats_within_jobs
-from tasks.match.decide import decide
+from tasks.match.decide import decide, names_another_paper
 from tasks.metrics import MISSING_REASON
 from tasks.report.links import arxiv_url, doi_url, pmid_url
 
@@ -454,12 +454,26 @@ def suggestion(row: dict[str, Any]) -> str:
         return NOTICE_ADVICE[row["notice_kind"]]
     if row.get("retracted"):
         return NOTICE_ADVICE["retraction"]
+    if status == "mismatch" and row.get("suggested_id"):
+        meant = row.get("suggested_title") or row["suggested_id"]
+        return (
+            f"The identifier names another work, {row.get('matched_title') or matched!s}. The "
+            f"title and authors you cite are {row['suggested_registry']} record "
+            f"{row['suggested_id']} ({meant}): if that is the work you meant, cite it by its "
+            "identifier."
+        )
+    if status == "mismatch" and names_another_paper(
+        FieldAgreement(title=row.get("agreement_title"))
+    ):
+        return (
+            f"The identifier names another work, {row.get('matched_title') or matched!s}, and no "
+            "registry record matched the title and authors you cite: correct or remove the "
+            "identifier, and check that the work you meant exists."
+        )
     if status == "mismatch":
         return (
-            f"The identifier names another work, {row.get('matched_title') or matched!s}. If that "
-            "is the work you meant, take the registry's values for the fields marked; otherwise "
-            "correct or remove the identifier. citeaudit does not yet look up a record by the "
-            "claimed title after a mismatch, so it cannot suggest the work you meant."
+            f"The identifier's record, {row.get('matched_title') or matched!s}, disagrees on the "
+            "fields marked: if it is the work you meant, take the registry's values."
         )
     if status == "not_found":
         return (

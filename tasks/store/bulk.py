@@ -21,8 +21,7 @@ class BulkProgress(LibraryCore):
             ).fetchone()
             if stale and stale[0]:
                 con.execute("DELETE FROM bulk_progress WHERE job_id = ?", [job_id])
-                if self._table_columns("citations"):
-                    con.execute("DELETE FROM citations WHERE job_id = ?", [job_id])
+                con.execute("DELETE FROM citations WHERE job_id = ?", [job_id])
             rows = con.execute(
                 "SELECT batch FROM bulk_progress WHERE job_id = ? AND fingerprint = ?",
                 [job_id, fingerprint],
@@ -37,6 +36,10 @@ class BulkProgress(LibraryCore):
         with self.transaction() as con:
             self._upsert_citations(citations)
             con.execute(
-                "INSERT OR REPLACE INTO bulk_progress VALUES (?, ?, ?, ?, ?)",
+                "DELETE FROM bulk_progress WHERE job_id = ? AND batch = ? AND fingerprint = ?",
+                [job_id, batch, fingerprint],
+            )
+            con.execute(
+                "INSERT INTO bulk_progress VALUES (?, ?, ?, ?, ?)",
                 [job_id, batch, fingerprint, citations.height, datetime.now(UTC)],
             )

@@ -1,6 +1,7 @@
 """Opening the library: the lock first (tasks/store/lock.py), then DuckDB, read-only for
-readers; the schema brought up to date by writers. All SQL takes its values as parameters or
-Arrow frames."""
+readers; the schema brought up to date by writers. Every write goes to a declared table
+(tasks/store/schema.py) and is refused if it brings an undeclared column. All SQL takes its
+values as parameters or Arrow frames."""
 
 import json
 import os
@@ -12,34 +13,47 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from tasks.store.lake import Lake, connect_lake, lake_at
 from tasks.store.lock import library_lock
-from tasks.store.schema import migrate
+from tasks.store.schema import library_tables, migrate, table_names
 
 DEFAULT_DB = "citeaudit.duckdb"
 
 
-def db_path_from_env(explicit: str | None = None) -> Path:
-    return Path(explicit or os.environ.get("CITEAUDIT_DB") or DEFAULT_DB)
+def db_path_from_env(explicit: str | None = None) -> Path | Lake:
+    """The library `explicit`, else $CITEAUDIT_DB, else ./citeaudit.duckdb names: a DuckDB file,
+    or a DuckLake (tasks/store/lake.py) for a `postgresql://` or `ducklake:postgres:` name."""
+    text = explicit or os.environ.get("CITEAUDIT_DB") or DEFAULT_DB
+    return lake_at(text) or Path(text)
+
+
+def library_exists(where: Path | Lake) -> bool:
+    """Whether there is a library to read (a lake's catalog is asked on opening)."""
+    return isinstance(where, Lake) or where.is_file()
 
 
 class LibraryCore:
     """An open library. Writers (the default) hold it exclusively until closed; readers
-    (`read_only=True`) share it with other readers and never change the file."""
+    (`read_only=True`) share it with other readers and never change it."""
 
     JOB_TABLES = ("citations", "input_errors", "claims", "dedupe_records")
     SHARED_TABLES = ("works", "work_links")
 
-    def __init__(self, path: Path | str, read_only: bool = False) -> None:
-        self.path = Path(path)
+    def __init__(self, where: Path | str | Lake, read_only: bool = False) -> None:
+        self.where = where if isinstance(where, Lake | Path) else db_path_from_env(where)
         self.read_only = read_only
-        if not read_only and self.path.parent != Path(""):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not read_only and isinstance(self.where, Path) and self.where.parent != Path(""):
+            self.where.parent.mkdir(parents=True, exist_ok=True)
         self._stack = ExitStack()
-        self._stack.enter_context(library_lock(self.path, exclusive=not read_only))
+        self._stack.enter_context(library_lock(self.where, exclusive=not read_only))
         try:
-            self.con = duckdb.connect(str(self.path), read_only=read_only)
+            if isinstance(self.where, Lake):
+                self.con = connect_lake(self.where, read_only=read_only)
+            else:
+                self.con = duckdb.connect(str(self.where), read_only=read_only)
             if not read_only:
-                migrate(self.con)
+                # a lake has no primary keys: every write replaces by deleting first
+                migrate(self.con, keys=isinstance(self.where, Path))
         except BaseException:
             self._stack.close()
             raise
@@ -75,29 +89,19 @@ class LibraryCore:
         finally:
             self.con.unregister("incoming")
 
-    def _table_columns(self, table: str) -> list[str]:
-        rows = self.con.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
-        ).fetchall()
-        return [r[0] for r in rows]
+    def _has(self, table: str) -> bool:
+        """Whether the library holds `table` (a reader may open a library older than the
+        declaration, which writers bring up to date)."""
+        return table in table_names(self.con)
 
-    def _ensure_table(self, table: str, frame: pl.DataFrame) -> None:
-        """A frame table with the columns of the frame's declared schema."""
-        with self._incoming(frame.head(0)):
-            existing = self._table_columns(table)
-            if not existing:
-                self.con.execute(f'CREATE TABLE "{table}" AS SELECT * FROM incoming')
-                return
-            probe = self.con.execute("DESCRIBE SELECT * FROM incoming").fetchall()
-            for name, sql_type, *_ in probe:
-                if name not in existing:
-                    self.con.execute(f'ALTER TABLE "{table}" ADD COLUMN "{name}" {sql_type}')
+    def _check(self, table: str, frame: pl.DataFrame) -> None:
+        library_tables()[table].check(frame.columns)
 
     def replace_job_rows(self, table: str, job_id: str, frame: pl.DataFrame) -> None:
         """Replace one job's rows of `table` (call inside `transaction()`)."""
         if table not in self.JOB_TABLES:
             raise ValueError(f"unknown table {table}")
-        self._ensure_table(table, frame)
+        self._check(table, frame)
         self.con.execute(f'DELETE FROM "{table}" WHERE job_id = ?', [job_id])
         self._insert(table, frame)
 
@@ -105,7 +109,7 @@ class LibraryCore:
         """Insert rows, replacing those with the same `keys` (call inside `transaction()`)."""
         if table not in self.SHARED_TABLES:
             raise ValueError(f"unknown table {table}")
-        self._ensure_table(table, frame)
+        self._check(table, frame)
         if not frame.height:
             return
         match = " AND ".join(f'"{table}"."{k}" IS NOT DISTINCT FROM incoming."{k}"' for k in keys)
@@ -115,7 +119,7 @@ class LibraryCore:
 
     def _upsert_citations(self, frame: pl.DataFrame) -> None:
         """Replace rows of `citations` by (job_id, citation_id) (call inside `transaction()`)."""
-        self._ensure_table("citations", frame)
+        self._check("citations", frame)
         with self._incoming(frame):
             self.con.execute(
                 """DELETE FROM citations USING incoming
@@ -125,26 +129,27 @@ class LibraryCore:
             self.con.execute("INSERT INTO citations BY NAME SELECT * FROM incoming")
 
     def _insert(self, table: str, frame: pl.DataFrame) -> None:
+        self._check(table, frame)
         if not frame.height:
             return
         with self._incoming(frame):
             self.con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM incoming')
 
     def table(self, table: str, job_id: str | None = None) -> pl.DataFrame:
-        if not self._table_columns(table):
+        if not self._has(table):
             return pl.DataFrame()
         if job_id is None:
             return self.con.sql(f'SELECT * FROM "{table}"').pl()
         return self.con.sql(f'SELECT * FROM "{table}" WHERE job_id = ?', params=[job_id]).pl()
 
     def jobs(self) -> pl.DataFrame:
-        if not self._table_columns("jobs"):
+        if not self._has("jobs"):
             return pl.DataFrame()
         return self.con.sql("SELECT * FROM jobs ORDER BY job_id").pl()
 
     def job(self, job_id: str) -> dict[str, Any] | None:
         """The job's row of `jobs` (status_counts decoded), or None if the library lacks it."""
-        if not self._table_columns("jobs"):
+        if not self._has("jobs"):
             return None
         rows = self.con.sql("SELECT * FROM jobs WHERE job_id = ?", params=[job_id]).pl()
         if not rows.height:

@@ -18,7 +18,6 @@ from tasks.store.bulk import BulkProgress
 from tasks.store.core import db_path_from_env
 from tasks.store.lock import library_lock
 from tasks.store.recheck import Rechecks
-from tasks.store.schema import VALIDATIONS_VIEW
 
 
 @contextmanager
@@ -57,24 +56,22 @@ class Library(BulkProgress, Rechecks):
                 self.replace_job_rows(table, job_id, frame)
             for table, (frame, keys) in (shared or {}).items():
                 self.upsert_rows(table, frame, keys)
-            if retired_works and self._table_columns("works"):
+            if retired_works:
                 retired = list(retired_works)
                 con.execute("DELETE FROM works WHERE list_contains(?, work_id)", [retired])
-                if self._table_columns("work_links"):
-                    con.execute(
-                        """DELETE FROM work_links
-                           WHERE list_contains(?, work_id_a) OR list_contains(?, work_id_b)""",
-                        [retired, retired],
-                    )
+                con.execute(
+                    """DELETE FROM work_links
+                       WHERE list_contains(?, work_id_a) OR list_contains(?, work_id_b)""",
+                    [retired, retired],
+                )
+            # replaced by deleting first: a DuckLake has no keys to upsert on
+            first = con.execute("SELECT created_at FROM jobs WHERE job_id = ?", [job_id]).pl()
+            con.execute("DELETE FROM jobs WHERE job_id = ?", [job_id])
             con.execute(
-                """INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?)
-                   ON CONFLICT (job_id) DO UPDATE SET updated_at = excluded.updated_at,
-                     inputs = excluded.inputs, n_citations = excluded.n_citations,
-                     n_input_errors = excluded.n_input_errors,
-                     status_counts = excluded.status_counts""",
+                "INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
                     job_id,
-                    now,
+                    first["created_at"][0] if first.height else now,
                     now,
                     json.dumps(inputs),
                     citations.height,
@@ -82,12 +79,9 @@ class Library(BulkProgress, Rechecks):
                     json.dumps(counts, sort_keys=True),
                 ],
             )
-            con.execute(VALIDATIONS_VIEW)
 
     def dedupe_library(self, exclude_job: str | None = None) -> pl.DataFrame:
         """Every job's dedupe records (but `exclude_job`'s), ids as `JOB/CITATION_ID`."""
-        if not self._table_columns("dedupe_records"):
-            return pl.DataFrame()
         return self.con.sql(
             """SELECT * EXCLUDE (job_id) FROM dedupe_records
                WHERE job_id IS DISTINCT FROM ? ORDER BY citation_id""",
@@ -106,14 +100,14 @@ class Library(BulkProgress, Rechecks):
         """Install a whole-library dedupe: records, every citation's work columns, works and
         links, in one transaction."""
         with self.transaction() as con:
-            for table, frame in (("dedupe_records", records), ("works", works)):
-                self._ensure_table(table, frame)
+            for table, frame in (
+                ("dedupe_records", records),
+                ("works", works),
+                ("work_links", links),
+            ):
                 con.execute(f'DELETE FROM "{table}"')
                 self._insert(table, frame)
-            self._ensure_table("work_links", links)
-            con.execute('DELETE FROM "work_links"')
-            self._insert("work_links", links)
-            self._ensure_table("citations", assignments.head(0))
+            self._check("citations", assignments)
             with self._incoming(assignments):
                 con.execute(
                     """UPDATE citations SET work_id = incoming.work_id,

@@ -1,4 +1,4 @@
-"""One writer at a time per library file, across processes and threads.
+"""One writer at a time per library, across processes and threads.
 
 DuckDB lets one process hold a file read-write and then refuses every other process, even
 readers, with a lock error. So every opening goes through this lock first (`LIBRARY.lock` beside
@@ -6,7 +6,8 @@ the file): writers exclusively, readers shared. A run that finds the library in 
 bounded backoff, saying so on stderr every few seconds, and gives up after
 `CITEAUDIT_LOCK_TIMEOUT` seconds (default 600) with LibraryLocked. The lock is reentrant within
 a process: a flow holds it from the moment it reads the library to mint work ids until its rows
-are written, and the tasks inside open the library again under it."""
+are written, and the tasks inside open the library again under it. A DuckLake library
+(tasks/store/lake.py) is held the same way through its catalog's advisory lock."""
 
 import fcntl
 import os
@@ -16,7 +17,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
+
+from tasks.store.lake import Lake, LakeLock
 
 DEFAULT_TIMEOUT_S = 600.0
 SAY_EVERY_S = 10.0
@@ -27,15 +30,41 @@ class LibraryLocked(RuntimeError):
     """Another run held the library longer than the lock timeout."""
 
 
+class _FileLock:
+    """The lock file of a library file: shared for readers, exclusive for writers."""
+
+    def __init__(self, path: Path, exclusive: bool) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.handle: IO[str] = path.open("a+")
+        self.mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
+
+    def try_acquire(self) -> bool:
+        try:
+            fcntl.flock(self.handle, self.mode)
+        except BlockingIOError:
+            return False
+        return True
+
+    def release(self) -> None:
+        fcntl.flock(self.handle, fcntl.LOCK_UN)
+        self.handle.close()
+
+
+class _Lock(Protocol):
+    def try_acquire(self) -> bool: ...
+
+    def release(self) -> None: ...
+
+
 class _Held:
-    def __init__(self, handle: IO[str], exclusive: bool) -> None:
-        self.handle = handle
+    def __init__(self, lock: _Lock, exclusive: bool) -> None:
+        self.lock = lock
         self.exclusive = exclusive
         self.depth = 0
         self.owner = threading.RLock()  # other threads of this process wait their turn
 
 
-_held: dict[Path, _Held] = {}
+_held: dict[Path | Lake, _Held] = {}
 _registry = threading.Lock()
 
 
@@ -53,9 +82,15 @@ def lock_path(db: Path) -> Path:
 
 
 @contextmanager
-def library_lock(db: Path, exclusive: bool = True, timeout: float | None = None) -> Iterator[None]:
-    """Hold the library's lock for the block (exclusive for writers, shared for readers)."""
-    key = lock_path(Path(db)).resolve()
+def library_lock(
+    db: Path | Lake, exclusive: bool = True, timeout: float | None = None
+) -> Iterator[None]:
+    """Hold the library's lock for the block (exclusive for writers, shared for readers; a
+    lake's readers read a snapshot and take none)."""
+    if isinstance(db, Lake) and not exclusive:
+        yield
+        return
+    key = db if isinstance(db, Lake) else lock_path(Path(db)).resolve()
     with _registry:
         held = _held.get(key)
     if held is not None and held.owner.acquire(blocking=False):
@@ -74,8 +109,9 @@ def library_lock(db: Path, exclusive: bool = True, timeout: float | None = None)
         owner_lock = _held[key].owner if key in _held else threading.RLock()
     owner_lock.acquire()  # another thread of this process writing: wait for it
     try:
-        handle = _acquire(key, exclusive, lock_timeout() if timeout is None else timeout)
-        held = _Held(handle, exclusive)
+        lock = LakeLock(key) if isinstance(key, Lake) else _FileLock(key, exclusive)
+        _acquire(lock, db, lock_timeout() if timeout is None else timeout)
+        held = _Held(lock, exclusive)
         held.owner = owner_lock
         held.depth = 1
         with _registry:
@@ -85,39 +121,30 @@ def library_lock(db: Path, exclusive: bool = True, timeout: float | None = None)
         finally:
             with _registry:
                 _held.pop(key, None)
-            fcntl.flock(handle, fcntl.LOCK_UN)
-            handle.close()
+            lock.release()
     finally:
         owner_lock.release()
 
 
-def _acquire(path: Path, exclusive: bool, timeout: float) -> IO[str]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = path.open("a+")
-    mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
+def _acquire(lock: _Lock, db: Path | Lake, timeout: float) -> None:
     start = time.monotonic()
     said = start
     backoff = 0.05
-    while True:
-        try:
-            fcntl.flock(handle, mode)
-        except BlockingIOError:
-            waited = time.monotonic() - start
-            if waited >= timeout:
-                handle.close()
-                raise LibraryLocked(
-                    f"the library {path.with_suffix('')} stayed in use by another run for "
-                    f"{waited:.0f} s (CITEAUDIT_LOCK_TIMEOUT); registry answers so far are "
-                    "cached: run the same command again to store the job"
-                ) from None
-            if time.monotonic() - said >= SAY_EVERY_S:
-                said = time.monotonic()
-                sys.stderr.write(
-                    f"citeaudit: waiting for the library {path.with_suffix('')}, in use by "
-                    f"another run ({waited:.0f} s of {timeout:.0f} s)\n"
-                )
-                sys.stderr.flush()
-            time.sleep(min(backoff, MAX_BACKOFF_S, max(timeout - waited, 0.01)))
-            backoff *= 2
-            continue
-        return handle
+    while not lock.try_acquire():
+        waited = time.monotonic() - start
+        if waited >= timeout:
+            lock.release()
+            raise LibraryLocked(
+                f"the library {db} stayed in use by another run for "
+                f"{waited:.0f} s (CITEAUDIT_LOCK_TIMEOUT); registry answers so far are "
+                "cached: run the same command again to store the job"
+            )
+        if time.monotonic() - said >= SAY_EVERY_S:
+            said = time.monotonic()
+            sys.stderr.write(
+                f"citeaudit: waiting for the library {db}, in use by "
+                f"another run ({waited:.0f} s of {timeout:.0f} s)\n"
+            )
+            sys.stderr.flush()
+        time.sleep(min(backoff, MAX_BACKOFF_S, max(timeout - waited, 0.01)))
+        backoff *= 2

@@ -17,8 +17,6 @@ class Rechecks(LibraryCore):
         """Citations with a DOI, PMID or arXiv id last checked before `before`, or never decided
         (`unverified`: an offline import or an outage stamps `checked_at` without an answer),
         of `job_ids` or of every job."""
-        if not self._table_columns("citations"):
-            return pl.DataFrame()
         sql = """SELECT * FROM citations WHERE (checked_at < ? OR status = 'unverified')
                  AND (doi IS NOT NULL OR pmid IS NOT NULL OR arxiv IS NOT NULL)"""
         params: list[Any] = [before]
@@ -38,7 +36,7 @@ class Rechecks(LibraryCore):
             raise ValueError("re-checked rows repeat a (job_id, citation_id)")
         now = datetime.now(UTC)
         with self.transaction() as con:
-            if citations.height and self._table_columns("citations"):
+            if citations.height:
                 jobs = sorted(set(citations["job_id"]))
                 present = con.execute(
                     "SELECT job_id, citation_id FROM citations WHERE list_contains(?, job_id)",
@@ -49,10 +47,7 @@ class Rechecks(LibraryCore):
                     changes = changes.join(present, on=KEYS, how="semi")
             if citations.height:
                 self._upsert_citations(citations)
-            if changes.height:
-                self._ensure_table("citation_changes", changes)
-                with self._incoming(changes):
-                    con.execute("INSERT INTO citation_changes BY NAME SELECT * FROM incoming")
+            self._insert("citation_changes", changes)
             for job_id in sorted(set(citations["job_id"])) if citations.height else []:
                 counts = con.execute(
                     "SELECT status, count(*) FROM citations WHERE job_id = ? "

@@ -1,0 +1,145 @@
+"""A whole `citeaudit audit` of identified citations, as a user runs it, against registries whose
+limits are the speed limit (issue #14):
+
+- ratio = (wall of the N-citation audit - wall of a 1-citation audit) / rate-limit bound,
+  where the bound is the slowest registry's requests in the N-citation audit / its permitted
+  rate; goal <= 1.2 with no 429;
+- CPU per identified citation after start-up = (CPU of the N-citation audit - CPU of the
+  1-citation audit) / N, with the default outputs; goal <= 3 ms. Counted twice: the CLI process
+  alone, and with the background Prefect server's CPU added (its task-run bookkeeping).
+
+The fake registry (tests/fake_registry) serves every bundled Crossref work and PubMed article
+with 50 ms latency per answer, at a TENTH of the real limits (Crossref polite pool 1 request/s,
+E-utilities 0.3/s would round to 0, so E-utilities keeps its real 3/s), so that registry time
+dominates as it does for a large job at the real limits. Every run is a fresh `citeaudit`
+process (no PREFECT_API_URL) in a temporary CITEAUDIT_HOME with the background server warm.
+
+    uv run python -m bench.audit_throughput
+"""
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+from tests.fake_registry import FakeRegistry
+from tests.reliability_data import bundled_pmids, bundled_works
+
+CROSSREF_RATE = 1  # a tenth of the polite pool's 10/s
+NCBI_RATE = 3
+LATENCY_S = 0.05
+
+
+def cpu_of(pids: list[int]) -> float:
+    """User + system CPU seconds of the given processes and their children, alive now."""
+    total = 0.0
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            for p in [proc, *proc.children(recursive=True)]:
+                times = p.cpu_times()
+                total += times.user + times.system
+        except psutil.NoSuchProcess:
+            continue
+    return total
+
+
+def server_pids(home: Path) -> list[int]:
+    folder = home / "prefect-server"
+    found = [p for p in psutil.process_iter(["pid", "cmdline"]) if p.info["cmdline"]]
+    return [p.info["pid"] for p in found if str(folder) in " ".join(p.info["cmdline"])]
+
+
+def audit(
+    work: Path, env: dict[str, str], name: str, lines: list[str]
+) -> tuple[float, float, float]:
+    """Wall seconds, CLI CPU seconds and background-server CPU seconds of one audit."""
+    (work / f"{name}.txt").write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    args = ["audit", f"{name}.txt", "--job", name, "--out", "out"]
+    servers = server_pids(Path(env["CITEAUDIT_HOME"]))
+    server_before = cpu_of(servers)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args], env=env, cwd=work, capture_output=True
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(f"audit {name} exited {done.returncode}: {done.stderr[-2000:]!r}")
+    cli = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cli, cpu_of(servers or server_pids(Path(env["CITEAUDIT_HOME"]))) - server_before
+
+
+def main() -> None:
+    registry = FakeRegistry(latency=LATENCY_S).start()
+    try:
+        registry.set_crossref_limit(CROSSREF_RATE, pool="polite")
+        registry.set_pubmed_limit(NCBI_RATE)
+        lines = [f"doi:{w['DOI']}" for w in bundled_works()]
+        lines += [f"PMID: {p}" for p in bundled_pmids()]
+        with tempfile.TemporaryDirectory(prefix="citeaudit-throughput-") as tmp:
+            work = Path(tmp)
+            env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env.update({f"CITEAUDIT_{k.upper()}": v for k, v in registry.urls().items()})
+            env.update(
+                CITEAUDIT_HOME=str(work / "home"),
+                CITEAUDIT_DB=str(work / "lib.duckdb"),
+                CITEAUDIT_MAILTO="bench@example.org",
+                CITEAUDIT_CACHE_ENABLED="false",
+                CITEAUDIT_CROSSREF_MAX_RATE=str(CROSSREF_RATE),
+                CITEAUDIT_PUBMED_MAX_RATE=str(NCBI_RATE),
+                PREFECT_HOME=str(work / "prefect-home"),
+                PYTHONPATH=str(Path(__file__).resolve().parents[1]),
+            )
+            try:
+                audit(work, env, "warm-up", lines[:1])
+                one = audit(work, env, "one", lines[1:2])
+                before = len(registry.log)
+                many = audit(work, env, "many", lines)
+            finally:
+                subprocess.run(
+                    [sys.executable, "-m", "flows.cli", "server", "stop"],
+                    env=env,
+                    cwd=work,
+                    capture_output=True,
+                )
+        report(registry, before, len(lines), one, many)
+    finally:
+        registry.stop()
+
+
+def report(
+    registry: FakeRegistry,
+    before: int,
+    n: int,
+    one: tuple[float, float, float],
+    many: tuple[float, float, float],
+) -> None:
+    log = registry.log[before:]
+    crossref = sum(1 for r in log if r.service == "crossref")
+    eutils = sum(1 for r in log if r.service == "eutils")
+    refused = sum(1 for r in log if r.status == 429)
+    bound = max(crossref / CROSSREF_RATE, eutils / NCBI_RATE)
+    ratio = (many[0] - one[0]) / bound
+    cli_ms = (many[1] - one[1]) / n * 1000
+    all_ms = (many[1] + many[2] - one[1] - one[2]) / n * 1000
+    print(f"{n} identified citations; load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
+    print(f"  requests: Crossref {crossref} at {CROSSREF_RATE}/s, E-utilities {eutils} at "
+          f"{NCBI_RATE}/s: rate-limit bound {bound:.1f} s; 429s: {refused}")  # fmt: skip
+    print(f"  wall: {n} citations {many[0]:.1f} s, 1 citation {one[0]:.1f} s")
+    verdict = "met" if ratio <= 1.2 and refused == 0 else "MISSED"
+    print(f"  (wall - one-citation wall) / bound = {ratio:.2f} (goal <= 1.2, no 429: {verdict})")
+    print(f"  CPU per citation after start-up: {cli_ms:.2f} ms in the CLI process, {all_ms:.2f} ms "
+          f"with the background Prefect server's (goal <= 3 ms: "
+          f"{'met' if all_ms <= 3 else 'MISSED'})")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

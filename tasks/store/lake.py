@@ -1,0 +1,130 @@
+"""The library as a DuckLake with a PostgreSQL catalog, for writers on several machines.
+
+`CITEAUDIT_DB=postgresql://USER@HOST:PORT/DATABASE` (or `postgres://…`, or
+`ducklake:postgres:` followed by any libpq connection string) names the catalog database;
+`CITEAUDIT_LAKE_DATA` the folder or object-store prefix every writer reaches, where the lake keeps
+its Parquet files (needed once, when the lake is made; the catalog remembers it). Passwords
+belong in PGPASSWORD or ~/.pgpass: messages never show the one a connection string holds.
+
+The DuckDB extensions come from their PyPI wheels (the `ducklake` extra), loaded from the
+installed package, never downloaded. Writers take turns through a PostgreSQL advisory lock
+(`LakeLock`, held by tasks/store/lock.py as the file library holds its lock file): work ids are
+minted from what the library holds, so a run holds it from its dedupe's read to its write. A
+lock dies with its connection, so a killed writer never leaves the library locked."""
+
+import importlib.resources
+import os
+import re
+from dataclasses import dataclass
+
+import duckdb
+
+PREFIXES = ("postgresql://", "postgres://", "ducklake:postgres:")
+LOCK_KEY = (0x63697465, 0x6C696272)  # "cite" "libr": one writer per catalog database
+
+
+class LakeUnavailable(RuntimeError):
+    """The lake's extensions, catalog or data path could not be had."""
+
+
+_SECRET = re.compile(r"(://[^:/@\s]*:)[^@\s]*@|(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
+
+
+def redact(text: str) -> str:
+    """`text` with the passwords of connection strings in it replaced by ***."""
+    return _SECRET.sub(lambda m: f"{m[1]}***@" if m[1] else f"{m[2]}***", text)
+
+
+@dataclass(frozen=True)
+class Lake:
+    catalog: str  # libpq connection string or URI of the catalog database
+    data_path: str | None = None  # where new data files go; the catalog's own once made
+
+    def __str__(self) -> str:
+        return f"ducklake:postgres:{redact(self.catalog)}"
+
+
+def lake_at(text: str) -> Lake | None:
+    """The lake `text` names (with $CITEAUDIT_LAKE_DATA), or None if it names a file."""
+    for prefix in PREFIXES:
+        if text.startswith(prefix):
+            catalog = text.removeprefix("ducklake:postgres:")
+            return Lake(catalog, os.environ.get("CITEAUDIT_LAKE_DATA") or None)
+    return None
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _load(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    package = f"duckdb_extension_{name}"
+    try:
+        folder = importlib.resources.files(package)
+    except ModuleNotFoundError:
+        raise LakeUnavailable(
+            f"a DuckLake library needs the {name} DuckDB extension: "
+            "install citeaudit with the `ducklake` extra"
+        ) from None
+    binary = folder / "extensions" / f"v{duckdb.__version__}" / f"{name}.duckdb_extension"
+    if not binary.is_file():
+        raise LakeUnavailable(
+            f"the installed {package} is not built for DuckDB {duckdb.__version__}: "
+            "install the version matching duckdb"
+        )
+    con.execute(f"LOAD {_quoted(str(binary))}")
+
+
+def _failing(lake: Lake, exc: duckdb.Error) -> LakeUnavailable:
+    return LakeUnavailable(f"the library {lake}: {redact(str(exc))}")
+
+
+def connect_lake(lake: Lake, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A connection using the lake as its default catalog."""
+    con = duckdb.connect()
+    try:
+        _load(con, "postgres_scanner")
+        _load(con, "ducklake")
+        options = [f"DATA_PATH {_quoted(lake.data_path)}"] if lake.data_path else []
+        if read_only:
+            options.append("READ_ONLY")
+        clause = f" ({', '.join(options)})" if options else ""
+        try:
+            con.execute(f"ATTACH {_quoted('ducklake:postgres:' + lake.catalog)} AS library{clause}")
+        except duckdb.Error as exc:
+            raise _failing(lake, exc) from None
+        con.execute("USE library")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+class LakeLock:
+    """The lake's writer lock: a transaction-scoped advisory lock on the catalog database, held
+    by a connection of its own until `release`. Transaction-scoped because DuckDB's postgres
+    extension keeps one server connection only for the length of a transaction; so a server
+    whose `idle_in_transaction_session_timeout` is shorter than a write would end the lock."""
+
+    def __init__(self, lake: Lake) -> None:
+        self.lake = lake
+        self.con = duckdb.connect()
+        try:
+            _load(self.con, "postgres_scanner")
+            try:
+                self.con.execute(f"ATTACH {_quoted(lake.catalog)} AS catalog (TYPE postgres)")
+            except duckdb.Error as exc:
+                raise _failing(lake, exc) from None
+            self.con.execute("BEGIN TRANSACTION")
+        except BaseException:
+            self.con.close()
+            raise
+
+    def try_acquire(self) -> bool:
+        query = f"SELECT pg_try_advisory_xact_lock({LOCK_KEY[0]}, {LOCK_KEY[1]}) AS got"
+        row = self.con.execute(f"SELECT got FROM postgres_query('catalog', {_quoted(query)})")
+        got = row.fetchone()
+        return bool(got and got[0])
+
+    def release(self) -> None:
+        self.con.close()  # ends the transaction, and with it the lock
