@@ -1,12 +1,16 @@
 """bulk_import: a large reference list (100k+) into the library, in resumable batches.
 
-read -> identify -> per batch of `batch_size`: validate, store rows + mark batch done (one
-transaction) -> dedupe, score, render and write the job folder from the stored rows
+per batch of `batch_size` references: read -> identify -> validate -> store rows + mark batch
+done (one transaction); then dedupe, score, render and write the job folder from the stored rows
 
-A re-run of the same job on the same input skips the batches already stored, so an import that
-crashed or was stopped resumes where it stopped and ends with the same outputs as one that ran
-through. The input fingerprint (file contents, format, batch size) keys the progress: changed
-input starts over."""
+The input is read as the batches are consumed (tasks/read:stream_inputs), so until the job folder
+is written memory holds one batch (plus each citation's id and the input errors), not the list.
+The job folder's stages (dedupe, score, render, write) still take the whole job at once.
+
+A re-run of the same job on the same input skips the batches already stored (it reads them
+again, but does not check them), so an import that crashed or was stopped resumes where it
+stopped and ends with the same outputs as one that ran through. The input fingerprint (file
+contents, format, batch size) keys the progress: changed input starts over."""
 
 import hashlib
 from collections.abc import Sequence
@@ -17,11 +21,12 @@ from prefect import flow, task
 from flows import progress
 from flows.audit import finish_job
 from flows.runners import task_runner
-from flows.steps import TASKS, identify_task, quoted
-from models.audit import Checked, Reference
+from flows.steps import TASKS, identify, quoted, read_batches
+from models.audit import Checked, Claim, InputError, ReadResult
 from models.job import BulkSummary, JobParams
 from tasks import frames
-from tasks.frames import result_from_row
+from tasks.citation_ids import link_claims
+from tasks.frames import checked_from_row
 from tasks.store import Library, check_job_id, db_path_from_env
 
 DEFAULT_BATCH = 5_000
@@ -48,13 +53,6 @@ def input_fingerprint(digests: Sequence[str], input_format: str | None, batch_si
     return digest.hexdigest()
 
 
-def batches(refs: Sequence[Reference], size: int) -> list[list[Reference]]:
-    """Consecutive batches in input order (deterministic, so a re-run cuts the same ones)."""
-    if size < 1:
-        raise ValueError("batch size must be at least 1")
-    return [list(refs[i : i + size]) for i in range(0, len(refs), size)]
-
-
 @task(name="bulk-batches-done")
 def batches_done_step(job_id: str, fingerprint: str, db: str | None) -> set[int]:
     with Library(db_path_from_env(db)) as library:
@@ -72,13 +70,13 @@ def store_batch_step(
 
 
 @task(name="stored-results")
-def stored_results_step(refs: Sequence[Reference], job_id: str, db: str | None) -> list[Checked]:
-    """The job's references with the results stored for them, batch by batch, in this run or
-    an earlier one."""
+def stored_results_step(citation_ids: Sequence[str], job_id: str, db: str | None) -> list[Checked]:
+    """The job's citations as stored, batch by batch, in this run or an earlier one, in input
+    order (`citation_ids`)."""
     with Library(db_path_from_env(db)) as library:
         rows = library.table("citations", job_id)
-    stored = {row["citation_id"]: result_from_row(row) for row in rows.iter_rows(named=True)}
-    return [Checked(reference=ref, result=stored[ref.citation_id]) for ref in refs]
+    stored = {row["citation_id"]: row for row in rows.iter_rows(named=True)}
+    return [checked_from_row(stored[citation_id]) for citation_id in citation_ids]
 
 
 @flow(name="bulk_import", task_runner=task_runner(), log_prints=False)
@@ -88,40 +86,50 @@ def bulk_import(params: JobParams, batch_size: int = DEFAULT_BATCH) -> BulkSumma
     Parameters:
         params: the job (as audit_job's); bibliographies are skipped above BIBLIOGRAPHY_LIMIT
             items.
-        batch_size: references checked and stored per batch (the unit of resumption).
+        batch_size: references read, checked and stored per batch (the unit of resumption and
+            of memory).
 
     Returns audit_job's summary plus `batches`, `batches_skipped` (already stored by an earlier
     run) and `bibliographies_skipped`.
     """
     job_id, db = check_job_id(params.job_id), params.db
-    read = TASKS.read(params.inputs, params.input_format)
     digests = file_digests(params.inputs)
     fingerprint = input_fingerprint(
         [digests[p] for p in params.inputs], params.input_format, batch_size
     )
-    job = quoted(identify_task)(read, digests)  # ids keyed by content: a renamed copy resumes
-    refs = job.references
-    planned = batches(refs, batch_size)
     done = batches_done_step(job_id, fingerprint, db)
     shown = progress.ArtifactProgress("import", job_id, f"bulk import {job_id}: batches stored")
-    stored = sum(len(batch) for number, batch in enumerate(planned) if number in done)
-    progress.report("import", stored, len(refs))
-    for number, batch in enumerate(planned):
-        if number in done:
+    seen: dict[str, int] = {}
+    order: list[str] = []  # citation ids in input order: all the job keeps of its citations
+    claims: list[Claim] = []
+    errors: list[InputError] = []
+    batches = stored = 0
+    for read in read_batches(params.inputs, params.input_format, batch_size):
+        job = identify(read, digests, seen)  # ids keyed by content: a renamed copy resumes
+        order.extend(ref.citation_id for ref in job.references)
+        claims.extend(job.claims)
+        errors.extend(job.errors)
+        if not job.references:
             continue
-        checked = TASKS.check(batch, params.offline, params.chunk_size, None)
-        stored += quoted(store_batch_step)(job_id, number, fingerprint, checked, db)
-        shown.update(stored, len(refs))
-        progress.report("import", stored, len(refs))
-    shown.update(len(refs), len(refs))
+        number, batches = batches, batches + 1
+        if number in done:
+            stored += len(job.references)
+        else:
+            checked = TASKS.check(job.references, params.offline, params.chunk_size, None)
+            stored += quoted(store_batch_step)(job_id, number, fingerprint, checked, db)
+        progress.report("import", stored, None)  # the total is known once all is read
+    shown.update(stored, stored)
+    progress.report("import", stored, stored)
 
-    skip_bibliographies = len(refs) > BIBLIOGRAPHY_LIMIT
+    skip_bibliographies = len(order) > BIBLIOGRAPHY_LIMIT
     styles = [] if skip_bibliographies else params.chosen_styles()
-    checked = quoted(stored_results_step)(refs, job_id, db)
+    checked = quoted(stored_results_step)(order, job_id, db)
+    refs = [c.reference for c in checked]
+    job = ReadResult(references=refs, claims=link_claims(claims, refs), errors=errors)
     summary = finish_job(params, job, checked, styles, TASKS)
     return BulkSummary(
         **summary.model_dump(),
-        batches=len(planned),
-        batches_skipped=len(done & set(range(len(planned)))),
+        batches=batches,
+        batches_skipped=len(done & set(range(batches))),
         bibliographies_skipped=skip_bibliographies,
     )

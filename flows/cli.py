@@ -161,7 +161,7 @@ def progress_bars() -> Iterator[None]:
     ) as bar:
         bars: dict[str, TaskID] = {}
 
-        def on_progress(stage: str, done: int, total: int) -> None:
+        def on_progress(stage: str, done: int, total: int | None) -> None:
             if stage not in bars:
                 bars[stage] = bar.add_task(stage, total=total)
             bar.update(bars[stage], completed=done, total=total)

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import cast
 from uuid import UUID
 
-Listener = Callable[[str, int, int], None]  # (stage, done, total)
+# (stage, done, total); total None while it is not known yet (a bulk import reading its input)
+Listener = Callable[[str, int, int | None], None]
 
 _listener: Listener | None = None
 
@@ -16,7 +17,7 @@ def set_listener(listener: Listener | None) -> None:
     _listener = listener
 
 
-def report(stage: str, done: int, total: int) -> None:
+def report(stage: str, done: int, total: int | None) -> None:
     if _listener is not None:
         _listener(stage, done, total)
 

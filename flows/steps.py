@@ -8,7 +8,7 @@
 plus server time, so one per citation would dominate a 10,000-citation job; retries happen per
 request inside the registry clients, not per task."""
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -36,7 +36,7 @@ from tasks.citation_ids import assign_citation_ids, link_claims, plan_chunks, un
 from tasks.dedupe.job import JobDedupe, dedupe_job, repeats_within_jobs
 from tasks.lookup import lookup_references
 from tasks.metrics import Assessment, assess
-from tasks.read import read_inputs
+from tasks.read import read_inputs, stream_inputs
 from tasks.read.kinds import check_bibliographies
 from tasks.registries import Registries, RegistryPool, RegistrySettings
 from tasks.render import csl_styles, exports
@@ -71,10 +71,26 @@ def read(paths: Sequence[str], input_format: str | None) -> ReadResult:
     return read_inputs(files, input_format)
 
 
-def identify(read: ReadResult, file_keys: Mapping[str, str] | None = None) -> ReadResult:
+def read_batches(
+    paths: Sequence[str], input_format: str | None, batch_size: int
+) -> Iterator[ReadResult]:
+    """`read` in batches of `batch_size` references, read as they are consumed
+    (tasks/read:stream_inputs)."""
+    files = [Path(p) for p in paths]
+    check_bibliographies(files)
+    return stream_inputs(files, input_format, batch_size)
+
+
+def identify(
+    read: ReadResult,
+    file_keys: Mapping[str, str] | None = None,
+    seen: dict[str, int] | None = None,
+) -> ReadResult:
     """Citation ids (stable, unique in the job; keyed by `file_keys`, source file -> content
-    digest, instead of file names when given), unique claim ids, claims linked to them."""
-    claims, refs = unique_claim_ids(read.claims, assign_citation_ids(read.references, file_keys))
+    digest, instead of file names when given; `seen` carries them across a job's batches),
+    unique claim ids, claims linked to them."""
+    refs = assign_citation_ids(read.references, file_keys, seen)
+    claims, refs = unique_claim_ids(read.claims, refs)
     return ReadResult(references=refs, claims=link_claims(claims, refs), errors=read.errors)
 
 

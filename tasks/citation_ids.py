@@ -21,10 +21,13 @@ def citation_id_for(ref: Reference, file_keys: Mapping[str, str] | None = None) 
 
 
 def assign_citation_ids(
-    refs: Sequence[Reference], file_keys: Mapping[str, str] | None = None
+    refs: Sequence[Reference],
+    file_keys: Mapping[str, str] | None = None,
+    seen: dict[str, int] | None = None,
 ) -> list[Reference]:
-    """Ids unique within the job: a repeated (file, key) gets `-2`, `-3`, ... in input order."""
-    seen: dict[str, int] = {}
+    """Ids unique within the job: a repeated (file, key) gets `-2`, `-3`, ... in input order.
+    `seen` (id -> times seen; updated) carries this across the batches of one job."""
+    seen = {} if seen is None else seen
     out: list[Reference] = []
     for ref in refs:
         base = citation_id_for(ref, file_keys)

@@ -9,7 +9,9 @@ The reader protocol. A reader is a module in this package with
     read(paths: Sequence[Path]) -> ReadResult    read these files; never raise for bad content:
                                                  a bad entry or file is an InputError
 
-and is listed in READERS. Detection asks the readers in order and the first that says yes reads
+and, where the format allows, `stream(paths) -> Iterator[ReadResult]`: the same read in parts as
+they are consumed (stream_inputs then holds a batch of references, never the whole list). A
+reader is listed in READERS. Detection asks the readers in order and the first that says yes reads
 the file, so specific formats come first and catch-alls last: the agent JSON formats before
 `csljson` (any JSON), `markdown` before `plaintext` (any text). All files a reader claims are
 handed to one `read` call, in input order, so the .bib files of a job form one library.
@@ -18,7 +20,7 @@ A manuscript (LaTeX, or Markdown with pandoc citations) is no reader's: it says 
 other inputs' references are audited (tasks/read/manuscript.py).
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -36,6 +38,7 @@ from tasks.read import (
     rag_context,
     ris,
 )
+from tasks.read.common import merged, young_collections_only
 from tasks.read.manuscript import bibliographies_named, cited_only, is_manuscript
 from tasks.read.text import UnreadableFileError, decoding_note, read_head
 
@@ -72,29 +75,69 @@ def detect_reader(path: Path, head: str) -> ModuleType:
 def read_inputs(paths: Sequence[Path], format: str | None = None) -> ReadResult:
     """Read a job's input files: each file's format detected from its content unless `format`
     forces one (an unknown `format` is a caller's error: ValueError)."""
-    forced = reader_for(format) if format else None
-    result = ReadResult()
-    groups: dict[str, tuple[ModuleType, list[Path]]] = {}
-    # A paper beside its .bib: its citations choose what is audited (tasks/read/manuscript.py).
-    manuscripts = [] if forced else [path for path in paths if is_manuscript(path)]
+    files, manuscripts = _inputs(paths, format)
+    with young_collections_only():
+        result = merged(_read_parts(files, format))
+    return cited_only(result, manuscripts) if manuscripts else result
+
+
+def stream_inputs(
+    paths: Sequence[Path], format: str | None, batch_size: int
+) -> Iterator[ReadResult]:
+    """read_inputs in consecutive batches of `batch_size` references (the last may hold fewer,
+    or none: the files' warnings come last), each error and claim in the batch it was read
+    with. Readers with a `stream` read as the batches are consumed, so memory holds a batch,
+    not the list; other readers' files are read whole first. A manuscript chooses among all
+    references: with one, the inputs are read whole and then cut."""
+    if batch_size < 1:
+        raise ValueError("batch size must be at least 1")
+    files, manuscripts = _inputs(paths, format)
+    if manuscripts:
+        parts: Iterable[ReadResult] = [read_inputs(paths, format)]
+    else:
+        parts = _read_parts(files, format)
+    pending = ReadResult()
+    for part in parts:
+        pending.extend(part)
+        while len(pending.references) >= batch_size:
+            batch = ReadResult(references=pending.references[:batch_size])
+            batch.claims, batch.errors = pending.claims, pending.errors
+            pending = ReadResult(references=pending.references[batch_size:])
+            yield batch
+    if pending.references or pending.claims or pending.errors:
+        yield pending
+
+
+def _inputs(paths: Sequence[Path], format: str | None) -> tuple[list[Path], list[Path]]:
+    """The files to read and the manuscripts among the inputs (a manuscript alone brings the
+    bibliographies it names)."""
+    manuscripts = [] if format else [path for path in paths if is_manuscript(path)]
     if manuscripts and len(manuscripts) == len(paths):  # alone: the files it names
         paths = [*paths, *(b for m in manuscripts for b in bibliographies_named(m))]
-    for path in paths:
-        if path in manuscripts:
-            continue
+    return [path for path in paths if path not in manuscripts], manuscripts
+
+
+def _read_parts(files: Sequence[Path], format: str | None) -> Iterator[ReadResult]:
+    """Each file's reader (forced or detected) reading its files, part by part; then an error
+    per file that gave nothing and a warning per file that was not clean text."""
+    forced = reader_for(format) if format else None
+    groups: dict[str, tuple[ModuleType, list[Path]]] = {}
+    for path in files:
         try:
             reader = forced or (pdf if pdf.is_pdf(path) else detect_reader(path, read_head(path)))
         except UnreadableFileError as exc:
-            result.errors.append(exc.as_input_error(path))
+            yield ReadResult(errors=[exc.as_input_error(path)])
             continue
         groups.setdefault(reader.FORMAT, (reader, []))[1].append(path)
     for reader, group in groups.values():
-        read = reader.read(group)
-        result.extend(read)
-        result.errors.extend(nothing_read(group, read, reader.FORMAT))
+        named: set[str] = set()
+        parts = reader.stream(group) if hasattr(reader, "stream") else [reader.read(group)]
+        for part in parts:
+            named.update(_files_named(part))
+            yield part
+        yield ReadResult(errors=nothing_read(group, named, reader.FORMAT))
         if reader is not pdf:
-            result.errors.extend(decoding_warnings(group))
-    return cited_only(result, manuscripts) if manuscripts else result
+            yield ReadResult(errors=decoding_warnings(group))
 
 
 def decoding_warnings(paths: Sequence[Path]) -> list[InputError]:
@@ -106,16 +149,20 @@ def decoding_warnings(paths: Sequence[Path]) -> list[InputError]:
     ]
 
 
-def nothing_read(paths: Sequence[Path], read: ReadResult, format: str) -> list[InputError]:
-    """An error per input that gave nothing, which a job must say rather than pass with 0
-    citations: an empty file, or files read together none of which gave a reference, claim or
-    error (not in the format they were read as). One of several BibTeX files read together may
-    rightly hold only @string definitions the others use; other formats read each file alone."""
-    named = (
+def _files_named(read: ReadResult) -> set[str]:
+    return (
         {ref.provenance.source_file for ref in read.references}
         | {claim.source_file for claim in read.claims}
         | {error.source_file for error in read.errors}
     )
+
+
+def nothing_read(paths: Sequence[Path], named: set[str], format: str) -> list[InputError]:
+    """An error per input that gave nothing (`named`: the files the reader's results name),
+    which a job must say rather than pass with 0 citations: an empty file, or files read
+    together none of which gave a reference, claim or error (not in the format they were read
+    as). One of several BibTeX files read together may rightly hold only @string definitions
+    the others use; other formats read each file alone."""
     silent = [path for path in paths if str(path) not in named]
     if format == "bibtex" and len(silent) < len(paths):
         silent = [path for path in silent if not read_head(path).strip()]

@@ -19,10 +19,8 @@ entry becomes a CSL item. pylatexenc costs ~0.2 ms a string, so decoding skips s
 LaTeX markup and remembers strings it has decoded (journal names, names and booktitles repeat).
 """
 
-import gc
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,8 +43,18 @@ from bibtexparser.model import (
 from models.audit import InputError, ReadResult, Reference
 from models.csl import ET_AL, CSLItem, is_et_al_text
 from tasks.identifiers import normalize_arxiv, normalize_pmcid, normalize_pmid
-from tasks.read.common import csl_item, issued_date, make_reference, normalize_pages, raw_date
-from tasks.read.text import UnreadableFileError, read_text
+from tasks.read.common import (
+    FIELD_TOO_LONG,
+    MAX_FIELD_CHARS,
+    csl_item,
+    issued_date,
+    make_reference,
+    merged,
+    normalize_pages,
+    raw_date,
+    young_collections_only,
+)
+from tasks.read.text import UnreadableFileError, text_lines
 
 FORMAT = "bibtex"
 
@@ -74,8 +82,7 @@ _VERBATIM = frozenset(
 )  # fmt: skip
 _NAMES = frozenset({"author", "editor"})
 _READ = _TEXT | _VERBATIM | _NAMES
-# Bounds on what an entry may expand to: real fields are at most a few thousand characters.
-MAX_FIELD_CHARS = 1_000_000
+# Bounds on what an entry may expand to (fields: tasks/read/common.py).
 MAX_MACRO_DEPTH = 100
 _DECODED_KEPT = 100_000  # distinct decoded strings remembered (~20 MB at most)
 
@@ -164,75 +171,160 @@ def read(paths: Sequence[Path]) -> ReadResult:
     return read_bibtex(paths)
 
 
+def read_bibtex(paths: Sequence[Path]) -> ReadResult:
+    with young_collections_only():
+        return merged(stream(paths))
+
+
 def detect(path: Path, head: str) -> bool:
     return path.suffix.lower() == ".bib" or _ENTRY_START.search(head) is not None
 
 
-def read_bibtex(paths: Sequence[Path]) -> ReadResult:
-    with _young_collections_only():
-        return _read_library(paths)
-
-
-@contextmanager
-def _young_collections_only() -> Iterator[None]:
-    """A large library is millions of small objects that all live to the end; full collections
-    would rescan the growing heap again and again (superlinear: 100,000 entries took 2.5 times
-    longer per entry than 20,000). Turning the collector off instead let the garbage cycles of
-    parsing and decoding pile up (a peak of ~40 KB per entry, 3 GB for 100,000): so collect the
-    young generations only, whose size does not grow with the library."""
-    thresholds = gc.get_threshold()
-    gc.set_threshold(20_000, 10, 1_000_000_000)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-
-
-def _read_library(paths: Sequence[Path]) -> ReadResult:
-    result = ReadResult()
-    parsed: list[tuple[Path, Library]] = []
+def stream(paths: Sequence[Path]) -> Iterator[ReadResult]:
+    """The library read a chunk of entries at a time (`_CHUNK_ENTRIES`), so memory holds one
+    chunk, never the whole list. One cheap pass over the lines first gathers what BibTeX needs
+    of the whole library: every @string, and the entries some `crossref=` names (containers,
+    parsed then); the entries are then parsed, expanded and decoded chunk by chunk, in order.
+    Kept across chunks: the macros, the containers and each key's first place (duplicates)."""
+    readable: list[Path] = []
     for path in paths:
         try:
-            text = read_text(path)
+            text_lines(path)  # decoding problems show before the first line, here
         except UnreadableFileError as exc:
-            result.errors.append(exc.as_input_error(path))
+            yield ReadResult(errors=[exc.as_input_error(path)])
             continue
-        parsed.append((path, bibtexparser.parse_string(text, parse_stack=[])))
+        readable.append(path)
+    macros, targets = _scan(readable)
+    containers = _containers(readable, targets, macros)
+    first_seen: dict[str, tuple[Path, int]] = {}  # lower-case key -> where it was first defined
+    for path in readable:
+        for offset, text in _chunks(text_lines(path)):
+            yield _read_chunk(path, offset, text, macros, containers, first_seen)
 
-    macros = _Macros(string for _, library in parsed for string in library.strings)
-    entries: dict[str, _RawEntry] = {}  # lower-case key -> entry; BibTeX keys ignore case
-    for path, library in parsed:
-        result.errors.extend(_block_errors(path, library))
-        for block in library.entries:
-            line = (block.start_line or 0) + 1
-            try:
-                fields = {f.key.lower(): macros.evaluate(f.value) for f in block.fields}
-            except ValueError as exc:  # a field past the bounds: this entry only
-                error = InputError(
-                    source_file=str(path), entry_key=block.key, line=line, reason=str(exc)
-                )
-                result.errors.append(error)
-                continue
-            raw = _RawEntry(
-                source=path,
-                entry_type=block.entry_type.lower(),
-                key=block.key,
-                line=line,
-                fields=fields,
-            )
-            if (first := entries.get(block.key.lower())) is not None:
-                result.errors.append(_duplicate_error(raw, first))
-                continue
-            entries[block.key.lower()] = raw
 
-    containers = {
-        parent.lower() for entry in entries.values() if (parent := entry.fields.get("crossref"))
-    }
-    citations = [e for k, e in entries.items() if k not in containers]
+# Entries parsed at a time: bibtexparser parses a string whole, so this bounds what it holds.
+_CHUNK_ENTRIES = 500
+_BLOCK_START = re.compile(r"^\s*@\s*([a-z]+)\s*[{(]\s*([^,\s{}()]*)", re.I)
+_CROSSREF = re.compile(r"\bcrossref\s*=\s*[{\"]?\s*([^,}\"\s]+)", re.I)
+_ESCAPED_BRACE = re.compile(r"\\[{}]")
+
+
+def _chunks(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(0-based first line, text) of consecutive chunks of about `_CHUNK_ENTRIES` blocks, cut
+    only before a line that starts a block (`@type{`) with the braces so far balanced; past
+    twice that many blocks a chunk is cut at the next block start whatever its braces (an
+    entry missing its closing brace must not pull the rest of the file into one chunk)."""
+    chunk: list[str] = []
+    offset = blocks = depth = 0
+    for number, line in enumerate(lines):
+        if _BLOCK_START.match(line):
+            if blocks >= 2 * _CHUNK_ENTRIES or (blocks >= _CHUNK_ENTRIES and depth == 0):
+                yield offset, "\n".join(chunk)
+                chunk, offset, blocks, depth = [], number, 0, 0
+            blocks += 1
+        chunk.append(line)
+        if "{" in line or "}" in line:
+            unescaped = _ESCAPED_BRACE.sub("", line)
+            depth += unescaped.count("{") - unescaped.count("}")
+    if chunk:
+        yield offset, "\n".join(chunk)
+
+
+def _blocks_of(
+    lines: Iterable[str], wanted: Callable[[str, str], bool]
+) -> Iterator[tuple[int, str]]:
+    """(0-based first line, text) of each block whose (lower-case type, key) is `wanted`, from
+    its start line to the next block's."""
+    kept: list[str] | None = None
+    first = 0
+    for number, line in enumerate(lines):
+        if start := _BLOCK_START.match(line):
+            if kept:
+                yield first, "\n".join(kept)
+            kept = [] if wanted(start.group(1).lower(), start.group(2).lower()) else None
+            first = number
+        if kept is not None:
+            kept.append(line)
+    if kept:
+        yield first, "\n".join(kept)
+
+
+def _scan(paths: Sequence[Path]) -> tuple["_Macros", set[str]]:
+    """Every @string of the library (later definitions win) and the keys `crossref=` names."""
+    strings: list[String] = []
+    targets: set[str] = set()
+
+    def wanted(entry_type: str, key: str) -> bool:
+        return entry_type == "string"
+
+    for path in paths:
+        lines = text_lines(path)
+        for _, text in _blocks_of(_crossrefs_noted(lines, targets), wanted):
+            strings.extend(bibtexparser.parse_string(text, parse_stack=[]).strings)
+    return _Macros(strings), targets
+
+
+def _crossrefs_noted(lines: Iterable[str], targets: set[str]) -> Iterator[str]:
+    for line in lines:
+        if "crossref" in line.lower():
+            targets.update(found.lower() for found in _CROSSREF.findall(line))
+        yield line
+
+
+def _containers(
+    paths: Sequence[Path], targets: set[str], macros: "_Macros"
+) -> dict[str, _RawEntry]:
+    """The entries some `crossref=` names (lower-case key -> entry; the first of a key), read
+    whole before the citations: BibTeX puts a parent after its children."""
+    containers: dict[str, _RawEntry] = {}
+    if not targets:
+        return containers
+    for path in paths:
+        for offset, text in _blocks_of(text_lines(path), lambda _type, key: key in targets):
+            for block in bibtexparser.parse_string(text, parse_stack=[]).entries:
+                raw = _raw_entry(path, offset, block, macros)
+                if isinstance(raw, _RawEntry):  # a broken one is reported where it is read
+                    containers.setdefault(raw.key.lower(), raw)
+    return containers
+
+
+def _read_chunk(
+    path: Path,
+    offset: int,
+    text: str,
+    macros: "_Macros",
+    containers: dict[str, _RawEntry],
+    first_seen: dict[str, tuple[Path, int]],
+) -> ReadResult:
+    library = bibtexparser.parse_string(text, parse_stack=[])
+    result = ReadResult(errors=_block_errors(path, library, offset))
+    citations: list[_RawEntry] = []
+    for block in library.entries:
+        raw = _raw_entry(path, offset, block, macros)
+        if isinstance(raw, InputError):
+            result.errors.append(raw)
+            continue
+        key = raw.key.lower()
+        if (first := first_seen.get(key)) is not None:
+            result.errors.append(_duplicate_error(raw, *first))
+            continue
+        first_seen[key] = (path, raw.line)
+        if key not in containers:
+            citations.append(raw)
     for entry in citations:
-        _inherit(entry, entries, result.errors)
+        _inherit(entry, containers, result.errors)
     result.references.extend(_to_references(citations))
     return result
+
+
+def _raw_entry(path: Path, offset: int, block: Entry, macros: "_Macros") -> _RawEntry | InputError:
+    """The entry with its fields macro-expanded, or the error of a field past the bounds."""
+    line = offset + (block.start_line or 0) + 1
+    try:
+        fields = {f.key.lower(): macros.evaluate(f.value) for f in block.fields}
+    except ValueError as exc:  # a field past the bounds: this entry only
+        return InputError(source_file=str(path), entry_key=block.key, line=line, reason=str(exc))
+    return _RawEntry(path, block.entry_type.lower(), block.key, line, fields)
 
 
 class _Macros:
@@ -251,9 +343,7 @@ class _Macros:
         pieces = _split_concatenation(expression) if "#" in expression else [expression]
         values = [self._piece(piece.strip(), _seen) for piece in pieces]
         if sum(map(len, values)) > MAX_FIELD_CHARS:
-            raise ValueError(
-                f"field longer than {MAX_FIELD_CHARS:,} characters (after @string expansion)"
-            )
+            raise ValueError(f"{FIELD_TOO_LONG} (after @string expansion)")
         return "".join(values)
 
     def _piece(self, piece: str, seen: frozenset[str]) -> str:
@@ -288,7 +378,7 @@ def _split_concatenation(expression: str) -> list[str]:
     return pieces
 
 
-def _block_errors(path: Path, library: Library) -> list[InputError]:
+def _block_errors(path: Path, library: Library, offset: int) -> list[InputError]:
     errors = []
     for block in library.failed_blocks:
         key: str | None
@@ -301,18 +391,18 @@ def _block_errors(path: Path, library: Library) -> list[InputError]:
             # Some parser errors carry no message: still say what is wrong and where to look.
             detail = str(block.error).strip() or "it does not parse (check its braces and quotes)"
             reason = f"malformed entry: {detail}"
-        line = block.start_line + 1 if block.start_line is not None else None
+        line = offset + block.start_line + 1 if block.start_line is not None else None
         errors.append(InputError(source_file=str(path), entry_key=key, line=line, reason=reason))
     return errors
 
 
-def _duplicate_error(duplicate: _RawEntry, first: _RawEntry) -> InputError:
+def _duplicate_error(duplicate: _RawEntry, first_source: Path, first_line: int) -> InputError:
     return InputError(
         source_file=str(duplicate.source),
         entry_key=duplicate.key,
         line=duplicate.line,
-        reason=f"duplicate key {duplicate.key!r}: first defined in {first.source} "
-        f"line {first.line}, which is kept",
+        reason=f"duplicate key {duplicate.key!r}: first defined in {first_source} "
+        f"line {first_line}, which is kept",
     )
 
 

@@ -3,22 +3,34 @@ negotiation). An item that is not a valid CSL item becomes an InputError; the ot
 An item without `id` (some exporters leave it out) gets its position, `#3`, rather than being lost.
 """
 
-from collections.abc import Sequence
+import codecs
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+import ijson
 from pydantic import ValidationError
 
 from models.audit import InputError, ReadResult
 from models.csl import CSLItem
-from tasks.read.common import make_reference, read_each
-from tasks.read.text import load_json
+from tasks.read.common import (
+    FIELD_TOO_LONG,
+    make_reference,
+    merged,
+    stream_each,
+    too_long_field,
+)
+from tasks.read.text import MAX_JSON_DEPTH, is_clean_utf8, load_json, read_head
 
 FORMAT = "csljson"
 
 
 def read(paths: Sequence[Path]) -> ReadResult:
-    return read_each(paths, read_csljson_file)
+    return merged(stream(paths))
+
+
+def stream(paths: Sequence[Path]) -> Iterator[ReadResult]:
+    return stream_each(paths, stream_csljson_file)
 
 
 def detect(path: Path, head: str) -> bool:
@@ -26,25 +38,61 @@ def detect(path: Path, head: str) -> bool:
     return head.lstrip("\ufeff \t\r\n")[:1] in ("[", "{")
 
 
-def read_csljson_file(path: Path) -> ReadResult:
-    result = ReadResult()
+def stream_csljson_file(path: Path) -> Iterator[ReadResult]:
+    """A result per item. A big array (clean UTF-8, valid JSON, nested at most MAX_JSON_DEPTH
+    levels: checked first, in one pass that builds nothing) is read an item at a time; any
+    other file is read whole, and says what is wrong with it."""
+    if _streamable_array(path):
+        with _without_bom(path) as handle:
+            for position, data in enumerate(ijson.items(handle, "item", use_float=True), 1):
+                yield _read_item(path, position, data)
+        return
     data, error = load_json(path)
     if error:
-        result.errors.append(error)
-        return result
-    items = data if isinstance(data, list) else [data]
-    for position, data_item in enumerate(items, start=1):
-        key = f"#{position}"
-        try:
-            item = CSLItem.from_csl(_with_id(data_item, key))
-        except (ValidationError, TypeError) as exc:
-            if isinstance(data_item, dict) and data_item.get("id"):
-                key = str(data_item["id"])
-            reason = f"not a CSL item: {_reason(exc)}"
-            result.errors.append(InputError(source_file=str(path), entry_key=key, reason=reason))
-            continue
-        result.references.append(make_reference(item, path, item.id))
-    return result
+        yield ReadResult(errors=[error])
+        return
+    for position, data_item in enumerate(data if isinstance(data, list) else [data], start=1):
+        yield _read_item(path, position, data_item)
+
+
+def _streamable_array(path: Path) -> bool:
+    if not is_clean_utf8(path) or read_head(path).lstrip("\ufeff \t\r\n")[:1] != "[":
+        return False
+    depth = 0
+    try:
+        with _without_bom(path) as handle:
+            for _prefix, event, _value in ijson.parse(handle):
+                if event in ("start_map", "start_array"):
+                    depth += 1
+                    if depth > MAX_JSON_DEPTH:
+                        return False
+                elif event in ("end_map", "end_array"):
+                    depth -= 1
+    except ijson.JSONError:
+        return False
+    return True
+
+
+def _without_bom(path: Path) -> BinaryIO:
+    handle = path.open("rb")
+    if handle.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:
+        handle.seek(0)
+    return handle
+
+
+def _read_item(path: Path, position: int, data: Any) -> ReadResult:
+    key = f"#{position}"
+    if isinstance(data, dict) and data.get("id"):
+        key = str(data["id"])
+    if (field := too_long_field(data)) is not None:
+        reason = f"{FIELD_TOO_LONG}: {field}"
+        return ReadResult(errors=[InputError(source_file=str(path), entry_key=key, reason=reason)])
+    try:
+        item = CSLItem.from_csl(_with_id(data, f"#{position}"))
+    except (ValidationError, TypeError) as exc:
+        reason = f"not a CSL item: {_reason(exc)}"
+        return ReadResult(errors=[InputError(source_file=str(path), entry_key=key, reason=reason)])
+    return ReadResult(references=[make_reference(item, path, item.id)])
 
 
 def _with_id(data: Any, fallback: str) -> dict[str, Any]:

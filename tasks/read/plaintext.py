@@ -6,14 +6,21 @@ entry_key is the line number.
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from urllib.parse import unquote
 
-from models.audit import Identifiers, ReadResult, Reference
+from models.audit import Identifiers, InputError, ReadResult, Reference
 from tasks.identifiers import find_identifiers, normalize_pmid
-from tasks.read.common import free_text_item, make_reference, read_each
-from tasks.read.text import UnreadableFileError, read_text
+from tasks.read.common import (
+    FIELD_TOO_LONG,
+    MAX_FIELD_CHARS,
+    free_text_item,
+    make_reference,
+    merged,
+    stream_each,
+)
+from tasks.read.text import UnreadableFileError, text_lines
 
 FORMAT = "plaintext"
 
@@ -21,7 +28,11 @@ _BARE_PMID = re.compile(r"\d{1,8}")
 
 
 def read(paths: Sequence[Path]) -> ReadResult:
-    return read_each(paths, read_plaintext_file)
+    return merged(stream(paths))
+
+
+def stream(paths: Sequence[Path]) -> Iterator[ReadResult]:
+    return stream_each(paths, stream_plaintext_file)
 
 
 def detect(path: Path, head: str) -> bool:
@@ -29,19 +40,24 @@ def detect(path: Path, head: str) -> bool:
     return True
 
 
-def read_plaintext_file(path: Path) -> ReadResult:
-    result = ReadResult()
+def stream_plaintext_file(path: Path) -> Iterator[ReadResult]:
+    """A result per line read (the file is read as it is consumed)."""
     try:
-        text = read_text(path)
+        lines = text_lines(path)
     except UnreadableFileError as exc:
-        result.errors.append(exc.as_input_error(path))
-        return result
-    for number, line in enumerate(text.splitlines(), start=1):
+        yield ReadResult(errors=[exc.as_input_error(path)])
+        return
+    for number, line in enumerate(lines, start=1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        result.references.append(reference_from_line(line, path, number))
-    return result
+        if len(line) > MAX_FIELD_CHARS:
+            error = InputError(
+                source_file=str(path), entry_key=str(number), line=number, reason=FIELD_TOO_LONG
+            )
+            yield ReadResult(errors=[error])
+            continue
+        yield ReadResult(references=[reference_from_line(line, path, number)])
 
 
 def reference_from_line(line: str, source: Path | str, number: int) -> Reference:

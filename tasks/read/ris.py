@@ -11,7 +11,7 @@ with its record number and line, and the rest of the file is kept. entry_key is 
 """
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -23,15 +23,18 @@ from models.audit import InputError, ReadResult, Reference
 from models.csl import CSLItem, CSLName
 from tasks.identifiers import normalize_doi, normalize_pmcid, normalize_pmid
 from tasks.read.common import (
+    FIELD_TOO_LONG,
     csl_item,
     date_from_text,
     make_reference,
+    merged,
     name_from_text,
     name_list,
     page_range,
-    read_each,
+    stream_each,
+    too_long_field,
 )
-from tasks.read.text import UnreadableFileError, read_text
+from tasks.read.text import UnreadableFileError, read_head, text_lines
 
 FORMAT = "ris"
 
@@ -123,29 +126,32 @@ class _Dialect:
 
 
 def read(paths: Sequence[Path]) -> ReadResult:
-    return read_each(paths, read_tagged_file)
+    return merged(stream(paths))
+
+
+def stream(paths: Sequence[Path]) -> Iterator[ReadResult]:
+    return stream_each(paths, stream_tagged_file)
 
 
 def detect(path: Path, head: str) -> bool:
     return _dialect_of(head) is not None
 
 
-def read_tagged_file(path: Path) -> ReadResult:
-    result = ReadResult()
+def stream_tagged_file(path: Path) -> Iterator[ReadResult]:
+    """A result per record (the file is read as it is consumed)."""
     try:
-        # Exports concatenated with `cat` carry each file's byte-order mark into the middle.
-        text = read_text(path).replace("\ufeff", "")
+        lines = text_lines(path)
+        dialect = _dialect_of(read_head(path)) or _RIS
     except UnreadableFileError as exc:
-        result.errors.append(exc.as_input_error(path))
-        return result
-    dialect = _dialect_of(text[:4096]) or _RIS
-    for number, (line, lines) in enumerate(_records(text, dialect), start=1):
-        reference, error = _read_record(path, dialect, number, line, lines)
-        if reference is not None:
-            result.references.append(reference)
-        if error is not None:
-            result.errors.append(error)
-    return result
+        yield ReadResult(errors=[exc.as_input_error(path)])
+        return
+    # Exports concatenated with `cat` carry each file's byte-order mark into the middle.
+    unmarked = (line.replace("\ufeff", "") for line in lines)
+    for number, (line, record) in enumerate(_records(unmarked, dialect), start=1):
+        reference, error = _read_record(path, dialect, number, line, record)
+        yield ReadResult(
+            references=[reference] if reference else [], errors=[error] if error else []
+        )
 
 
 def _dialect_of(head: str) -> "_Dialect | None":
@@ -159,11 +165,11 @@ def _dialect_of(head: str) -> "_Dialect | None":
     return None
 
 
-def _records(text: str, dialect: _Dialect) -> Iterator[tuple[int, list[str]]]:
+def _records(lines: Iterable[str], dialect: _Dialect) -> Iterator[tuple[int, list[str]]]:
     """(1-based first line, lines) of each record."""
     current: list[str] = []
     first = 1
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         if dialect.starts_record(line) and _is_record(current, dialect):
             yield first, current
             current = []
@@ -209,6 +215,9 @@ def _read_record(
     (record,) = records
     record_id = dialect.record_id(record)
     key = f"{number} ({record_id})" if record_id else str(number)
+    if (field := too_long_field(record)) is not None:
+        reason = f"{FIELD_TOO_LONG}: {field}"
+        return None, InputError(source_file=str(path), entry_key=key, line=line, reason=reason)
     item = dialect.to_item(record, key)
     reference = make_reference(item, path, key, line)
     if dialect is _MEDLINE:

@@ -10,10 +10,13 @@ that file. What cannot be text (NUL bytes, control-code soup) is reported as an 
 """
 
 import codecs
+import io
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import charset_normalizer
 
@@ -96,6 +99,8 @@ def _detected_encoding(data: bytes) -> str:
 def decoding_note(path: Path) -> str | None:
     """Why the file's text may not be what its author meant (None: it decoded cleanly)."""
     try:
+        if is_clean_utf8(path):
+            return None
         return decode(path.read_bytes()).note
     except (OSError, UnreadableFileError):
         return None  # reported where the file is read
@@ -119,6 +124,51 @@ def read_text(path: Path) -> str:
         raise UnreadableFileError(exc.strerror or str(exc)) from exc
     text = decode_bytes(data)
     return html_to_text(text) if looks_like_html(text) else text
+
+
+def text_lines(path: Path) -> Iterator[str]:
+    """The file's lines as read_text decodes them (newlines: \\n, \\r\\n or \\r), read as they
+    are consumed when the file is clean UTF-8 and not HTML, so a big list is never held whole;
+    any other file is decoded whole by read_text. UnreadableFileError is raised here, before
+    the first line, never midway."""
+    if is_clean_utf8(path):
+        return _lines(partial(path.open, encoding="utf-8-sig", newline=None))
+    text = read_text(path)
+    return _lines(partial(io.StringIO, text, newline=None))
+
+
+def _lines(opened: Callable[[], TextIO]) -> Iterator[str]:
+    with opened() as source:
+        for line in source:
+            yield line.removesuffix("\n")
+
+
+_BLOCK = 1 << 20
+
+
+def is_clean_utf8(path: Path) -> bool:
+    """Whether the file is clean UTF-8 (a UTF-8 BOM allowed) without NUL bytes and its head is
+    neither HTML nor control codes: then its text is the file read as UTF-8, line by line. Checked
+    a block at a time (the whole file, as decoding it whole would)."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_BLOCK)
+            if head.startswith(tuple(bom for bom, encoding in _BOMS if encoding != "utf-8-sig")):
+                return False
+            text = decoder.decode(head)
+            _checked(text[:4096])
+            if looks_like_html(text[:4096]):
+                return False
+            block = head
+            while block:
+                if b"\x00" in block:
+                    return False
+                block = handle.read(_BLOCK)
+                decoder.decode(block, final=not block)
+    except (OSError, UnicodeDecodeError, UnreadableFileError):
+        return False  # read whole by read_text, which says what is wrong
+    return True
 
 
 def parse_json(text: str) -> Any:
