@@ -152,7 +152,8 @@ def test_the_weights_in_the_repository_say_what_a_match_is() -> None:
 
 WEBVIEW = "COL title VAL webview materialization COL authors VAL a labrinidis , n roussopoulos"
 HISTOGRAMS = (
-    "COL authors VAL n thaper , s guha , p indyk , n koudas COL venue VAL {venue} COL year VAL {year}"
+    "COL authors VAL n thaper , s guha , p indyk , n koudas "
+    "COL venue VAL {venue} COL year VAL {year}"
 )
 
 

@@ -63,7 +63,6 @@ def _numerals(title: pl.Expr, pattern: str) -> pl.Expr:
     return title.str.extract_all(pattern).list.eval(pl.element().str.replace(r"^part ", ""))
 
 
-
 @dataclass(frozen=True)
 class Rule:
     """One row of the decision table: when all the evidence named in `when` holds (and no rule
