@@ -31,9 +31,6 @@ from tasks.frames import checked_from_row
 from tasks.store import Library, check_job_id, db_path_from_env
 
 DEFAULT_BATCH = 5_000
-# pandoc citeproc takes minutes over tens of thousands of entries, and nobody pastes such a
-# bibliography: above this many items the job folder has exports and the report, no bibliographies.
-BIBLIOGRAPHY_LIMIT = 5_000
 
 
 def file_digests(paths: Sequence[str]) -> dict[str, str]:
@@ -133,8 +130,8 @@ def bulk_import(params: JobParams, batch_size: int = DEFAULT_BATCH) -> BulkSumma
     """Import a large reference list into the library as job `params.job_id`, resumably.
 
     Parameters:
-        params: the job (as audit_job's); bibliographies are skipped above BIBLIOGRAPHY_LIMIT
-            items.
+        params: the job (as audit_job's); bibliographies are skipped above
+            csl_styles.MAX_BIBLIOGRAPHY_ITEMS items, as audit_job skips them.
         batch_size: references read, checked and stored per batch (the unit of resumption and
             of memory).
 
@@ -153,16 +150,14 @@ def bulk_import(params: JobParams, batch_size: int = DEFAULT_BATCH) -> BulkSumma
     order = imported.citation_ids
     shown.update(len(order), len(order))
 
-    skip_bibliographies = len(order) > BIBLIOGRAPHY_LIMIT
-    styles = [] if skip_bibliographies else params.chosen_styles()
     checked = quoted(stored_results_step)(order, job_id, db)
     refs = [c.reference for c in checked]
     claims = link_claims(imported.claims, refs)
     job = ReadResult(references=refs, claims=claims, errors=imported.errors)
-    summary = finish_job(params, job, checked, styles, TASKS)
+    summary = finish_job(params, job, checked, params.chosen_styles(), TASKS)
     return BulkSummary(
         **summary.model_dump(),
         batches=imported.batches,
         batches_skipped=len(done & set(range(imported.batches))),
-        bibliographies_skipped=skip_bibliographies,
+        bibliographies_skipped="bibliographies_skipped" in summary.metrics,
     )
