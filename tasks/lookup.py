@@ -11,8 +11,8 @@ Routing, per reference (the first that applies; a registry not asked is skipped)
                          `decide_unidentified`; the first registry that verifies decides
 An identifier lookup that could not be asked is retried by the same id at Semantic Scholar.
 An identifier that resolves to another paper altogether (a `mismatch` on title) is followed by a
-search for the claimed title, as if the reference had no identifier: a record that verifies is
-kept as `suggested`, the work the citer probably meant. The status stays `mismatch`.
+search for the claimed title in the registry first in line for its kind of work: a record that
+verifies is kept as `suggested`, the work the citer probably meant. The status stays `mismatch`.
 
 A preprint record (arXiv, CoRR) verifies a reference that names a published venue only if no
 registry places the paper at a venue: the search goes on, and when none does, the reference is a
@@ -312,10 +312,15 @@ def _with_work_meant(
     trail: _Trail,
 ) -> ValidationResult:
     """The mismatch, with the record its claimed title and authors verify against when a search
-    finds one. The search asks afresh (the identifier's registry too: it was asked for the id,
-    not the title) and its requests count against the citation."""
+    finds one. Only the registry first in line for the reference's kind is searched (a
+    suggestion is worth one search, not a walk through every registry's rate limit); it is
+    asked afresh even if it was asked for the identifier, and its requests count against the
+    citation."""
+    first = search_order(ref, active)[:1]
+    if not first:
+        return result
     search = _Trail()
-    meant = _guarded(ref, partial(_check_by_search, ref, registries, active, search))
+    meant = _guarded(ref, partial(_check_by_search, ref, registries, set(first), search))
     for name, requests in search.requests.items():
         trail.add(name, requests)
     found = meant.record
