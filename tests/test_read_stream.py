@@ -95,7 +95,12 @@ def test_a_field_past_the_bound_is_an_error_for_its_entry_in_every_format(
     )
     text = tmp_path / "list.txt"
     text.write_text(f"{HUGE}\n10.1/fine\n")
-    for path, key in ((ris, "1"), (csl, "big"), (text, "1")):
+    report = tmp_path / "report.md"
+    report.write_text(
+        "# Findings\n\nAspirin helps [1]. Statins too [2].\n\n## References\n\n"
+        f"1. {HUGE}\n2. Smith J. Statins. Lancet. 2020. doi:10.1016/x\n"
+    )
+    for path, key in ((ris, "1"), (csl, "big"), (text, "1"), (report, "[1]")):
         result = read_inputs([path])
         assert len(result.references) == 1, path
         [error] = result.errors
