@@ -148,3 +148,68 @@ def test_the_weights_in_the_repository_say_what_a_match_is() -> None:
     assert weights["shared_author"] > 0 and weights["title_words"] > 0
     assert weights["short_title"] < 0 and weights["extra_words_any"] < 0
     assert 0.5 <= load_weights().threshold < 1
+
+
+WEBVIEW = "COL title VAL webview materialization COL authors VAL a labrinidis , n roussopoulos"
+HISTOGRAMS = (
+    "COL authors VAL n thaper , s guha , p indyk , n koudas "
+    "COL venue VAL {venue} COL year VAL {year}"
+)
+
+
+@pytest.mark.parametrize(
+    ("dblp", "scholar", "same"),
+    [
+        # A short title in two forms of one venue, the year missing on one side.
+        (
+            "COL title VAL dynamic multidimensional histograms "
+            + HISTOGRAMS.format(venue="sigmod conference", year="2002"),
+            "COL title VAL multidimensional dynamic histograms "
+            + HISTOGRAMS.format(
+                venue="proceedings of the acm sigmod international conference on & hellip ; ,",
+                year="",
+            ),
+            True,
+        ),
+        # ... but not in another venue.
+        (
+            "COL title VAL dynamic multidimensional histograms "
+            + HISTOGRAMS.format(venue="sigmod conference", year="2002"),
+            "COL title VAL multidimensional dynamic histograms "
+            + HISTOGRAMS.format(venue="proceedings of the vldb conference", year=""),
+            False,
+        ),
+        # The very short title by the same first author, cited with nothing else.
+        (
+            WEBVIEW + " COL venue VAL sigmod conference COL year VAL 2000",
+            WEBVIEW + " COL venue VAL  COL year VAL ",
+            True,
+        ),
+        # ... but not by another first author.
+        (
+            WEBVIEW + " COL venue VAL sigmod conference COL year VAL 2000",
+            "COL title VAL webview materialization COL authors VAL n roussopoulos "
+            "COL venue VAL  COL year VAL ",
+            False,
+        ),
+        # "part i" is the "i" of the other title, not another number.
+        (
+            "COL title VAL probabilistic temporal databases , i : algebra COL authors VAL a "
+            "dekhtyar , r ross , v subrahmanian COL venue VAL acm trans . database syst . "
+            "COL year VAL 2001",
+            "COL title VAL probabilistic temporal databases , part i : algebra COL authors VAL a "
+            "dekhtyar , r ross , vs subrahmanian COL venue VAL acm transactions on database "
+            "systems , COL year VAL ",
+            True,
+        ),
+    ],
+)
+def test_short_titles_and_parts_of_scraped_pairs(
+    tmp_path: Path, dblp: str, scholar: str, same: bool
+) -> None:
+    split = tmp_path / "pair.txt"
+    split.write_text(f"{dblp}\t{scholar}\t1\n", encoding="utf-8")
+    records, pairs = dblp_scholar(split)
+    work_of, links = dedupe_linked([records])
+    _, recall, _ = pair_scores(pairs, work_of, versions(links))
+    assert recall == (1.0 if same else 0.0)

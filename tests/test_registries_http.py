@@ -141,6 +141,37 @@ def test_gzip_bodies_survive_the_cache(tmp_path: Path) -> None:
     assert len(calls) == 1 and http.stats.cache_hits == 1 and http.stats.sent == 1
 
 
+def test_an_answer_is_cached_only_once_the_client_has_checked_it(tmp_path: Path) -> None:
+    """While one client checks an answer, another (a thread, or a process on the same cache
+    folder) cannot be served it: an answer the first will reject must never reach anyone."""
+    calls: list[int] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        return _json_reply(request, {"n": len(calls)})
+
+    def client() -> RegistryHttp:
+        return RegistryHttp(
+            "http://check.test",
+            HostLimiter(HostLimits(1000.0, 4)),
+            cache=ResponseCache(tmp_path),
+            transport=httpx.MockTransport(answer),
+            retry=FAST,
+        )
+
+    first, other = client(), client()
+    seen_meanwhile = []
+
+    def checking(response: httpx.Response) -> object:
+        seen_meanwhile.append(other.get("/x", json_body).value)
+        return json_body(response)
+
+    assert first.get("/x", checking).value == {"n": 1}
+    assert seen_meanwhile == [{"n": 2}]  # asked the registry: the unchecked answer was unseen
+    assert client().get("/x", json_body).value in ({"n": 1}, {"n": 2})
+    assert len(calls) == 2  # checked answers are served from the cache
+
+
 def test_unusable_cached_body_is_evicted_and_fetched_again(tmp_path: Path) -> None:
     bodies = [b"<html>maintenance</html>", b'{"ok": true}']
 

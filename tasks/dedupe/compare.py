@@ -54,7 +54,13 @@ PAIR_COLUMNS = (
 # Numbers in a title tell parts and editions apart: "Part II", "... 2000", "Tcl/Tk 8".
 _ROMAN = r"\bpart (?:i{1,3}|iv|vi{0,3}|ix|x)\b|\b(?:ii|iii|iv|vi|vii|viii|ix)\b"
 _NUMERALS = rf"\b\d+\b|{_ROMAN}"
-_NUMERALS_ANYWHERE = rf"\d+|{_ROMAN}"
+# Where the other title's numbers are looked for, a lone "i" counts too: "part i" is the
+# "i" of "probabilistic temporal databases i algebra" (numbers are compared without "part").
+_NUMERALS_ANYWHERE = rf"\d+|{_ROMAN}|\bi\b"
+
+
+def _numerals(title: pl.Expr, pattern: str) -> pl.Expr:
+    return title.str.extract_all(pattern).list.eval(pl.element().str.replace(r"^part ", ""))
 
 
 @dataclass(frozen=True)
@@ -318,20 +324,32 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         & (col("venues_alike") | ~_both("container"))
     ).fill_null(False)
     # A short title ("Introduction", "Reply") is only the same work with the same author and the
-    # same year or first page; or in the same container, without a year or by the same two
-    # authors a year apart ("Multivariate decision trees", Machine Learning, 1994 in press, 1995).
+    # same year or first page; or in the same venue (in any of its forms: "SIGMOD Conference",
+    # "proceedings of the acm sigmod international conference on"), without a year or by the
+    # same two authors a year apart ("Multivariate decision trees", Machine Learning, 1994 in
+    # press, 1995); or, the very title by the same first author, cited with nothing else (no
+    # year, no venue) to place it elsewhere ("webview materialization", Labrinidis).
+    bare_a, bare_b = (col(f"year_{x}").is_null() & col(f"container_{x}").is_null() for x in "ab")
     short_ok = _both("first_author") & (
         _same("year")
         | col("same_page")
-        | (_same("container") & year_ok & (shared | ~_both("year")))
+        | (
+            (_same("container") | col("venues_alike").fill_null(False))
+            & year_ok
+            & (shared | ~_both("year"))
+        )
+        | (
+            _same("title_key")
+            & (col("author_sim") >= th.author).fill_null(False)
+            & (bare_a | bare_b)
+        )
     )
     # A title's numbers must recur in the other, where a number glued to a word counts too
     # ("SQL 3" for "SQL3"); a dropped subtitle takes its numbers along ("... (FQAS 2000)"), so
     # then only the shorter title's numbers must recur in the longer one.
     missing_a, missing_b = (
-        col(f"title_key_{x}")
-        .str.extract_all(_NUMERALS)
-        .list.set_difference(col(f"title_key_{y}").str.extract_all(_NUMERALS_ANYWHERE))
+        _numerals(col(f"title_key_{x}"), _NUMERALS)
+        .list.set_difference(_numerals(col(f"title_key_{y}"), _NUMERALS_ANYWHERE))
         .list.len()
         > 0
         for x, y in (("a", "b"), ("b", "a"))

@@ -1,7 +1,10 @@
 """Registry answers on disk (hishel), keyed without credentials. Only answers the client
-accepts stay: RegistryHttp forgets any other (a gateway's 404, an unusable body)."""
+accepts are written: RegistryHttp keeps those and forgets any other (a gateway's 404, an
+unusable body), and until then an answer is visible to no other request."""
 
 import hashlib
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +14,8 @@ import httpx
 
 _CACHE_KEY = "citeaudit.cache_key"
 _CACHEABLE_STATUSES = [200, 404]
+# Answers awaiting the client's check; one the client never judged (it raised) is dropped.
+_UNCHECKED_MAX = 256
 
 
 def _cache_key(request: httpcore.Request, body: bytes | None) -> str:
@@ -23,9 +28,36 @@ def _cache_key(request: httpcore.Request, body: bytes | None) -> str:
     return key
 
 
-class _TolerantFileStorage(hishel.FileStorage):
-    """hishel's file storage, but an entry another process is half-way through writing (its
-    writes are not atomic) or a damaged file is a miss, not a crash."""
+class _CheckedFileStorage(hishel.FileStorage):
+    """hishel's file storage, with two changes.
+
+    A new answer is held in memory until the client has checked it (`keep`) or rejected it
+    (`remove`): written at once, another thread or process could read a gateway's 404 in the
+    moment before the client forgot it. An entry another process is half-way through writing
+    (its writes are not atomic) or a damaged file is a miss, not a crash."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._unchecked: OrderedDict[str, tuple[Any, Any, Any]] = OrderedDict()
+        self._unchecked_lock = threading.Lock()
+
+    def store(self, key: str, response: Any, request: Any, metadata: Any = None) -> None:
+        with self._unchecked_lock:
+            self._unchecked[key] = (response, request, metadata)
+            while len(self._unchecked) > _UNCHECKED_MAX:  # never checked: just not cached
+                self._unchecked.popitem(last=False)
+
+    def keep(self, key: str) -> None:
+        with self._unchecked_lock:
+            entry = self._unchecked.pop(key, None)
+        if entry is not None:
+            super().store(key, *entry)
+
+    def remove(self, key: Any) -> None:
+        if isinstance(key, str):
+            with self._unchecked_lock:
+                self._unchecked.pop(key, None)
+        super().remove(key)
 
     def retrieve(self, key: str) -> Any:
         try:
@@ -40,7 +72,7 @@ class ResponseCache:
 
     def __init__(self, directory: Path, ttl_s: float = 86_400.0) -> None:
         self.directory = directory
-        self._storage = _TolerantFileStorage(base_path=directory, ttl=ttl_s)
+        self._storage = _CheckedFileStorage(base_path=directory, ttl=ttl_s)
         # Registries send no cache headers: force caching, but only of real answers (200, 404).
         self._controller = hishel.Controller(
             cacheable_methods=["GET", "POST"],
@@ -53,6 +85,12 @@ class ResponseCache:
         return hishel.CacheTransport(
             transport=transport, storage=self._storage, controller=self._controller
         )
+
+    def keep(self, response: httpx.Response) -> None:
+        """The client accepted the answer: from now on it is served from the cache."""
+        key = response.request.extensions.get(_CACHE_KEY)
+        if isinstance(key, str):
+            self._storage.keep(key)
 
     def forget(self, response: httpx.Response) -> None:
         key = response.request.extensions.get(_CACHE_KEY)

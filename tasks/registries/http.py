@@ -262,7 +262,7 @@ class RegistryHttp:
                 status = response.status_code
                 if status == 404:
                     if absent is not None and absent(response):
-                        return self._done(Reply(None, attempt))
+                        return self._done(Reply(None, attempt), response)
                     self._forget(response)
                     reason = "HTTP 404 that is not the registry's own 'no such record' answer"
                     if response.extensions.get("from_cache"):
@@ -271,7 +271,7 @@ class RegistryHttp:
                     raise RegistryUnavailable(self.redact(f"{endpoint}: {reason}"), attempt)
                 if 200 <= status < 300:
                     try:
-                        return self._done(Reply(parse(response), attempt))
+                        return self._done(Reply(parse(response), attempt), response)
                     except InvalidResponse as exc:
                         self._forget(response)
                         reason = f"unusable answer: {exc}"
@@ -292,8 +292,10 @@ class RegistryHttp:
         self._unreachable.record(None if answered else reason)
         raise RegistryUnavailable(self.redact(f"{endpoint}: {reason}"), attempt)
 
-    def _done(self, reply: Reply[T]) -> Reply[T]:
+    def _done(self, reply: Reply[T], response: httpx.Response) -> Reply[T]:
         self._unreachable.record(None)
+        if self._cache is not None:
+            self._cache.keep(response)
         return reply
 
     def _forget(self, response: httpx.Response) -> None:
