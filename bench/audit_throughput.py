@@ -18,15 +18,14 @@ process (no PREFECT_API_URL) in a temporary CITEAUDIT_HOME with the background s
 """
 
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import psutil
 
+from bench.startup import timed
 from tests.fake_registry import FakeRegistry
 from tests.reliability_data import bundled_pmids, bundled_works
 
@@ -63,16 +62,7 @@ def audit(
     args = ["audit", f"{name}.txt", "--job", name, "--out", "out"]
     servers = server_pids(Path(env["CITEAUDIT_HOME"]))
     server_before = cpu_of(servers)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "flows.cli", *args], env=env, cwd=work, capture_output=True
-    )
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise RuntimeError(f"audit {name} exited {done.returncode}: {done.stderr[-2000:]!r}")
-    cli = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    wall, cli = timed(args, env, work)
     return wall, cli, cpu_of(servers or server_pids(Path(env["CITEAUDIT_HOME"]))) - server_before
 
 

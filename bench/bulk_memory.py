@@ -1,7 +1,14 @@
-"""Peak memory of reading a bulk import's BibTeX: `read_inputs` over N generated entries (title
-with LaTeX accents, three authors, journal, year, pages, DOI), each N in a fresh process; the
-peak RSS growth and what it means per citation. (`citeaudit import` reads the whole list first,
-so its peak is at least this.) Run: uv run python -m bench.bulk_memory [N ...]
+"""Peak memory of a bulk import's input, by how it is read: N generated BibTeX entries (title with
+LaTeX accents, three authors, journal, year, pages, DOI), each N and way in a fresh process; the
+peak RSS growth and what it means per citation.
+
+- `whole`: `read_inputs`, the whole list at once (as `audit` reads, and `import` did before #20);
+- `stream`: `stream_inputs` in batches of 5,000, each dropped once read;
+- `batches`: `citeaudit import`'s batch stage (flows.bulk.import_batches: read, identify, check
+  offline and store each batch in a new DuckDB library), without the job folder that follows.
+
+Goal: the streamed ways' peak bounded by the batch size (N = 100,000 within a small constant of
+N = 10,000). Run: uv run python -m bench.bulk_memory [N ...] (default 10,000 and 100,000)
 """
 
 import json
@@ -12,17 +19,34 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-READ = """
+BATCH = 5_000
+MEASURE = """
+import flows.quiet  # before prefect
 import json, resource, sys, time
 from pathlib import Path
-from tasks.read import read_inputs
+from flows.bulk import file_digests, import_batches, store_batch
+from flows.steps import PLAIN
+from models.job import JobParams
+from tasks.read import read_inputs, stream_inputs
+way, path, batch = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
-result = read_inputs([Path(sys.argv[1])])
+if way == "whole":
+    refs = len(read_inputs([path]).references)
+elif way == "stream":
+    refs = sum(len(part.references) for part in stream_inputs([path], None, batch))
+else:
+    params = JobParams(
+        inputs=[str(path)], job_id="bench", db=str(path.with_suffix(".duckdb")), offline=True
+    )
+    digests = file_digests(params.inputs)
+    imported = import_batches(params, batch, digests, "bench", set(), PLAIN, store_batch)
+    refs = len(imported.citation_ids)
 seconds = time.perf_counter() - started
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"refs": len(result.references), "growth_kb": peak - before, "s": seconds}))
+print(json.dumps({"refs": refs, "growth_kb": peak - before, "s": seconds}))
 """
+WAYS = ("whole", "stream", "batches")
 
 
 def write_bib(path: Path, count: int) -> None:
@@ -38,30 +62,40 @@ def write_bib(path: Path, count: int) -> None:
             )
 
 
-def measure(count: int) -> None:
+def peak_growth(way: str, path: Path, batch: int = BATCH) -> dict[str, float]:
+    """{"refs", "growth_kb", "s"} of reading `path` the `way` given, in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, way, str(path), str(batch)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    measured: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    return measured
+
+
+def measure(count: int, ways: tuple[str, ...]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         bib = Path(tmp) / "big.bib"
         write_bib(bib, count)
         size_mb = bib.stat().st_size / 1e6
-        done = subprocess.run(
-            [sys.executable, "-c", READ, str(bib)],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=ROOT,
-        )
-    read = json.loads(done.stdout.splitlines()[-1])
-    growth_mb = read["growth_kb"] / 1024
-    print(
-        f"{read['refs']:,} entries ({size_mb:.0f} MB .bib): peak RSS +{growth_mb:.0f} MB = "
-        f"{read['growth_kb'] / read['refs']:.1f} KB per citation, read in {read['s']:.1f} s"
-    )
+        for way in ways:
+            read = peak_growth(way, bib)
+            print(
+                f"{way:>7}: {read['refs']:,} entries ({size_mb:.0f} MB .bib): peak RSS "
+                f"+{read['growth_kb'] / 1024:.0f} MB = "
+                f"{read['growth_kb'] / read['refs']:.1f} KB per citation, in {read['s']:.1f} s",
+                flush=True,
+            )
 
 
 def main() -> None:
     started = time.perf_counter()
-    for count in [int(arg) for arg in sys.argv[1:]] or [10_000, 40_000]:
-        measure(count)
+    counts = [int(arg) for arg in sys.argv[1:] if arg.isdigit()] or [10_000, 100_000]
+    ways = tuple(arg for arg in sys.argv[1:] if arg in WAYS) or WAYS
+    for count in counts:
+        measure(count, ways)
     print(f"({time.perf_counter() - started:.0f} s in all)")
 
 

@@ -13,7 +13,8 @@ stopped and ends with the same outputs as one that ran through. The input finger
 contents, format, batch size) keys the progress: changed input starts over."""
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from prefect import flow, task
@@ -21,7 +22,7 @@ from prefect import flow, task
 from flows import progress
 from flows.audit import finish_job
 from flows.runners import task_runner
-from flows.steps import TASKS, identify, quoted, read_batches
+from flows.steps import TASKS, Stages, identify, quoted, read_batches
 from models.audit import Checked, Claim, InputError, ReadResult
 from models.job import BulkSummary, JobParams
 from tasks import frames
@@ -30,9 +31,6 @@ from tasks.frames import checked_from_row
 from tasks.store import Library, check_job_id, db_path_from_env
 
 DEFAULT_BATCH = 5_000
-# pandoc citeproc takes minutes over tens of thousands of entries, and nobody pastes such a
-# bibliography: above this many items the job folder has exports and the report, no bibliographies.
-BIBLIOGRAPHY_LIMIT = 5_000
 
 
 def file_digests(paths: Sequence[str]) -> dict[str, str]:
@@ -59,14 +57,62 @@ def batches_done_step(job_id: str, fingerprint: str, db: str | None) -> set[int]
         return library.bulk_batches_done(job_id, fingerprint)
 
 
-@task(name="store-batch")
-def store_batch_step(
+def store_batch(
     job_id: str, batch: int, fingerprint: str, checked: Sequence[Checked], db: str | None
 ) -> int:
+    """One batch's rows and its `done` mark (tasks/store/bulk.py); how many rows."""
     frame = frames.citations_frame(job_id, checked)
     with Library(db_path_from_env(db)) as library:
         library.save_bulk_batch(job_id, batch, fingerprint, frame)
     return frame.height
+
+
+store_batch_step = task(name="store-batch")(store_batch)
+
+StoreBatch = Callable[[str, int, str, Sequence[Checked], str | None], int]
+
+
+@dataclass
+class Imported:
+    """What an import keeps of its input once the batches are stored."""
+
+    citation_ids: list[str] = field(default_factory=list)  # in input order
+    claims: list[Claim] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    batches: int = 0
+
+
+def import_batches(
+    params: JobParams,
+    batch_size: int,
+    digests: dict[str, str],
+    fingerprint: str,
+    done: set[int],
+    stages: Stages,
+    store: StoreBatch,
+) -> Imported:
+    """Read, identify, check and store the input a batch at a time (the batches in `done` are
+    read but neither checked nor stored again). `digests`: file_digests of the inputs."""
+    seen: dict[str, int] = {}
+    imported = Imported()
+    stored = 0
+    for read in read_batches(params.inputs, params.input_format, batch_size):
+        job = identify(read, digests, seen)  # ids keyed by content: a renamed copy resumes
+        imported.citation_ids.extend(ref.citation_id for ref in job.references)
+        imported.claims.extend(job.claims)
+        imported.errors.extend(job.errors)
+        if not job.references:
+            continue
+        number = imported.batches
+        imported.batches += 1
+        if number in done:
+            stored += len(job.references)
+        else:
+            checked = stages.check(job.references, params.offline, params.chunk_size, None)
+            stored += store(params.job_id, number, fingerprint, checked, params.db)
+        progress.report("import", stored, None)  # the total is known once all is read
+    progress.report("import", stored, stored)
+    return imported
 
 
 @task(name="stored-results")
@@ -84,8 +130,8 @@ def bulk_import(params: JobParams, batch_size: int = DEFAULT_BATCH) -> BulkSumma
     """Import a large reference list into the library as job `params.job_id`, resumably.
 
     Parameters:
-        params: the job (as audit_job's); bibliographies are skipped above BIBLIOGRAPHY_LIMIT
-            items.
+        params: the job (as audit_job's); bibliographies are skipped above
+            csl_styles.MAX_BIBLIOGRAPHY_ITEMS items, as audit_job skips them.
         batch_size: references read, checked and stored per batch (the unit of resumption and
             of memory).
 
@@ -99,37 +145,19 @@ def bulk_import(params: JobParams, batch_size: int = DEFAULT_BATCH) -> BulkSumma
     )
     done = batches_done_step(job_id, fingerprint, db)
     shown = progress.ArtifactProgress("import", job_id, f"bulk import {job_id}: batches stored")
-    seen: dict[str, int] = {}
-    order: list[str] = []  # citation ids in input order: all the job keeps of its citations
-    claims: list[Claim] = []
-    errors: list[InputError] = []
-    batches = stored = 0
-    for read in read_batches(params.inputs, params.input_format, batch_size):
-        job = identify(read, digests, seen)  # ids keyed by content: a renamed copy resumes
-        order.extend(ref.citation_id for ref in job.references)
-        claims.extend(job.claims)
-        errors.extend(job.errors)
-        if not job.references:
-            continue
-        number, batches = batches, batches + 1
-        if number in done:
-            stored += len(job.references)
-        else:
-            checked = TASKS.check(job.references, params.offline, params.chunk_size, None)
-            stored += quoted(store_batch_step)(job_id, number, fingerprint, checked, db)
-        progress.report("import", stored, None)  # the total is known once all is read
-    shown.update(stored, stored)
-    progress.report("import", stored, stored)
+    store = quoted(store_batch_step)
+    imported = import_batches(params, batch_size, digests, fingerprint, done, TASKS, store)
+    order = imported.citation_ids
+    shown.update(len(order), len(order))
 
-    skip_bibliographies = len(order) > BIBLIOGRAPHY_LIMIT
-    styles = [] if skip_bibliographies else params.chosen_styles()
     checked = quoted(stored_results_step)(order, job_id, db)
     refs = [c.reference for c in checked]
-    job = ReadResult(references=refs, claims=link_claims(claims, refs), errors=errors)
-    summary = finish_job(params, job, checked, styles, TASKS)
+    claims = link_claims(imported.claims, refs)
+    job = ReadResult(references=refs, claims=claims, errors=imported.errors)
+    summary = finish_job(params, job, checked, params.chosen_styles(), TASKS)
     return BulkSummary(
         **summary.model_dump(),
-        batches=batches,
-        batches_skipped=len(done & set(range(batches))),
-        bibliographies_skipped=skip_bibliographies,
+        batches=imported.batches,
+        batches_skipped=len(done & set(range(imported.batches))),
+        bibliographies_skipped="bibliographies_skipped" in summary.metrics,
     )

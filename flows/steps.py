@@ -256,7 +256,8 @@ def job_tables(audited: AuditedJob) -> dict[str, pl.DataFrame]:
 def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
     """The job's tables, bibliographies, exports and report, as data and text."""
     items = audited.listed()
-    rendered_styles = bibliographies(items, styles)
+    skipped = csl_styles.bibliography_skipped(len(items)) if styles else None
+    rendered_styles = {} if skipped else bibliographies(items, styles)
     tables = job_tables(audited)
     marks = unconfirmed(items, audited.checked)
     files: dict[str, str] = {}
@@ -270,6 +271,8 @@ def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
     files["references.json"] = exports.to_csl_json(listed)
     first = next(iter(rendered_styles.values()), None)
     metrics = audited.scores.metrics
+    if skipped:
+        metrics = {**metrics, "bibliographies_skipped": skipped}
     data = report.ReportData(
         job_id=audited.job_id,
         citations=tables["citations"],
@@ -285,6 +288,7 @@ def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
         if first
         else [],
         links=audited.works.links,
+        bibliography_note=skipped or "",
     )
     files["report.html"] = report.render_html(data)
     files["report.md"] = report.render_markdown(data)
@@ -318,12 +322,16 @@ def save_to_library(
     db: str | None,
 ) -> None:
     """Replace the job's rows in the library, and the works and links it touches."""
-    shared: dict[str, tuple[pl.DataFrame, Sequence[str]]] = {
+    with Library(db_path_from_env(db)) as library:
+        library.save_job(job_id, list(inputs), tables, shared_rows(works), works.retired)
+
+
+def shared_rows(works: JobDedupe) -> dict[str, tuple[pl.DataFrame, Sequence[str]]]:
+    """The library-wide rows a dedupe brings, with their keys: works and the links between them."""
+    return {
         "works": (works.works, ["work_id"]),
         "work_links": (works.links, ["work_id_a", "work_id_b", "kind"]),
     }
-    with Library(db_path_from_env(db)) as library:
-        library.save_job(job_id, list(inputs), tables, shared, works.retired)
 
 
 def publish(rendered: Rendered) -> None:

@@ -9,7 +9,8 @@ Routing, per reference (the first that applies; a registry not asked is skipped)
     none of these        a title search in the registries that index the reference's kind of
                          work (tasks/registries/routing.py), each candidate list judged by
                          `decide_unidentified`; the first registry that verifies decides
-An identifier lookup that could not be asked is retried by the same id at Semantic Scholar.
+An identifier whose registry could not be asked is tried by the same id elsewhere: a DOI at
+OpenAlex (batched, when its key is set), then what is still unanswered at Semantic Scholar.
 An identifier that resolves to another paper altogether (a `mismatch` on title) is followed by a
 search for the claimed title in the registry first in line for its kind of work: a record that
 verifies is kept as `suggested`, the work the citer probably meant. The status stays `mismatch`.
@@ -42,8 +43,12 @@ from tasks.registries.routing import search_order
 SEARCH_ROWS = 5
 # Registries that can search without a title (free text): the others need one.
 _FREE_TEXT = frozenset({"crossref", "pubmed"})
-# The id form Semantic Scholar's batch reads, per registry an identifier was first sent to.
-_S2_FORMS = {"crossref": "DOI:{}", "arxiv": "ARXIV:{}", "pubmed": "PMID:{}"}
+# Where an identifier whose own registry could not be asked is tried next, in order: the
+# registry, and the form its batch reads, per registry the identifier was first sent to.
+_FALLBACKS: tuple[tuple[str, dict[str, str]], ...] = (
+    ("openalex", {"crossref": "{}"}),
+    ("semantic_scholar", {"crossref": "DOI:{}", "arxiv": "ARXIV:{}", "pubmed": "PMID:{}"}),
+)
 Fetch = Callable[[Sequence[str]], dict[str, Lookup]]
 
 
@@ -91,8 +96,9 @@ def _look_up(refs: Sequence[Reference], registries: Registries) -> list[Validati
     for name, wanted in by_registry.items():
         fetch, batch_size = _fetcher(registries, name)
         _check_identified(refs, name, wanted, fetch, batch_size, results, trails)
-    if "semantic_scholar" in active:
-        _ask_s2_for_unanswered(refs, by_registry, registries, results, trails)
+    for name, forms in _FALLBACKS:
+        if name in active:
+            _ask_elsewhere(refs, by_registry, name, forms, registries, results, trails)
     for index, ref in enumerate(refs):
         result = results.get(index)
         if result is None:
@@ -140,6 +146,10 @@ def _fetcher(registries: Registries, name: str) -> tuple[Fetch, int]:
         return registries.europepmc.fetch_pmcids, registries.europepmc.batch_size
     if name == "arxiv" and registries.arxiv is not None:
         return registries.arxiv.fetch_ids, registries.arxiv.batch_size
+    if name == "openalex" and registries.openalex is not None:
+        return registries.openalex.fetch_dois, registries.openalex.batch_size
+    if name == "semantic_scholar" and registries.semantic_scholar is not None:
+        return registries.semantic_scholar.fetch_ids, registries.semantic_scholar.batch_size
     raise RuntimeError(f"{name} is asked but has no client")
 
 
@@ -174,29 +184,32 @@ def _batch_share(distinct: int, batch_size: int) -> float:
     return math.ceil(distinct / batch_size) / distinct if distinct else 0.0
 
 
-def _ask_s2_for_unanswered(
+def _ask_elsewhere(
     refs: Sequence[Reference],
     by_registry: dict[str, dict[int, str]],
+    name: str,
+    forms: dict[str, str],
     registries: Registries,
     results: dict[int, ValidationResult],
     trails: list[_Trail],
 ) -> None:
-    """Identifiers whose registry could not be asked, tried at Semantic Scholar. Only a record
-    it holds decides: Semantic Scholar lacking an id proves nothing about the id."""
+    """Identifiers whose registry could not be asked, tried at registry `name`. Only a record
+    it holds decides: another registry lacking an id proves nothing about the id."""
     wanted: dict[int, tuple[str, str]] = {}
-    for name, indexes in by_registry.items():
-        form = _S2_FORMS.get(name)
+    for origin, indexes in by_registry.items():
+        form = forms.get(origin)
         for index, identifier in indexes.items():
             if form and results[index].status is Status.UNVERIFIED:
                 wanted[index] = (identifier, form.format(identifier))
-    if not wanted or registries.semantic_scholar is None:
+    if not wanted:
         return
-    s2_ids = sorted({s2_id for _, s2_id in wanted.values()})
-    lookups = registries.semantic_scholar.fetch_ids(s2_ids)
-    share = _batch_share(len(s2_ids), registries.semantic_scholar.batch_size)
-    for index, (identifier, s2_id) in wanted.items():
-        trails[index].add("semantic_scholar", share)
-        found = lookups.get(s2_id)
+    fetch, batch_size = _fetcher(registries, name)
+    asked = sorted({as_asked for _, as_asked in wanted.values()})
+    lookups = fetch(asked)
+    share = _batch_share(len(asked), batch_size)
+    for index, (identifier, as_asked) in wanted.items():
+        trails[index].add(name, share)
+        found = lookups.get(as_asked)
         if found is not None and found.record is not None:
             lookup = Lookup(identifier=identifier, record=found.record, attempts=found.attempts)
             ref = refs[index]

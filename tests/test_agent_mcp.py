@@ -4,7 +4,10 @@ to one library at once, malformed arguments."""
 
 import json
 import os
+import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -22,10 +25,13 @@ TOOLS = {"add_citation", "validate_citations", "format_citations", "export_citat
          "list_citations"}  # fmt: skip
 
 
+CLI = [sys.executable, "-c", "from flows.cli import main; main()"]
+
+
 def server(env: dict[str, str]) -> StdioServerParameters:
     return StdioServerParameters(
-        command=sys.executable,
-        args=["-c", "from flows.cli import main; main()", "mcp"],
+        command=CLI[0],
+        args=[*CLI[1:], "mcp"],
         env={**os.environ, **env},
         cwd=str(Path(__file__).parent.parent),
     )
@@ -137,3 +143,53 @@ def test_malformed_arguments_come_back_as_one_line_errors(seen):
     assert messages["bad job"].startswith("invalid job id '../etc'")
     assert messages["bad doi"] == "doi: 'not-a-doi' is not a DOI"
     assert messages["unknown tool"] == "Unknown tool: delete_citation"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def over_http(url: str) -> tuple[set[str], object]:
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        streamable_http_client(url) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        names = {t.name for t in (await session.list_tools()).tools}
+        added = await session.call_tool("add_citation", {"job": "web-crew", "doi": FRET})
+        return names, added
+
+
+def test_streamable_http_serves_the_same_tools(tmp_path: Path) -> None:
+    """`citeaudit mcp --http`: a real server process, the SDK's streamable-HTTP client."""
+    from tests.fake_registry import FakeRegistry
+
+    port = free_port()
+    with FakeRegistry() as registry:
+        process = subprocess.Popen(
+            [*CLI, "mcp", "--http", "--port", str(port)],
+            env={**os.environ, **point_env_at(registry, tmp_path)},
+            cwd=str(Path(__file__).parent.parent),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                assert process.poll() is None, process.communicate()[1].decode()
+                with socket.socket() as probe:
+                    if probe.connect_ex(("127.0.0.1", port)) == 0:
+                        break
+                assert time.monotonic() < deadline, "the HTTP server never listened"
+                time.sleep(0.2)
+            names, added = anyio.run(over_http, f"http://127.0.0.1:{port}/mcp")
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    assert names == TOOLS
+    assert text_of(added).startswith("ACCEPTED [1] verified")
+    assert added.structuredContent["citation"]["status"] == "verified"

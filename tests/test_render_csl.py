@@ -386,3 +386,30 @@ def test_unconfirmed_works_are_listed_apart_and_marked(rendered: dict[str, Bibli
     assert head.count('class="csl-entry"') == 44 and tail.count('class="csl-entry"') == 2
     assert '<span class="citeaudit-mark">[unverified]</span>' in tail
     assert to_text(bibliography) == to_text(bibliography, {})  # nothing to set apart
+
+
+def test_a_job_past_the_bibliography_limit_says_so_instead_of_rendering(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flows.audit import run_pipeline
+    from models.job import JobParams
+
+    monkeypatch.setattr(csl_styles, "MAX_BIBLIOGRAPHY_ITEMS", 3)
+    listed = tmp_path / "list.txt"
+    listed.write_text("".join(f"10.5555/limit.{n}\n" for n in range(4)), encoding="utf-8")
+    out = tmp_path / "out"
+    params = JobParams(
+        inputs=[str(listed)],
+        job_id="big",
+        out_dir=str(out),
+        db=str(tmp_path / "lib.duckdb"),
+        offline=True,
+    )
+    summary = run_pipeline(params)
+    note = "not rendered: 4 items, above the limit of 3"
+    assert summary.metrics["bibliographies_skipped"].startswith(note)
+    folder = out / "big"
+    assert not list(folder.glob("bibliography.*"))
+    assert note in (folder / "report.md").read_text(encoding="utf-8")
+    assert note in (folder / "report.html").read_text(encoding="utf-8")
+    assert json.loads((folder / "references.json").read_text(encoding="utf-8"))  # all listed

@@ -223,6 +223,31 @@ def test_an_unanswered_doi_is_answered_by_semantic_scholar(fake: FakeRegistry) -
     assert result.asked == ["crossref", "semantic_scholar"]
 
 
+def test_an_unanswered_doi_is_answered_by_openalex_before_semantic_scholar(
+    fake: FakeRegistry,
+) -> None:
+    fake.inject_fault("unavailable", service="crossref", rate=1.0)
+    fake.scholarly.add_openalex_work(
+        {
+            "id": "https://openalex.org/W2963403868",
+            "doi": "https://doi.org/10.5555/attention",
+            "display_name": TITLE,
+            "type": "article",
+            "publication_year": 2017,
+            "authorships": [{"author": {"display_name": f"{g} {f}"}} for g, f in AUTHORS],
+            "primary_location": {
+                "source": {"display_name": "Neural Information Processing Systems"}
+            },
+        }
+    )
+    fake.scholarly.add_s2_paper(s2_paper("abc123", "NeurIPS", DOI="10.5555/attention"))
+    with registries_for(fake, backoff_cap_s=0.05, openalex_api_key="oa-key") as registries:
+        [result] = lookup_references([cited(ids=Identifiers(doi="10.5555/attention"))], registries)
+    assert result.status is Status.VERIFIED and result.registry == "openalex", result.reason
+    assert result.asked == ["crossref", "openalex"]  # decided: Semantic Scholar not asked
+    assert fake.count("openalex_dois") == 1 and fake.count(service="s2") == 0
+
+
 def test_only_the_selected_registries_are_asked(fake: FakeRegistry) -> None:
     fake.scholarly.add_dblp_hit(dblp_hit("NeurIPS"))
     with registries_for(fake, registries="crossref") as registries:

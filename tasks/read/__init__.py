@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 
-from models.audit import InputError, ReadResult
+from models.audit import InputError, ReadResult, Reference
 from tasks.read import (
     bibtex,
     clinical,
@@ -38,7 +38,13 @@ from tasks.read import (
     rag_context,
     ris,
 )
-from tasks.read.common import merged, young_collections_only
+from tasks.read.common import (
+    FIELD_TOO_LONG,
+    MAX_FIELD_CHARS,
+    merged,
+    too_long_field,
+    young_collections_only,
+)
 from tasks.read.manuscript import bibliographies_named, cited_only, is_manuscript
 from tasks.read.text import UnreadableFileError, decoding_note, read_head
 
@@ -134,7 +140,7 @@ def _read_parts(files: Sequence[Path], format: str | None) -> Iterator[ReadResul
         parts = reader.stream(group) if hasattr(reader, "stream") else [reader.read(group)]
         for part in parts:
             named.update(_files_named(part))
-            yield part
+            yield within_bounds(part)
         yield ReadResult(errors=nothing_read(group, named, reader.FORMAT))
         if reader is not pdf:
             yield ReadResult(errors=decoding_warnings(group))
@@ -147,6 +153,32 @@ def decoding_warnings(paths: Sequence[Path]) -> list[InputError]:
         for path in paths
         if (note := decoding_note(path))
     ]
+
+
+def within_bounds(read: ReadResult) -> ReadResult:
+    """The part with each reference that has a field longer than MAX_FIELD_CHARS turned into an
+    input error naming its file and entry: the one place this bound holds for every format
+    (BibTeX also bounds a field while expanding its @string macros)."""
+    kept: list[Reference] = []
+    errors = list(read.errors)
+    for ref in read.references:
+        field = too_long_field(ref.item.model_dump(exclude_none=True))
+        if field is None and ref.raw is not None and len(ref.raw) > MAX_FIELD_CHARS:
+            field = "raw text"
+        if field is None:
+            kept.append(ref)
+            continue
+        where = ref.provenance
+        reason = f"{FIELD_TOO_LONG}: {field}"
+        errors.append(
+            InputError(
+                source_file=where.source_file,
+                entry_key=where.entry_key,
+                line=where.line,
+                reason=reason,
+            )
+        )
+    return ReadResult(references=kept, claims=read.claims, errors=errors)
 
 
 def _files_named(read: ReadResult) -> set[str]:

@@ -14,11 +14,9 @@ from pydantic import ValidationError
 from models.audit import InputError, ReadResult
 from models.csl import CSLItem
 from tasks.read.common import (
-    FIELD_TOO_LONG,
     make_reference,
     merged,
     stream_each,
-    too_long_field,
 )
 from tasks.read.text import MAX_JSON_DEPTH, is_clean_utf8, load_json, read_head
 
@@ -84,9 +82,6 @@ def _read_item(path: Path, position: int, data: Any) -> ReadResult:
     key = f"#{position}"
     if isinstance(data, dict) and data.get("id"):
         key = str(data["id"])
-    if (field := too_long_field(data)) is not None:
-        reason = f"{FIELD_TOO_LONG}: {field}"
-        return ReadResult(errors=[InputError(source_file=str(path), entry_key=key, reason=reason)])
     try:
         item = CSLItem.from_csl(_with_id(data, f"#{position}"))
     except (ValidationError, TypeError) as exc:

@@ -10,11 +10,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from urllib.parse import unquote
 
-from models.audit import Identifiers, InputError, ReadResult, Reference
+from models.audit import Identifiers, ReadResult, Reference
 from tasks.identifiers import find_identifiers, normalize_pmid
 from tasks.read.common import (
-    FIELD_TOO_LONG,
-    MAX_FIELD_CHARS,
     free_text_item,
     make_reference,
     merged,
@@ -50,12 +48,6 @@ def stream_plaintext_file(path: Path) -> Iterator[ReadResult]:
     for number, line in enumerate(lines, start=1):
         line = line.strip()
         if not line or line.startswith("#"):
-            continue
-        if len(line) > MAX_FIELD_CHARS:
-            error = InputError(
-                source_file=str(path), entry_key=str(number), line=number, reason=FIELD_TOO_LONG
-            )
-            yield ReadResult(errors=[error])
             continue
         yield ReadResult(references=[reference_from_line(line, path, number)])
 

@@ -23,7 +23,6 @@ from models.audit import InputError, ReadResult, Reference
 from models.csl import CSLItem, CSLName
 from tasks.identifiers import normalize_doi, normalize_pmcid, normalize_pmid
 from tasks.read.common import (
-    FIELD_TOO_LONG,
     csl_item,
     date_from_text,
     make_reference,
@@ -32,7 +31,6 @@ from tasks.read.common import (
     name_list,
     page_range,
     stream_each,
-    too_long_field,
 )
 from tasks.read.text import UnreadableFileError, read_head, text_lines
 
@@ -215,9 +213,6 @@ def _read_record(
     (record,) = records
     record_id = dialect.record_id(record)
     key = f"{number} ({record_id})" if record_id else str(number)
-    if (field := too_long_field(record)) is not None:
-        reason = f"{FIELD_TOO_LONG}: {field}"
-        return None, InputError(source_file=str(path), entry_key=key, line=line, reason=reason)
     item = dialect.to_item(record, key)
     reference = make_reference(item, path, key, line)
     if dialect is _MEDLINE:

@@ -150,6 +150,20 @@ _NOCASE = r'<span class="nocase">\1</span>'
 # style renders in batches of whole first-author groups; numbered styles stay one run (their
 # numbering is the citation order and they do not disambiguate by year suffix).
 BATCH_SIZE = 250
+# pandoc citeproc takes minutes and gigabytes over tens of thousands of entries (a numbered style
+# is one run), and nobody reads such a bibliography: above this many items a job writes its
+# exports and report but no bibliography, and its metrics and report say so.
+MAX_BIBLIOGRAPHY_ITEMS = 5_000
+
+
+def bibliography_skipped(count: int) -> str | None:
+    """Why a job of `count` listed items has no bibliography (None: it has)."""
+    if count <= MAX_BIBLIOGRAPHY_ITEMS:
+        return None
+    return (
+        f"not rendered: {count:,} items, above the limit of {MAX_BIBLIOGRAPHY_ITEMS:,} "
+        "(references.bib, .ris and .json list them all)"
+    )
 
 
 class RenderError(RuntimeError):

@@ -37,6 +37,7 @@ class ReportData:
     bibliography_unconfirmed: list[tuple[str, str]] = field(default_factory=list)
     changes: pl.DataFrame | None = None  # scheduled audits: what changed since the last one
     links: pl.DataFrame = field(default_factory=pl.DataFrame)  # work_id_a, work_id_b, kind
+    bibliography_note: str = ""  # why there is no bibliography (too many items), if so
 
 
 def _column(frame: pl.DataFrame, name: str) -> bool:
@@ -362,6 +363,7 @@ class Report:
     style: str
     bibliography_html: list[str]
     bibliography_unconfirmed: list[tuple[str, str]]
+    bibliography_note: str
 
     @property
     def notice_count(self) -> int:
@@ -713,4 +715,5 @@ def select(data: ReportData) -> Report:
         style=data.style,
         bibliography_html=data.bibliography_html,
         bibliography_unconfirmed=data.bibliography_unconfirmed,
+        bibliography_note=data.bibliography_note,
     )
