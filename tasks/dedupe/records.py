@@ -92,7 +92,7 @@ _QUOTES = "\"'“”‘’«»"
 _SPACED_ENTITY = re.compile(r"&\s*(#?\w+)\s*;")
 _BROKEN_CHARACTER = re.compile(r"â\s*(?:\?\s*)+¦?")
 _RUN_TOGETHER_MIN = 6  # letters: "onviews", "andxml" are two words each
-_SHORT_WORDS = frozenset("an as at by in is of on or to".split())
+_SHORT_WORDS = frozenset({"an", "as", "at", "by", "in", "is", "of", "on", "or", "to"})
 
 
 def split_notice(title: str) -> tuple[str | None, str]:
