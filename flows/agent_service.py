@@ -16,8 +16,11 @@ A citation agents add is built as the line of a plain-text list (source `agent`,
 order of addition), so a job built by `add` calls audits alike as that list. Several agents may
 add at once: lookups run side by side under the service's registry pool (one limiter per
 registry, held for the service's life, so its agents share the registries' pace), and one writer
-at a time, across threads and processes (the library's write lock), re-stores the job (dedupe,
-scores, library rows).
+at a time, across threads and processes (the library's write lock), stores what the add changed:
+the citation deduped alone against the library, its rows and its claim's, and the job's counts,
+leaving the library as re-storing the whole job would (that is done instead when the citation's
+dedupe could touch the job's other citations: tasks/dedupe/job.py dedupe_added). So an add costs
+its own citation, not the job's size; `format`, `export` and `list` render on demand.
 """
 
 import json
@@ -33,6 +36,7 @@ from flows import steps
 from models.audit import Checked, Claim, InputError, ReadResult, Reference, Status, ValidationResult
 from models.csl import CSLItem
 from tasks.citation_ids import citation_id_for, unused_id
+from tasks.dedupe.job import DEDUPE_COLUMNS, JobDedupe, dedupe_added
 from tasks.frames import reference_from_row, result_from_row
 from tasks.read.plaintext import reference_from_line
 from tasks.registries import Registries, RegistryPool, RegistrySettings
@@ -173,13 +177,14 @@ class AgentService:
                     update={"citation_id": ref.citation_id}
                 )
                 same = ref
-            elif location and not same.location:
+            moved = bool(location and not same.location)
+            if moved:
                 same.location = location
-            if claim:
-                _cite_for_claim(state, same, claim)
-            self._store(state)
+            claims = [_cite_for_claim(state, same, claim)] if claim else []
+            if new or moved or claims:
+                self._store_added(state, same, new, claims)
         items = state.listed()
-        answer = self._citation_answers(state, items, [same], locator=location)[0]
+        answer = self._citation_answers(state, items, [same], locator=location, whole=False)[0]
         answer["already_in_job"] = not new
         return Answer(_added_text(job, answer), {"job": job, "citation": answer})
 
@@ -276,8 +281,10 @@ class AgentService:
             citations = library.table("citations", job)
             claims = library.table("claims", job)
             errors = library.table("input_errors", job)
+            records = library.table("dedupe_records", job)
         if row is None or not citations.height:
             return state
+        relations = _relations(job, records)
         # Others' citations first, as their files list them; then agents', in order of addition.
         ordered = citations.with_columns(
             (pl.col("source_file") == AGENT_SOURCE).alias("_agents")
@@ -285,7 +292,10 @@ class AgentService:
         for row_ in ordered.iter_rows(named=True):
             ref = reference_from_row(row_)
             state.refs.append(ref)
-            state.results[ref.citation_id] = result_from_row(row_)
+            result = result_from_row(row_)
+            # kept with the citation's match keys, not on its row: dedupe links works by them
+            result.relations = relations.get(ref.citation_id, {})
+            state.results[ref.citation_id] = result
             if row_.get("work_id"):
                 state.work_ids[ref.citation_id] = row_["work_id"]
         state.claims = [Claim.model_validate(c) for c in claims.drop("job_id").to_dicts()]
@@ -309,11 +319,48 @@ class AgentService:
         supports = support_claims(state.claims, checked, judge=self.registries().judge)
         scores = steps.score(checked, state.claims, works, supports)
         audited = steps.AuditedJob(state.job_id, job, checked, works, scores, state.listed())
-        inputs = state.inputs or [AGENT_SOURCE]
+        inputs = _inputs(state)
         if self.out_dir is None:
             steps.save_to_library(state.job_id, inputs, steps.job_tables(audited), works, self.db)
         else:
             steps.persist(steps.render(audited, []), inputs, self.out_dir, self.db)
+
+    def _store_added(
+        self, state: JobState, ref: Reference, new: bool, claims: Sequence[Claim]
+    ) -> None:
+        """Store what one add changed: the citation's rows (deduped alone against the library)
+        and its claim's, as re-storing the whole job would leave them; the whole job when its
+        dedupe could come out otherwise (`dedupe_added`), or when its folder is kept."""
+        works = None
+        if self.out_dir is None:
+            checked = Checked(reference=ref, result=state.results[ref.citation_id])
+            with Library(db_path_from_env(self.db)) as library:
+                if new:
+                    works = dedupe_added(state.job_id, checked, library.dedupe_library())
+                else:
+                    works = _stored_dedupe(library, state.job_id, ref.citation_id)
+                if works is not None:
+                    tables = self._added_rows(state, checked, works, claims)
+                    shared = steps.shared_rows(works)
+                    library.save_added(state.job_id, _inputs(state), tables, shared)
+        if works is None:
+            self._store(state)
+
+    def _added_rows(
+        self, state: JobState, checked: Checked, works: JobDedupe, claims: Sequence[Claim]
+    ) -> dict[str, pl.DataFrame]:
+        """The citation's rows and its claim's (scored with the claim's other citations)."""
+        cid = checked.reference.citation_id
+        state.work_ids[cid] = works.columns["work_id"][0]
+        by_id = {c.citation_id: c for c in state.checked()}
+        cited = [by_id[c] for c in dict.fromkeys(c for claim in claims for c in claim.citation_ids)]
+        cited = [c for c in cited if c.citation_id != cid] + [checked]
+        supports = support_claims(claims, cited, judge=self.registries().judge)
+        scores = steps.score(cited, claims, works, supports)
+        job = ReadResult(references=[checked.reference], claims=list(claims))
+        tables = steps.job_tables(steps.AuditedJob(state.job_id, job, [checked], works, scores))
+        del tables["input_errors"]  # an add brings none
+        return tables
 
     def _lookup(self, refs: Sequence[Reference]) -> list[ValidationResult]:
         """The batch flow's check of one chunk; past a job's deadline from now (an agent must
@@ -335,22 +382,25 @@ class AgentService:
         refs: Sequence[Reference],
         style: str = DEFAULT_STYLE,
         locator: str | None = None,
+        whole: bool = True,
     ) -> list[dict[str, Any]]:
-        """Each citation as the agent needs it; one pandoc run renders the whole bibliography
-        (so `(Smith, 2023a)` disambiguates) and the chosen citations' in-text forms."""
+        """Each citation as the agent needs it; one pandoc run renders the bibliography (so
+        `(Smith, 2023a)` disambiguates) and the chosen citations' in-text forms. Not `whole`:
+        only the entries a chosen one could be told apart from (`_alike`)."""
         numbers = state.numbers(items)
-        position = {item.id: n for n, item in enumerate(items)}
         work_first = {state.work_ids.get(i.id, i.id): i.id for i in items}
         first_of = {
             r.citation_id: work_first.get(state.work_ids.get(r.citation_id, r.citation_id))
             for r in refs
         }
+        shown = list(items) if whole else _alike(items, set(first_of.values()))
+        position = {item.id: n for n, item in enumerate(shown)}
         locators = {
             position[f]: loc
             for r in refs
             if (f := first_of[r.citation_id]) is not None and (loc := locator or r.location)
         }
-        rendered = csl_styles.render_bibliography(items, style, locators) if items else None
+        rendered = csl_styles.render_bibliography(shown, style, locators) if shown else None
         entries = {e.item_id: e for e in rendered.entries} if rendered else {}
         rejected = [state.results[r.citation_id] for r in refs]
         rejected = [r for r in rejected if r.status in REJECTED]
@@ -364,7 +414,7 @@ class AgentService:
             number = numbers.get(ref.citation_id)
             in_text = None
             if entry is not None and number is not None:
-                item = items[entry.position]
+                item = shown[entry.position]
                 if numeric:
                     in_text = entry.citation.text
                 elif item.author or item.title:
@@ -392,6 +442,17 @@ class AgentService:
                 }
             )
         return answers
+
+
+def _alike(items: Sequence[CSLItem], chosen: set[str | None]) -> list[CSLItem]:
+    """The chosen items and those a style could need to tell them apart from (a year suffix,
+    an added initial or name): the items of the same first author (or, unauthored, title)."""
+    keys = {_name_key(i) for i in items if i.id in chosen}
+    return [i for i in items if _name_key(i) in keys]
+
+
+def _name_key(item: CSLItem) -> str:
+    return (item.first_author_family() or item.title or "").casefold()
 
 
 def _formatted(records: Mapping[str, CSLItem | None]) -> dict[str, str]:
@@ -489,7 +550,7 @@ def _source_key(ref: Reference) -> str:
     return " ".join(words)
 
 
-def _cite_for_claim(state: JobState, ref: Reference, text: str) -> None:
+def _cite_for_claim(state: JobState, ref: Reference, text: str) -> Claim:
     """The claim (one per distinct text) rests on this citation too."""
     claim = next((c for c in state.claims if c.claim_text == text), None)
     if claim is None:
@@ -501,6 +562,29 @@ def _cite_for_claim(state: JobState, ref: Reference, text: str) -> None:
         claim.citation_ids.append(ref.citation_id)
     if claim.claim_id not in ref.claim_ids:
         ref.claim_ids.append(claim.claim_id)
+    return claim
+
+
+def _relations(job: str, records: pl.DataFrame) -> dict[str, dict[str, list[str]]]:
+    """Registry relations (kind -> ids) per citation id, from the job's dedupe records."""
+    found: dict[str, dict[str, list[str]]] = {}
+    for cid, relations in records.select("citation_id", "relations").iter_rows():
+        for relation in relations or []:
+            kinds = found.setdefault(cid.removeprefix(f"{job}/"), {})
+            kinds.setdefault(relation["kind"], []).append(relation["id"])
+    return found
+
+
+def _inputs(state: JobState) -> list[str]:
+    return state.inputs or [AGENT_SOURCE]
+
+
+def _stored_dedupe(library: Library, job_id: str, citation_id: str) -> JobDedupe:
+    """A stored citation's dedupe as it is (its match keys do not change with its claims or
+    page): its work columns, and no new records, works or links."""
+    rows = library.table("citations", job_id).filter(pl.col("citation_id") == citation_id)
+    none = pl.DataFrame()
+    return JobDedupe(rows.select(DEDUPE_COLUMNS), none, none, none, [])
 
 
 def _json_list(text: str | None) -> list[str]:

@@ -322,12 +322,16 @@ def save_to_library(
     db: str | None,
 ) -> None:
     """Replace the job's rows in the library, and the works and links it touches."""
-    shared: dict[str, tuple[pl.DataFrame, Sequence[str]]] = {
+    with Library(db_path_from_env(db)) as library:
+        library.save_job(job_id, list(inputs), tables, shared_rows(works), works.retired)
+
+
+def shared_rows(works: JobDedupe) -> dict[str, tuple[pl.DataFrame, Sequence[str]]]:
+    """The library-wide rows a dedupe brings, with their keys: works and the links between them."""
+    return {
         "works": (works.works, ["work_id"]),
         "work_links": (works.links, ["work_id_a", "work_id_b", "kind"]),
     }
-    with Library(db_path_from_env(db)) as library:
-        library.save_job(job_id, list(inputs), tables, shared, works.retired)
 
 
 def publish(rendered: Rendered) -> None:

@@ -2,6 +2,7 @@
 HTTP, with a real DuckDB library; and a job built by `add` calls audited by `citeaudit audit`."""
 
 import json
+import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -13,7 +14,8 @@ from typer.testing import CliRunner
 
 from flows.agent_service import AgentError, AgentService
 from flows.cli import app
-from tasks.store import Library
+from tasks.dedupe.job import DEDUPE_COLUMNS, dedupe_added
+from tasks.store import Library, write_lock
 from tests.fake_registry import FakeRegistry
 from tests.fake_registry.fixtures import point_env_at
 
@@ -201,6 +203,73 @@ def test_agents_adding_at_once_keep_the_library_and_the_rate_limits(built):
     assert sorted(c["id"] for c in stored) == sorted(a.data["citation"]["id"] for a in answers)
     assert sorted(c["number"] for c in stored if c["number"]) == [1, 2, 3]
     assert built.registry.rate_limited() == 0
+
+
+# What names a row of each library table (the job's row is compared without its timestamps).
+ROW_KEYS = {
+    "citations": ["job_id", "citation_id"],
+    "claims": ["job_id", "claim_id"],
+    "dedupe_records": ["job_id", "citation_id"],
+    "input_errors": ["job_id", "source_file", "line"],
+    "works": ["work_id"],
+    "work_links": ["work_id_a", "work_id_b", "kind"],
+    "jobs": ["job_id"],
+}
+
+
+def library_rows(db: Path) -> dict[str, pl.DataFrame]:
+    with Library(db, read_only=True) as library:
+        tables = {name: library.table(name).sort(keys) for name, keys in ROW_KEYS.items()}
+    tables["jobs"] = tables["jobs"].drop("created_at", "updated_at")
+    return tables
+
+
+def test_adds_store_only_their_rows_and_leave_what_storing_the_whole_job_leaves(built, tmp_path):
+    """Each add writes its own rows (deduped alone when nothing of the job can change); the
+    library then holds what re-storing the whole job at once (dedupe, scores, counts) holds."""
+    db = tmp_path / "adds.duckdb"
+    with pytest.MonkeyPatch.context() as env:
+        for name, value in point_env_at(built.registry, tmp_path).items():
+            env.setenv(name, value)
+        service = AgentService(db=str(db))
+        service.add("crew-4", doi=FRET, claim="FRET shows oligomers form", page="45")
+        service.add("crew-4", doi=TPI)
+        service.add("crew-4", reference=GLASER, claim="FRET shows oligomers form")
+        service.add("crew-4", pmid=ABSENT_PMID)
+        service.add("crew-4", doi=FRET, claim="a second claim")  # again: its claims change
+        # the same work again in another form: the job's dedupe may come out otherwise
+        tosatto = service.add("crew-4", reference=f"Tosatto L et al. Sci Rep 2015. doi:{FRET}")
+        last = service.add("crew-4", doi="10.1016/j.neurobiolaging.2010.03.024")
+    listed = {c["id"]: c for c in service.list_citations("crew-4").data["citations"]}
+    cited = last.data["citation"]
+    assert {k: cited[k] for k in ("reference", "in_text")} == {
+        k: listed[cited["id"]][k] for k in ("reference", "in_text")
+    }
+
+    whole = tmp_path / "whole.duckdb"
+    shutil.copy(db, whole)
+    restorer = AgentService(db=str(whole), offline=True)
+    with write_lock(str(whole)):
+        restorer._store(restorer._load("crew-4"))  # the whole job, as every add did before
+    added, stored = library_rows(db), library_rows(whole)
+    for name in ROW_KEYS:
+        differ = [c for c in added[name].columns if not added[name][c].equals(stored[name][c])]
+        assert added[name].equals(stored[name]), (name, differ)
+    assert added["citations"].height == 6 and added["claims"].height == 2
+
+    # which adds dedupe alone: a work new to the job does; its work in another form does not
+    state = service._load("crew-4")
+    by_id = {c.citation_id: c for c in state.checked()}
+    with Library(db, read_only=True) as library:
+        records = library.dedupe_library()
+    for answer, alone in ((last, True), (tosatto, False)):
+        cid = answer.data["citation"]["id"]
+        others = records.filter(pl.col("citation_id") != f"crew-4/{cid}")
+        found = dedupe_added("crew-4", by_id[cid], others)
+        assert (found is not None) == alone
+        if found is not None:
+            row = added["citations"].filter(pl.col("citation_id") == cid)
+            assert found.columns.equals(row.select(DEDUPE_COLUMNS))
 
 
 def test_a_service_keeps_its_registry_clients_for_its_life(registry_env):

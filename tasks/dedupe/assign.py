@@ -1,6 +1,6 @@
 """assign_works: the whole dedupe of a batch of new records against the library."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -28,6 +28,8 @@ class DedupeResult:
 
     assignments: pl.DataFrame
     links: pl.DataFrame
+    # library records compared with new ones: citation_id, decision (merge | link | distinct)
+    compared: pl.DataFrame = field(default_factory=pl.DataFrame)
 
     def library_rows(self, new: pl.DataFrame) -> pl.DataFrame:
         """The new records with their work ids, in the library's shape."""
@@ -66,7 +68,15 @@ def assign_works(
     pairs = candidate_pairs(records, thresholds.blocking)
     decided = score_pairs(records, pairs, thresholds)
     assignments, links = cluster(records, decided, thresholds.linkage)
-    return DedupeResult(assignments, links)
+    ends = [decided.select(pl.col(end).alias("row"), "decision") for end in ("a", "b")]
+    rows = records.select("citation_id", "new").with_row_index("row")
+    compared = (
+        pl.concat(ends)
+        .join(rows.with_columns(pl.col("row").cast(pl.Int64)), on="row")
+        .filter(~pl.col("new"))
+        .select("citation_id", "decision")
+    )
+    return DedupeResult(assignments, links, compared)
 
 
 def prepared_records(

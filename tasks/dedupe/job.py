@@ -13,6 +13,7 @@ import polars as pl
 from models.audit import Checked
 from tasks.dedupe.assign import assign_works
 from tasks.dedupe.canonical import canonical_works
+from tasks.dedupe.compare import DISTINCT
 from tasks.dedupe.records import records_frame
 from tasks.dedupe.thresholds import DedupeThresholds
 
@@ -94,3 +95,57 @@ def dedupe_job(
     works = canonical_works(pl.concat([related, records.drop("job_id")], how="diagonal_relaxed"))
     retired = sorted(set(previous_works) - set(works["work_id"].to_list()))
     return JobDedupe(columns, records, works, result.links, retired)
+
+
+def dedupe_added(
+    job_id: str,
+    checked: Checked,
+    library: pl.DataFrame,
+    thresholds: DedupeThresholds | None = None,
+) -> JobDedupe | None:
+    """One citation added to a stored job, deduped against `library` (every job's records, this
+    job's included, as `Library.dedupe_library()` gives them), or None when re-deduping the
+    whole job (`dedupe_job`) could come out otherwise and must be done instead.
+
+    Alone, the citation cannot change how the job's other citations cluster, nor they it, when:
+    it shares no title with them, nor the records it is compared with a short one (counting
+    titles sets the recurring-title features); it joins no work they hold (the whole job's
+    founder might be another); a work it founds takes an id base no work of theirs has (those
+    are numbered in citation order); and it was compared with none of them, or founds a work
+    of its own and was told apart from every record it was compared with (no merge: no vote
+    between clusters counts it). Then the rows it adds are those `dedupe_job` would give, and
+    every other row stays as it is."""
+    thresholds = thresholds or DedupeThresholds()
+    own = library.filter(pl.col("citation_id").str.starts_with(f"{job_id}/"))
+    new = job_records(job_id, [checked])
+    result = assign_works(new, library if library.height else None, thresholds=thresholds)
+    row = result.assignments.row(0, named=True)
+    founds = row["duplicate_of"] is None
+    titles = set(own["title_key"].drop_nulls().to_list())
+    # only short titles are counted as recurring (tasks/dedupe/recurring.py)
+    short = {t for t in titles if t.count(" ") < thresholds.recurring_words}
+    compared = result.compared
+    partners = library.filter(pl.col("citation_id").is_in(compared["citation_id"].implode()))
+    partner_titles = set(partners["title_key"].drop_nulls().to_list())
+    in_job = compared.filter(pl.col("citation_id").is_in(own["citation_id"].implode()))
+    works = set(own["work_id"].drop_nulls().to_list())
+    if (
+        new["title_key"][0] in titles
+        or short & partner_titles
+        or row["work_id"] in works
+        or (founds and _id_base(row["work_id"]) in set(map(_id_base, works)))
+        or (in_job.height and not (founds and (compared["decision"] == DISTINCT).all()))
+    ):
+        return None
+    columns = result.assignments.with_columns(
+        pl.col("citation_id").str.slice(len(job_id) + 1)
+    ).select(DEDUPE_COLUMNS)
+    records = result.library_rows(new).with_columns(pl.lit(job_id).alias("job_id"))
+    related = library.filter(pl.col("work_id") == row["work_id"])
+    cited = canonical_works(pl.concat([related, records.drop("job_id")], how="diagonal_relaxed"))
+    return JobDedupe(columns, records, cited, result.links, [])
+
+
+def _id_base(work_id: str) -> str:
+    """`w-HASH` of `w-HASH-2`: works founded on one key (tasks/dedupe/cluster.py _work_ids)."""
+    return "-".join(work_id.split("-")[:2])

@@ -34,7 +34,7 @@ class BulkProgress(LibraryCore):
         """One batch's citation rows and its `done` mark, in one transaction: after a crash a
         batch is either wholly stored and marked, or neither."""
         with self.transaction() as con:
-            self._upsert_citations(citations)
+            self.upsert_job_rows("citations", citations)
             con.execute(
                 "DELETE FROM bulk_progress WHERE job_id = ? AND batch = ? AND fingerprint = ?",
                 [job_id, batch, fingerprint],

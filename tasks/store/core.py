@@ -38,6 +38,12 @@ class LibraryCore:
 
     JOB_TABLES = ("citations", "input_errors", "claims", "dedupe_records")
     SHARED_TABLES = ("works", "work_links")
+    # what names one row of a job table (input errors have no key: only replaced with the job)
+    JOB_KEYS = {
+        "citations": ("job_id", "citation_id"),
+        "claims": ("job_id", "claim_id"),
+        "dedupe_records": ("job_id", "citation_id"),
+    }
 
     def __init__(self, where: Path | str | Lake, read_only: bool = False) -> None:
         self.where = where if isinstance(where, Lake | Path) else db_path_from_env(where)
@@ -109,6 +115,16 @@ class LibraryCore:
         """Insert rows, replacing those with the same `keys` (call inside `transaction()`)."""
         if table not in self.SHARED_TABLES:
             raise ValueError(f"unknown table {table}")
+        self._replace_by(table, frame, keys)
+
+    def upsert_job_rows(self, table: str, frame: pl.DataFrame) -> None:
+        """Insert some of jobs' rows of `table`, replacing those with the same key (call inside
+        `transaction()`)."""
+        if table not in self.JOB_KEYS:
+            raise ValueError(f"no keyed job table {table}")
+        self._replace_by(table, frame, self.JOB_KEYS[table])
+
+    def _replace_by(self, table: str, frame: pl.DataFrame, keys: Sequence[str]) -> None:
         self._check(table, frame)
         if not frame.height:
             return
@@ -117,16 +133,13 @@ class LibraryCore:
             self.con.execute(f'DELETE FROM "{table}" USING incoming WHERE {match}')
             self.con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM incoming')
 
-    def _upsert_citations(self, frame: pl.DataFrame) -> None:
-        """Replace rows of `citations` by (job_id, citation_id) (call inside `transaction()`)."""
-        self._check("citations", frame)
-        with self._incoming(frame):
-            self.con.execute(
-                """DELETE FROM citations USING incoming
-                   WHERE citations.job_id = incoming.job_id
-                     AND citations.citation_id = incoming.citation_id"""
-            )
-            self.con.execute("INSERT INTO citations BY NAME SELECT * FROM incoming")
+    def _status_counts(self, job_id: str) -> dict[str, int]:
+        """How many of the job's stored citations have each status."""
+        rows = self.con.execute(
+            "SELECT status, count(*) FROM citations WHERE job_id = ? GROUP BY status",
+            [job_id],
+        ).fetchall()
+        return {status: count for status, count in sorted(rows)}
 
     def _insert(self, table: str, frame: pl.DataFrame) -> None:
         self._check(table, frame)

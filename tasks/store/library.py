@@ -44,13 +44,6 @@ class Library(BulkProgress, Rechecks):
         """Store a job's frames, replacing any earlier run of the same job, upsert the rows it
         adds to library-wide tables (`shared`: table -> (frame, key columns)) and drop the
         works no citation holds any more (`retired_works`, with their links), atomically."""
-        citations = frames["citations"]
-        counts = (
-            dict(citations.group_by("status").len().sort("status").iter_rows())
-            if citations.height
-            else {}
-        )
-        now = datetime.now(UTC)
         with self.transaction() as con:
             for table, frame in frames.items():
                 self.replace_job_rows(table, job_id, frame)
@@ -64,21 +57,47 @@ class Library(BulkProgress, Rechecks):
                        WHERE list_contains(?, work_id_a) OR list_contains(?, work_id_b)""",
                     [retired, retired],
                 )
-            # replaced by deleting first: a DuckLake has no keys to upsert on
-            first = con.execute("SELECT created_at FROM jobs WHERE job_id = ?", [job_id]).pl()
-            con.execute("DELETE FROM jobs WHERE job_id = ?", [job_id])
-            con.execute(
-                "INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    job_id,
-                    first["created_at"][0] if first.height else now,
-                    now,
-                    json.dumps(inputs),
-                    citations.height,
-                    frames.get("input_errors", pl.DataFrame()).height,
-                    json.dumps(counts, sort_keys=True),
-                ],
-            )
+            self._write_job_row(job_id, inputs)
+
+    def save_added(
+        self,
+        job_id: str,
+        inputs: list[str],
+        frames: dict[str, pl.DataFrame],
+        shared: dict[str, tuple[pl.DataFrame, Sequence[str]]],
+    ) -> None:
+        """Add rows to a stored job or replace some of them (`frames`: citations, claims,
+        dedupe_records, each row by its key), upsert the library-wide rows they bring and
+        recount the job, atomically: a citation added costs its own rows, not the job's."""
+        with self.transaction():
+            for table, frame in frames.items():
+                self.upsert_job_rows(table, frame)
+            for table, (frame, keys) in shared.items():
+                self.upsert_rows(table, frame, keys)
+            self._write_job_row(job_id, inputs)
+
+    def _write_job_row(self, job_id: str, inputs: list[str]) -> None:
+        """The job's row of `jobs`, counted from its stored rows (call inside `transaction()`)."""
+        con = self.con
+        counts = self._status_counts(job_id)
+        errors = con.execute("SELECT count(*) FROM input_errors WHERE job_id = ?", [job_id])
+        n_errors = (errors.fetchone() or (0,))[0]
+        now = datetime.now(UTC)
+        # replaced by deleting first: a DuckLake has no keys to upsert on
+        first = con.execute("SELECT created_at FROM jobs WHERE job_id = ?", [job_id]).pl()
+        con.execute("DELETE FROM jobs WHERE job_id = ?", [job_id])
+        con.execute(
+            "INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                job_id,
+                first["created_at"][0] if first.height else now,
+                now,
+                json.dumps(inputs),
+                sum(counts.values()),
+                n_errors,
+                json.dumps(counts, sort_keys=True),
+            ],
+        )
 
     def dedupe_library(self, exclude_job: str | None = None) -> pl.DataFrame:
         """Every job's dedupe records (but `exclude_job`'s), ids as `JOB/CITATION_ID`."""

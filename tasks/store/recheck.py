@@ -46,15 +46,11 @@ class Rechecks(LibraryCore):
                 if changes.height:
                     changes = changes.join(present, on=KEYS, how="semi")
             if citations.height:
-                self._upsert_citations(citations)
+                self.upsert_job_rows("citations", citations)
             self._insert("citation_changes", changes)
             for job_id in sorted(set(citations["job_id"])) if citations.height else []:
-                counts = con.execute(
-                    "SELECT status, count(*) FROM citations WHERE job_id = ? "
-                    "GROUP BY status ORDER BY status",
-                    [job_id],
-                ).fetchall()
+                counts = self._status_counts(job_id)
                 con.execute(
                     "UPDATE jobs SET status_counts = ?, updated_at = ? WHERE job_id = ?",
-                    [json.dumps(dict(counts), sort_keys=True), now, job_id],
+                    [json.dumps(counts, sort_keys=True), now, job_id],
                 )
