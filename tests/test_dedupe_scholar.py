@@ -234,15 +234,6 @@ HISTOGRAMS = (
             "proceedings of acm sigmod COL year VAL 1994",
             False,
         ),
-        # An undated citation's year run into its title is no number of the title's.
-        (
-            "COL title VAL t. , s. , & warren , d. ( 1994 ) . xsb as an efficient deductive "
-            "database engine COL authors VAL k sagonas COL venue VAL sigmod conference "
-            "COL year VAL ",
-            "COL title VAL xsb as an efficient deductive database engine 1993 COL authors VAL k "
-            "sagonas , t swift , ds warren COL venue VAL  COL year VAL ",
-            True,
-        ),
         # "part i" is the "i" of the other title, not another number.
         (
             "COL title VAL probabilistic temporal databases , i : algebra COL authors VAL a "

@@ -59,9 +59,6 @@ _NUMERALS = rf"\b\d+\b|{_ROMAN}"
 _NUMERALS_ANYWHERE = rf"\d+|{_ROMAN}|\bi\b"
 
 
-_YEAR = r"^(?:19|20)\d\d$"
-
-
 def _numerals(title: pl.Expr, pattern: str) -> pl.Expr:
     return title.str.extract_all(pattern).list.eval(pl.element().str.replace(r"^part ", ""))
 
@@ -236,15 +233,6 @@ def _inside(a: pl.Series, b: pl.Series) -> pl.Series:
     ).to_series()
 
 
-def _title_numbers(x: str) -> pl.Expr:
-    """The numbers of record x's title. An undated citation's year may have run into its title
-    (scraped: "t s and warren d 1994 xsb as an e cient deductive database engine"): there a
-    year is no number of the title's."""
-    numbers = _numerals(pl.col(f"title_key_{x}"), _NUMERALS)
-    undated = numbers.list.eval(pl.element().filter(~pl.element().str.contains(_YEAR)))
-    return pl.when(pl.col(f"year_{x}").is_null()).then(undated).otherwise(numbers)
-
-
 def _both(column: str) -> pl.Expr:
     return pl.col(f"{column}_a").is_not_null() & pl.col(f"{column}_b").is_not_null()
 
@@ -392,7 +380,7 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     # ("SQL 3" for "SQL3"); a dropped subtitle takes its numbers along ("... (FQAS 2000)"), so
     # then only the shorter title's numbers must recur in the longer one.
     missing_a, missing_b = (
-        _title_numbers(x)
+        _numerals(col(f"title_key_{x}"), _NUMERALS)
         .list.set_difference(_numerals(col(f"title_key_{y}"), _NUMERALS_ANYWHERE))
         .list.len()
         > 0
