@@ -149,9 +149,14 @@ def _title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
     # not be among the whole title's: one more key, the two rarest of the first few words. A
     # scraped one with names glued to its head ("d kossmann el wimmers and j yang optimizing
     # queries across diverse data sources") keeps the tail: one more, of the last few words.
-    # (A title no longer than the head has no other tail.)
+    # (A title no longer than the head has no other tail.) Glued heads are scraped citations',
+    # which lack their year: tails are keyed only when a new record has none (every record's
+    # tail costs the 1M-record scale bench about a third more time).
     n = blocking.head_words
     ends = {"head": (f"[1:{n}]", 0), "tail": (f"[-{n}:]", n)}
+    undated = con.execute("SELECT count(*) FROM recs WHERE new AND year IS NULL").fetchone()
+    if not (undated and undated[0]):
+        del ends["tail"]
     for end, (words, longer) in ends.items() if n >= 2 else ():  # a pair of words
         con.execute(f"""
         INSERT INTO title_keys
@@ -162,9 +167,8 @@ def _title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
             JOIN freq f USING (word))
         WHERE k <= 2 GROUP BY rid HAVING count(*) = 2""")
     con.execute("DROP TABLE words")
-    # Block size in nodes: a library work cited a thousand times is one. Glued heads are
-    # scraped citations', which lack their year: only such a new record's tail key makes a block
-    # (at scale, a block for every tail costs a tenth more time).
+    # Block size in nodes: a library work cited a thousand times is one. Only an undated new
+    # record's tail key makes a block.
     con.execute(f"""
         CREATE TEMP TABLE blocks AS
         SELECT key FROM title_keys JOIN recs USING (rid)
