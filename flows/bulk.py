@@ -121,8 +121,9 @@ def stored_results_step(citation_ids: Sequence[str], job_id: str, db: str | None
     order (`citation_ids`)."""
     with Library(db_path_from_env(db)) as library:
         rows = library.table("citations", job_id)
-    stored = {row["citation_id"]: row for row in rows.iter_rows(named=True)}
-    return [checked_from_row(stored[citation_id]) for citation_id in citation_ids]
+    # each row made a Checked as it is read: the rows are never all held as dicts too
+    stored = {row["citation_id"]: checked_from_row(row) for row in rows.iter_rows(named=True)}
+    return [stored[citation_id] for citation_id in citation_ids]
 
 
 @flow(name="bulk_import", task_runner=task_runner(), log_prints=False)

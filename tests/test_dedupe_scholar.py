@@ -13,7 +13,7 @@ from bench.dedupe_sources import Labelled, LabelledPair, dblp_scholar, ditto_ite
 from tasks.dedupe import DedupeThresholds, records_frame
 from tasks.dedupe.assign import prepared_records
 from tasks.dedupe.candidates import candidate_pairs
-from tasks.dedupe.records import descraped
+from tasks.dedupe.records import descraped, title_words
 from tasks.dedupe.similarity import venues_alike
 from tasks.dedupe.weights import FEATURES, load_weights
 from tasks.match.venues import venue_cut_off
@@ -151,6 +151,7 @@ def test_the_weights_in_the_repository_say_what_a_match_is() -> None:
 
 
 WEBVIEW = "COL title VAL webview materialization COL authors VAL a labrinidis , n roussopoulos"
+SAMPLING = "COL title VAL random sampling for histogram construction"
 HISTOGRAMS = (
     "COL authors VAL n thaper , s guha , p indyk , n koudas "
     "COL venue VAL {venue} COL year VAL {year}"
@@ -192,6 +193,23 @@ HISTOGRAMS = (
             "COL venue VAL  COL year VAL ",
             False,
         ),
+        # A title inside the other, the same year, one side naming no author (its only name
+        # is debris).
+        (
+            SAMPLING + " : how much is enough ? COL authors VAL s chaudhuri , r motwani , "
+            "v narasayya COL venue VAL sigmod conference COL year VAL 1998",
+            SAMPLING
+            + " COL authors VAL s chaudhuri\u00e2 ? \u00a6 COL venue VAL  COL year VAL 1998.0",
+            True,
+        ),
+        # ... but not in another year.
+        (
+            SAMPLING + " : how much is enough ? COL authors VAL s chaudhuri , r motwani , "
+            "v narasayya COL venue VAL sigmod conference COL year VAL 1998",
+            SAMPLING
+            + " COL authors VAL s chaudhuri\u00e2 ? \u00a6 COL venue VAL  COL year VAL 2001.0",
+            False,
+        ),
         # "part i" is the "i" of the other title, not another number.
         (
             "COL title VAL probabilistic temporal databases , i : algebra COL authors VAL a "
@@ -213,3 +231,53 @@ def test_short_titles_and_parts_of_scraped_pairs(
     work_of, links = dedupe_linked([records])
     _, recall, _ = pair_scores(pairs, work_of, versions(links))
     assert recall == (1.0 if same else 0.0)
+
+
+@pytest.mark.parametrize(
+    ("title", "key"),
+    [
+        ("onviews andxml", "on views and xml"),
+        (
+            "optimizationofquerieswithuserdefined predicates",
+            "optimization of queries with user defined predicates",
+        ),
+        # Lost ligature bytes ("e cient") are debris around the words it still splits off.
+        (
+            "anecientalgorithmforminingassociationrules",
+            "a nec i ent algorithm for mining association rules",
+        ),
+        ("joseph m hellersteirr", "joseph m hellersteirr"),  # a garbled name is not cut up
+        ("Evaluating Queries", "evaluating queries"),
+    ],
+)
+def test_words_run_together_are_split(title: str, key: str) -> None:
+    assert title_words(title) == key
+
+
+def _ditto(title: str, authors: str) -> str:
+    return f"COL title VAL {title} COL authors VAL {authors} COL venue VAL  COL year VAL "
+
+
+def test_a_title_with_names_glued_to_its_head_is_a_candidate_by_its_tail(tmp_path: Path) -> None:
+    """The glued names are the scraped title's rarest words (other citations hold them), its
+    first words too: the last words of both titles still pair them."""
+    split = tmp_path / "pairs.txt"
+    dblp = _ditto("optimizing queries across diverse data sources", "l haas , d kossmann")
+    scholar = _ditto(
+        "d kossmann el wimmers and j yang optimizing queries across diverse data sources",
+        "l haas",
+    )
+    others = [
+        _ditto("d kossmann el wimmers the state of the art in query processing", "r ramakrishnan"),
+        _ditto("el wimmers and j yang semistructured data sources", "d kossmann"),
+        _ditto("optimizing queries over streams", "s madden"),
+        _ditto("data sources diverse in kind", "a levy"),
+    ]
+    split.write_text("".join(f"{dblp}\t{s}\t0\n" for s in [scholar, *others]), encoding="utf-8")
+    records, _ = dblp_scholar(split)
+    thresholds = DedupeThresholds()
+    prepared = prepared_records(records_frame([r.reference for r in records]), None, thresholds)
+    pairs = candidate_pairs(prepared, thresholds.blocking)
+    ids = prepared["citation_id"]
+    found = {(ids[a], ids[b]) for a, b in zip(pairs["a"], pairs["b"], strict=True)}
+    assert ("DBLP:0", "Scholar:1") in found

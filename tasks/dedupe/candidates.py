@@ -31,7 +31,10 @@ class Blocking:
     keys: int = 4  # a record's rarest title words, paired up into its blocking keys
     block_cap: int = 1000  # a key shared by more works than this is no block
     year_window: int = 3  # wider than the match window: preprints precede their papers
-    head_words: int = 4  # a title's first words, whose rarest pair is one more key
+    head_words: int = 4  # a title's first and last words, whose rarest pairs are two more keys
+    # The last words' pair is a key to glued heads only: common endings ("... large databases")
+    # would make blocks of mostly strangers, so a tail key blocks no more works than this.
+    tail_cap: int = 100
     chapter_cap: int = 500  # chapters of one (container, year) considered for links
     # A title this long is looked for inside others by its author, and may match as part of one.
     contained_words: int = 4
@@ -143,22 +146,32 @@ def _title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
         UNION ALL
         SELECT rid, any_value(word) AS key FROM rarest GROUP BY rid HAVING count(*) = 1""")
     # A citation that drops the subtitle keeps the head of the title, whose rarest words need
-    # not be among the whole title's: one more key, the two rarest of the first few words.
-    if blocking.head_words >= 2:  # the key is a pair of words
+    # not be among the whole title's: one more key, the two rarest of the first few words. A
+    # scraped one with names glued to its head ("d kossmann el wimmers and j yang optimizing
+    # queries across diverse data sources") keeps the tail: one more, of the last few words.
+    # (A title no longer than the head has no other tail.)
+    n = blocking.head_words
+    ends = {"head": (f"[1:{n}]", 0), "tail": (f"[-{n}:]", n)}
+    for end, (words, longer) in ends.items() if n >= 2 else ():  # a pair of words
         con.execute(f"""
         INSERT INTO title_keys
-        SELECT rid, 'head ' || string_agg(word, ' ' ORDER BY word) AS key FROM (
+        SELECT rid, '{end} ' || string_agg(word, ' ' ORDER BY word) AS key FROM (
             SELECT h.rid, h.word, row_number() OVER (PARTITION BY h.rid ORDER BY f.n, h.word) AS k
-            FROM (SELECT DISTINCT rid, unnest(string_split(title_key, ' ')[1:{blocking.head_words}])
-                  AS word FROM recs WHERE title_key IS NOT NULL) h JOIN freq f USING (word))
+            FROM (SELECT DISTINCT rid, unnest(string_split(title_key, ' '){words}) AS word
+                  FROM recs WHERE len(string_split(title_key, ' ')) > {longer}) h
+            JOIN freq f USING (word))
         WHERE k <= 2 GROUP BY rid HAVING count(*) = 2""")
     con.execute("DROP TABLE words")
-    # Block size in nodes: a library work cited a thousand times is one.
+    # Block size in nodes: a library work cited a thousand times is one. Glued heads are
+    # scraped citations', which lack their year: only such a new record's tail key makes a block
+    # (at scale, a block for every tail costs a tenth more time).
     con.execute(f"""
         CREATE TEMP TABLE blocks AS
         SELECT key FROM title_keys JOIN recs USING (rid)
-        WHERE key IN (SELECT t.key FROM title_keys t JOIN recs r USING (rid) WHERE r.new)
-        GROUP BY key HAVING count(DISTINCT coalesce(work_id, rid::VARCHAR)) <= {blocking.block_cap}
+        WHERE key IN (SELECT t.key FROM title_keys t JOIN recs r USING (rid)
+                      WHERE r.new AND (r.year IS NULL OR t.key NOT LIKE 'tail %'))
+        GROUP BY key HAVING count(DISTINCT coalesce(work_id, rid::VARCHAR))
+            <= CASE WHEN key LIKE 'tail %' THEN {blocking.tail_cap} ELSE {blocking.block_cap} END
         """)
     return f"""
         SELECT DISTINCT n.rid AS x, o.rid AS y, NULL AS relation, false AS keyed

@@ -273,11 +273,18 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     # drop subtitles: a looser title counts when the same authors and the same year back it,
     # and no other first page contradicts it ("The recurrent cascade-correlation architecture",
     # pp. 190-196, is not "The cascade-correlation learning architecture", pp. 524-532).
+    # A title inside the other, the same year, where one side names no author to back or
+    # contradict it ("random sampling for histogram construction", an index's authorless entry,
+    # and "... how much is enough", Chaudhuri et al.), is backed as well.
+    dropped_part = col("part_sim") >= th.title
+    unauthored = col("first_author_a").is_null() | col("first_author_b").is_null()
     backed = (
         _both("title_key")
         & ~short
-        & ((col("title_sim") >= th.corroborated_title) | (col("part_sim") >= th.title))
-        & same_authors
+        & (
+            ((col("title_sim") >= th.corroborated_title) | dropped_part) & same_authors
+            | dropped_part & unauthored
+        )
         & _same("year")
         & ~pages_apart
     ).fill_null(False)
@@ -354,7 +361,6 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         > 0
         for x, y in (("a", "b"), ("b", "a"))
     )
-    dropped_part = col("part_sim") >= th.title
     numerals_apart = (missing_a & missing_b) | ((missing_a | missing_b) & ~dropped_part)
     # A journal article and a conference paper (or report) of one title are two versions; so
     # are a journal article and a paper in a venue not named a journal ("VLDB", "Very Large

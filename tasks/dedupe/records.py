@@ -8,6 +8,7 @@ key: it would glue the citation to a work it does not describe.
 import html
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 import ftfy
 import polars as pl
@@ -90,6 +91,8 @@ _QUOTES = "\"'“”‘’«»"
 # ("snodgrassâ ? ¦" for "snodgrass…", "â ??" for a curly quote).
 _SPACED_ENTITY = re.compile(r"&\s*(#?\w+)\s*;")
 _BROKEN_CHARACTER = re.compile(r"â\s*(?:\?\s*)+¦?")
+_RUN_TOGETHER_MIN = 6  # letters: "onviews", "andxml" are two words each
+_SHORT_WORDS = frozenset({"an", "as", "at", "by", "in", "is", "of", "on", "or", "to"})
 
 
 def split_notice(title: str) -> tuple[str | None, str]:
@@ -148,6 +151,26 @@ def descraped(text: str | None) -> str | None:
     if not text.isascii():
         text = _BROKEN_CHARACTER.sub(" ", ftfy.fix_text(text)).strip()
     return text
+
+
+def title_words(title: str) -> str | None:
+    """A title's comparable form (`normalise_title`) with words a scraper ran together split
+    apart: "onviews andxml" -> "on views and xml"."""
+    return " ".join(map(_word_parts, normalise_title(title).split())) or None
+
+
+@lru_cache(maxsize=1 << 16)
+def _word_parts(word: str) -> str:
+    """The words `word` runs together, by English words' frequencies (wordninja, Wikipedia's
+    words), where pieces of three letters or more make up most of it; else `word` itself: a
+    name or a misspelling ("hellersteirr") is not cut into debris."""
+    if len(word) < _RUN_TOGETHER_MIN or not word.isalpha():
+        return word
+    import wordninja  # loads its word list (0.2-0.4 s): only once a title needs it
+
+    parts = wordninja.split(word)
+    kept = sum(len(part) for part in parts if len(part) >= 3 or part in _SHORT_WORDS)
+    return " ".join(parts) if len(parts) > 1 and kept >= 0.8 * len(word) else word
 
 
 def _needs_reading(text: str | None) -> bool:
@@ -233,7 +256,7 @@ def record_row(ref: Reference, result: ValidationResult | None = None) -> dict[s
         "title": item.title,
         "authors": "; ".join(name.display() for name in named(item.author or item.editor)) or None,
         "container_title": item.container_title,
-        "title_key": normalise_title(about) or None,
+        "title_key": title_words(about),
         "notice": notice,
         "form": title_form(item.title or ""),
         "first_author": surname_key(item.first_author_family() or "") or None,
