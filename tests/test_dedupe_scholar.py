@@ -152,6 +152,7 @@ def test_the_weights_in_the_repository_say_what_a_match_is() -> None:
 
 WEBVIEW = "COL title VAL webview materialization COL authors VAL a labrinidis , n roussopoulos"
 SAMPLING = "COL title VAL random sampling for histogram construction"
+AIR = "COL authors VAL t imielinski , s viswanathan , b badrinath COL venue VAL sigmod conference"
 HISTOGRAMS = (
     "COL authors VAL n thaper , s guha , p indyk , n koudas "
     "COL venue VAL {venue} COL year VAL {year}"
@@ -208,6 +209,29 @@ HISTOGRAMS = (
             "v narasayya COL venue VAL sigmod conference COL year VAL 1998",
             SAMPLING
             + " COL authors VAL s chaudhuri\u00e2 ? \u00a6 COL venue VAL  COL year VAL 2001.0",
+            False,
+        ),
+        # A short title inside the other by the same authors: a dropped head, a glued venue.
+        (
+            "COL title VAL energy efficient indexing on air " + AIR + " COL year VAL 1994",
+            "COL title VAL indexing on air "
+            + AIR.replace("sigmod conference", "proceedings of acm sigmod")
+            + " COL year VAL ",
+            True,
+        ),
+        (
+            "COL title VAL updating xml COL authors VAL i tatarinov , z ives , a halevy , d weld "
+            "COL venue VAL sigmod conference COL year VAL 2001",
+            "COL title VAL updating xml . acm intl COL authors VAL i tatarinov , zg ives , "
+            "a halevy , d weld COL venue VAL conference on management of data ( sigmod ) , "
+            "COL year VAL ",
+            True,
+        ),
+        # ... but not by one shared author.
+        (
+            "COL title VAL energy efficient indexing on air " + AIR + " COL year VAL 1994",
+            "COL title VAL indexing on air COL authors VAL t imielinski , j chen COL venue VAL "
+            "proceedings of acm sigmod COL year VAL 1994",
             False,
         ),
         # "part i" is the "i" of the other title, not another number.

@@ -165,6 +165,9 @@ def compared_pairs(
         same_page=first_page_a.eq(first_page_b).fill_null(False),
         pages_apart=first_page_a.ne(first_page_b).fill_null(False),
         recurring_topic=recurring_with_topic(records, pairs["a"], pairs["b"]),
+        inside=_inside(
+            records["title_key"].gather(pairs["a"]), records["title_key"].gather(pairs["b"])
+        ),
     )
     # Pairs met by title words alone with titles below every title threshold (and neither a
     # dropped subtitle or head, a shared first page nor a recurring title's topic to excuse it) can
@@ -176,6 +179,7 @@ def compared_pairs(
         (pl.col("part_sim") >= thresholds.title)
         | (pl.col("same_page") & (pl.col("title_sim") >= thresholds.floor))
         | pl.col("recurring_topic")
+        | pl.col("inside")
     )
     below = by_title & (pl.col("title_sim") < lowest) & ~excused
     apart = pairs.filter(below & (pl.col("title_sim") >= thresholds.floor)).select(
@@ -206,6 +210,27 @@ def compared_pairs(
         modelled.arg_true(), scored.filter(modelled).select(weights.probability()).to_series()
     )
     return scored.with_columns(probability), apart
+
+
+def _inside(a: pl.Series, b: pl.Series) -> pl.Series:
+    """Whether the shorter title, of two words or more, is word for word inside the longer:
+    too short a part for `part_similarity` ("indexing on air" in "energy efficient indexing on
+    air"; "client server paradise" behind the glued names "jm patel jb yu")."""
+    frame = pl.DataFrame({"a": a, "b": b}).select(
+        short=pl.when(pl.col("a").str.len_chars() <= pl.col("b").str.len_chars())
+        .then("a")
+        .otherwise("b"),
+        long=pl.when(pl.col("a").str.len_chars() <= pl.col("b").str.len_chars())
+        .then("b")
+        .otherwise("a"),
+    )
+    return frame.select(
+        (
+            pl.col("short").str.contains(" ", literal=True)
+            & (pl.col("short") != pl.col("long"))
+            & (" " + pl.col("long") + " ").str.contains(" " + pl.col("short") + " ", literal=True)
+        ).fill_null(False)
+    ).to_series()
 
 
 def _both(column: str) -> pl.Expr:
@@ -418,7 +443,11 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         & ~venues_apart
         & ~(pages_apart & _differ("year"))
     )
-    ruled_alike = (title_ok | backed | paged | in_print | placed | topic) & (
+    # A short title inside the other by the same two authors or more: a dropped head or
+    # subtitle ("declarative data cleaning"), or names or a venue glued around it ("updating xml
+    # acm intl"), the rules' hard stops (years, numbers, venue kinds, short titles) still apply.
+    inside = col("inside") & shared
+    ruled_alike = (title_ok | backed | paged | in_print | placed | topic | inside) & (
         (author_ok & ~col("teams_apart")) | one_issue
     )
     fuzzy = (ruled_alike | learned) & unstopped
@@ -475,7 +504,9 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     title_part = pl.max_horizontal(
         "title_sim",
         "part_sim",
-        pl.when(paged | in_print | placed | reworded | (backed & same_list) | topic | learned)
+        pl.when(
+            paged | in_print | placed | reworded | (backed & same_list) | topic | learned | inside
+        )
         .then(th.title)
         .otherwise(None),
     )
