@@ -1,12 +1,14 @@
 """Agents adding citations while a crew runs: the agent service's `add` against the fake
 registry at the real rate limits with 50 ms latency per answer.
 
-    one agent       N adds in a row: seconds per add (median, 95th percentile), and how that
-                    grows with the job (each add re-stores the whole job)
-    several agents  A threads adding N/A each to one job at once: wall time, adds per second,
-                    429s (goal 0), every add stored once (goal: all)
+    one agent       N adds in a row: seconds per add (median, 95th percentile), and whether that
+                    grows with the job (an add stores only its own rows)
+    several agents  A threads adding N/A each to one job at once: seconds per add (median),
+                    wall time, adds per second, 429s (goal 0), every add stored once (goal: all)
+    a grown job     G citations audited as a list (offline) into a job, then K adds to it and K
+                    to an empty job (offline: the store's cost alone): seconds per add on each
 
-Input: N DOIs of the fake registry's bundled works. Run: uv run python -m bench.agent [N] [A]
+Input: N DOIs of the fake registry's bundled works. Run: uv run python -m bench.agent [N] [A] [G]
 """
 
 import os
@@ -18,6 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from flows.agent_service import AgentService
+from flows.audit import run_pipeline
+from models.job import JobParams
 from tests.fake_registry import FakeRegistry
 from tests.fake_registry.fixtures import point_env_at
 from tests.reliability_data import bundled_works
@@ -32,7 +36,8 @@ def timed_add(service: AgentService, job: str, doi: str) -> float:
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 40
     agents = int(sys.argv[2]) if len(sys.argv) > 2 else 4
-    dois = [w["DOI"] for w in bundled_works()][: 2 * n]
+    grown = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
+    dois = [w["DOI"] for w in bundled_works()]
     work = Path(tempfile.mkdtemp(prefix="bench-agent-"))
     with FakeRegistry() as registry:
         registry.latency = 0.05
@@ -50,13 +55,33 @@ def main() -> None:
         registry.reset()
         started = time.perf_counter()
         with ThreadPoolExecutor(max_workers=agents) as pool:
-            list(pool.map(lambda doi: timed_add(service, "crew", doi), dois[n : 2 * n]))
+            each = list(pool.map(lambda doi: timed_add(service, "crew", doi), dois[n : 2 * n]))
         wall = time.perf_counter() - started
         stored = len(service.list_citations("crew").data["citations"])
         print(
-            f"{agents} agents, {n} adds at once: {wall:.1f} s wall, {n / wall:.2f} adds/s, "
+            f"{agents} agents, {n} adds at once: median {statistics.median(each):.2f} s per add, "
+            f"{wall:.1f} s wall, {n / wall:.2f} adds/s, "
             f"{registry.rate_limited()} x 429 (goal 0), {stored}/{n} stored (goal all)"
         )
+        grown_job(work, dois, grown)
+        print(f"machine load after: {os.getloadavg()[0]:.2f} (1 min)")
+
+
+def grown_job(work: Path, dois: list[str], size: int, adds: int = 5) -> None:
+    """Whether an add's cost grows with its job: adds to a job of `size` and to an empty one."""
+    listing = work / "grown.txt"
+    listing.write_text("\n".join(dois[:size]) + "\n")
+    db = str(work / "grown.duckdb")
+    params = JobParams(inputs=[str(listing)], job_id="grown", db=db, out_dir=str(work / "out"))
+    run_pipeline(params.model_copy(update={"offline": True, "styles": []}))
+    service = AgentService(db=db, offline=True)
+    fresh = dois[size : size + adds]
+    on_grown = [timed_add(service, "grown", doi) for doi in fresh]
+    on_empty = [timed_add(service, "empty", doi) for doi in fresh]
+    print(
+        f"offline adds: to a job of {size} citations median {statistics.median(on_grown):.2f} s, "
+        f"to an empty job {statistics.median(on_empty):.2f} s ({adds} adds each)"
+    )
 
 
 if __name__ == "__main__":

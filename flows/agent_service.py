@@ -446,13 +446,16 @@ class AgentService:
 
 def _alike(items: Sequence[CSLItem], chosen: set[str | None]) -> list[CSLItem]:
     """The chosen items and those a style could need to tell them apart from (a year suffix,
-    an added initial or name): the items of the same first author (or, unauthored, title)."""
+    an added initial or name): the items of the same first author (or, unauthored, title). An
+    item with neither is cited by its number alone and rendered alone (in the whole
+    bibliography its `n.d.` might take a suffix)."""
     keys = {_name_key(i) for i in items if i.id in chosen}
     return [i for i in items if _name_key(i) in keys]
 
 
 def _name_key(item: CSLItem) -> str:
-    return (item.first_author_family() or item.title or "").casefold()
+    named = item.first_author_family() or item.title
+    return f"name:{named.casefold()}" if named else f"id:{item.id}"
 
 
 def _formatted(records: Mapping[str, CSLItem | None]) -> dict[str, str]:

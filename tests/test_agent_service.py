@@ -287,20 +287,62 @@ def test_a_service_keeps_its_registry_clients_for_its_life(registry_env):
 
 @pytest.mark.usefixtures("prefect_harness")
 def test_a_job_built_by_add_audits_alike_with_citeaudit_audit(built, tmp_path):
+    """The same sources audited as a list, as the same job in a library of its own, are stored
+    alike: verdicts, scores and works (the same work ids) agree row by row."""
     with Library(built.db) as library:
         live = library.table("citations", "crew-1").sort(pl.col("entry_key").cast(pl.Int64))
     listing = tmp_path / "crew.txt"
     listing.write_text("\n".join(live["raw"]) + "\n")  # what the agents gave, one per line
-    args = ["audit", str(listing), "--job", "crew-audit", "--out", str(tmp_path / "out")]
+    db = tmp_path / "audit.duckdb"
+    args = ["audit", str(listing), "--job", "crew-1", "--out", str(tmp_path / "out")]
+    with pytest.MonkeyPatch.context() as env:
+        for name, value in point_env_at(built.registry, tmp_path).items():
+            env.setenv(name, value)
+        result = CliRunner().invoke(app, [*args, "--db", str(db), "--styles", "apa"])
+    assert result.exit_code == 0, result.output
+    with Library(db) as library:
+        audited = library.table("citations", "crew-1").sort(pl.col("line"))
+    # where each row came from differs, and what the agents added with it (claims, a page)
+    whence = {"citation_id", "source_file", "line", "entry_key", "checked_at", "duplicate_of"}
+    paged = {"location", "location_score", "confidence", "engine_confidence"}
+    same = [c for c in live.columns if c not in whence | paged | {"claim_ids"}]
+    differ = [c for c in same if not live[c].equals(audited[c])]
+    assert not differ, [(c, live[c].to_list(), audited[c].to_list()) for c in differ]
+    unpaged = live["location"].is_null()
+    assert (
+        live.filter(unpaged)
+        .select(paged - {"location"})
+        .equals(audited.filter(unpaged).select(paged - {"location"}))
+    )
+    assert live["status"].to_list() == [
+        "verified", "not_found", "mismatch", "verified", "verified"
+    ]  # fmt: skip
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_crew_report_citing_the_added_sources_audits_alike(built, tmp_path):
+    """The report the crew writes from what its agents added (a Markdown report with a numbered
+    reference list), audited by `citeaudit audit` on the same library: the same statuses."""
+    with Library(built.db) as library:
+        live = library.table("citations", "crew-1").sort(pl.col("entry_key").cast(pl.Int64))
+    cited = [f"PMID: {raw}" if raw.isdigit() else raw for raw in live["raw"]]
+    report = tmp_path / "report.md"
+    report.write_text(
+        "# What the crew found\n\n"
+        + " ".join(f"Finding {n} rests on a source [{n}]." for n in range(1, len(cited) + 1))
+        + "\n\n## References\n\n"
+        + "".join(f"{n}. {raw}\n" for n, raw in enumerate(cited, start=1))
+    )
+    args = ["audit", str(report), "--job", "crew-report", "--out", str(tmp_path / "out")]
     with pytest.MonkeyPatch.context() as env:
         for name, value in point_env_at(built.registry, tmp_path).items():
             env.setenv(name, value)
         result = CliRunner().invoke(app, [*args, "--db", str(built.db), "--styles", "apa"])
     assert result.exit_code == 0, result.output
     with Library(built.db) as library:
-        audited = library.table("citations", "crew-audit").sort(pl.col("line"))
-    same = ["raw", "status", "reason", "matched_id"]
-    assert live.select(same).equals(audited.select(same))
-    assert live["status"].to_list() == [
-        "verified", "not_found", "mismatch", "verified", "verified"
-    ]  # fmt: skip
+        audited = library.table("citations", "crew-report")
+        claims = library.table("claims", "crew-report")
+    audited = audited.sort(pl.col("entry_key").str.strip_chars("[]").cast(pl.Int64))
+    assert audited.height == live.height and claims.height == live.height
+    same = ["status", "reason", "matched_id"]
+    assert audited.select(same).equals(live.select(same))
