@@ -169,9 +169,15 @@ def compared_pairs(
         same_page=first_page_a.eq(first_page_b).fill_null(False),
         pages_apart=first_page_a.ne(first_page_b).fill_null(False),
         recurring_topic=recurring_with_topic(records, pairs["a"], pairs["b"]),
+        # Only by the same first author: a title of two or three words is inside many others
+        # (at scale, comparing them all by the rules cost a sixth more time).
         inside=_inside(
             records["title_key"], pairs["a"], pairs["b"], thresholds.blocking.contained_words - 1
-        ),
+        )
+        & records["first_author"]
+        .gather(pairs["a"])
+        .eq(records["first_author"].gather(pairs["b"]))
+        .fill_null(False),
     )
     # Pairs met by title words alone with titles below every title threshold (and neither a
     # dropped subtitle or head, a shared first page nor a recurring title's topic to excuse it) can
