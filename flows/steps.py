@@ -194,6 +194,7 @@ class AuditedJob:
     scores: Assessment
     # what the bibliographies and exports list (default: `bibliography_items`)
     items: list[CSLItem] | None = None
+    not_stored: str = ""  # why the job's rows could not be stored in the library, if so
 
     def listed(self) -> list[CSLItem]:
         if self.items is not None:
@@ -273,6 +274,8 @@ def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
     metrics = audited.scores.metrics
     if skipped:
         metrics = {**metrics, "bibliographies_skipped": skipped}
+    if audited.not_stored:
+        metrics = {**metrics, "not_stored": audited.not_stored}
     data = report.ReportData(
         job_id=audited.job_id,
         citations=tables["citations"],
@@ -289,6 +292,7 @@ def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
         else [],
         links=audited.works.links,
         bibliography_note=skipped or "",
+        notice=audited.not_stored,
     )
     files["report.html"] = report.render_html(data)
     files["report.md"] = report.render_markdown(data)
@@ -304,14 +308,28 @@ def persist(rendered: Rendered, inputs: Sequence[str], out_dir: str, db: str | N
     the folder and the library rows always come from one run."""
     target = JobFolder(out_dir, rendered.job_id)
     with target.replacing() as folder:
-        for name in FOLDER_TABLES:
-            folder.write_parquet(f"{name}.parquet", rendered.tables[name])
-        folder.write_parquet("works.parquet", rendered.works.cited_works)
-        for name, text in rendered.files.items():
-            folder.write_text(name, text)
-        folder.write_json("metrics.json", rendered.metrics)
+        write_outputs(folder, rendered)
         save_to_library(rendered.job_id, inputs, rendered.tables, rendered.works, db)
     return str(target.path)
+
+
+def persist_unstored(rendered: Rendered, out_dir: str) -> str:
+    """Write the job's folder only, for a job the library could not take (rendered with its
+    `not_stored` reason, which NOT_STORED.txt repeats): the registry work is not thrown away."""
+    target = JobFolder(out_dir, rendered.job_id)
+    with target.replacing(locked=False) as folder:
+        write_outputs(folder, rendered)
+        folder.write_text("NOT_STORED.txt", rendered.metrics["not_stored"] + "\n")
+    return str(target.path)
+
+
+def write_outputs(folder: JobFolder, rendered: Rendered) -> None:
+    for name in FOLDER_TABLES:
+        folder.write_parquet(f"{name}.parquet", rendered.tables[name])
+    folder.write_parquet("works.parquet", rendered.works.cited_works)
+    for name, text in rendered.files.items():
+        folder.write_text(name, text)
+    folder.write_json("metrics.json", rendered.metrics)
 
 
 def save_to_library(

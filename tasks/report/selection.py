@@ -38,6 +38,7 @@ class ReportData:
     changes: pl.DataFrame | None = None  # scheduled audits: what changed since the last one
     links: pl.DataFrame = field(default_factory=pl.DataFrame)  # work_id_a, work_id_b, kind
     bibliography_note: str = ""  # why there is no bibliography (too many items), if so
+    notice: str = ""  # what the reader must know first (the job was not stored), if anything
 
 
 def _column(frame: pl.DataFrame, name: str) -> bool:
@@ -364,6 +365,7 @@ class Report:
     bibliography_html: list[str]
     bibliography_unconfirmed: list[tuple[str, str]]
     bibliography_note: str
+    notice: str
 
     @property
     def notice_count(self) -> int:
@@ -716,4 +718,5 @@ def select(data: ReportData) -> Report:
         bibliography_html=data.bibliography_html,
         bibliography_unconfirmed=data.bibliography_unconfirmed,
         bibliography_note=data.bibliography_note,
+        notice=data.notice,
     )
