@@ -15,7 +15,7 @@ from tasks.dedupe.assign import prepared_records
 from tasks.dedupe.candidates import candidate_pairs
 from tasks.dedupe.records import descraped, title_words
 from tasks.dedupe.similarity import venues_alike
-from tasks.dedupe.weights import FEATURES, load_weights
+from tasks.dedupe.weights import FEATURES, load_weights, with_scraped_columns
 from tasks.match.venues import venue_cut_off
 
 SAMPLE = Path(__file__).parent / "fixtures" / "dedupe" / "dblp_scholar_sample.txt"
@@ -141,11 +141,13 @@ def test_weights_for_other_features_are_refused(tmp_path: Path) -> None:
 
 
 def test_the_weights_in_the_repository_say_what_a_match_is() -> None:
-    """Fitted on DBLP-Scholar's train split (bench/fit_dedupe_weights.py): a title alike and a
-    shared author speak for one work, years apart against it."""
+    """Fitted on DBLP-Scholar's train split (bench/fit_dedupe_weights.py): a title alike once
+    its glued ends are trimmed and shared authors speak for one work, a short title and extra
+    words against it."""
     weights = dict(load_weights().coefficients)
     assert set(weights) == set(FEATURES)
-    assert weights["shared_author"] > 0 and weights["title_words"] > 0
+    assert weights["shared_author"] > 0 and weights["author_share"] > 0
+    assert weights["trimmed_title"] > 0
     assert weights["short_title"] < 0 and weights["extra_words_any"] < 0
     assert 0.5 <= load_weights().threshold < 1
 
@@ -305,3 +307,25 @@ def test_a_title_with_names_glued_to_its_head_is_a_candidate_by_its_tail(tmp_pat
     ids = prepared["citation_id"]
     found = {(ids[a], ids[b]) for a, b in zip(pairs["a"], pairs["b"], strict=True)}
     assert ("DBLP:0", "Scholar:1") in found
+
+
+def test_the_weights_read_titles_without_their_glued_ends_and_misspelt_names() -> None:
+    """A scraped title with the authors' names glued to its head and the venue to its tail is
+    the title; a misspelt surname is the same author; other words or other people are not."""
+    pairs = pl.DataFrame(
+        {
+            "title_key_a": ["the third manifesto", "a vision of management of complex models"],
+            "title_key_b": [
+                "h darwen cj date the third manifesto sigmod 1995",
+                "a vision for managing complex models",
+            ],
+            "surnames_a": [["darwen", "date"], ["bernstein", "halevy", "pottinger"]],
+            "surnames_b": [["darwen"], ["bemsten", "smith", "pottinger"]],
+        }
+    )
+    scraped = with_scraped_columns(pairs)
+    assert scraped["trimmed_title_sim"].to_list()[0] == 1.0
+    assert scraped["trimmed_title_sim"].to_list()[1] < 0.95
+    # Glued words go from the ends, articles among them ("the", "a").
+    assert scraped["trimmed_words"].to_list() == [2, 5]
+    assert scraped["author_share"].to_list() == [1.0, pytest.approx(2 / 3)]

@@ -27,7 +27,7 @@ from tasks.dedupe.similarity import (
     venues_alike,
 )
 from tasks.dedupe.thresholds import DedupeThresholds
-from tasks.dedupe.weights import in_domain, load_weights
+from tasks.dedupe.weights import in_domain, load_weights, with_scraped_columns
 
 MERGE, LINK, DISTINCT = "merge", "link", "distinct"
 
@@ -217,7 +217,8 @@ def compared_pairs(
     weights = thresholds.weights or load_weights()
     modelled = scored["modelled"]
     probability = pl.Series("learned_p", [None] * scored.height, dtype=pl.Float64).scatter(
-        modelled.arg_true(), scored.filter(modelled).select(weights.probability()).to_series()
+        modelled.arg_true(),
+        with_scraped_columns(scored.filter(modelled)).select(weights.probability()).to_series(),
     )
     return scored.with_columns(probability), apart
 
