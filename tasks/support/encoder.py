@@ -12,7 +12,7 @@ own for the same sentences (recorded once with the PyTorch CPU build): the cosin
 0.988; on SciFact the relevance figures do not move (bench/RESULTS.md, "Claim support").
 
 Why this runtime: PyTorch's default Linux wheel pulls in gigabytes of CUDA libraries; our earlier
-numpy forward pass was exact but ~6 times slower."""
+numpy forward pass was exact but took ~5 times the CPU per token."""
 
 import importlib.resources
 import importlib.util
