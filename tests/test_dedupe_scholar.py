@@ -246,6 +246,29 @@ HISTOGRAMS = (
             "systems , COL year VAL ",
             True,
         ),
+        # The very short title in the same year, one side naming no author (an index's
+        # authorless entry).
+        (
+            "COL title VAL treasurer 's message COL authors VAL  COL venue VAL  COL year VAL 2000",
+            "COL title VAL treasurer 's message COL authors VAL j hammer COL venue VAL sigmod "
+            "COL year VAL 2000.0",
+            True,
+        ),
+        # ... but not in another year.
+        (
+            "COL title VAL treasurer 's message COL authors VAL  COL venue VAL  COL year VAL 2002",
+            "COL title VAL treasurer 's message COL authors VAL j hammer COL venue VAL sigmod "
+            "COL year VAL 2000.0",
+            False,
+        ),
+        # A title of five words, the same in one venue and year, whatever the scraped authors.
+        (
+            "COL title VAL the microsoft database research group COL authors VAL d lomet , "
+            "r barga , s chaudhuri COL venue VAL sigmod record COL year VAL 1998",
+            "COL title VAL the microsoft database research group . COL authors VAL acms "
+            "anthology COL venue VAL sigmod record COL year VAL 1998.0",
+            True,
+        ),
     ],
 )
 def test_short_titles_and_parts_of_scraped_pairs(

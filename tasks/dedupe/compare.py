@@ -372,7 +372,9 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     # "proceedings of the acm sigmod international conference on"), without a year or by the
     # same two authors a year apart ("Multivariate decision trees", Machine Learning, 1994 in
     # press, 1995); or, the very title by the same first author, cited with nothing else (no
-    # year, no venue) to place it elsewhere ("webview materialization", Labrinidis).
+    # year, no venue) to place it elsewhere ("webview materialization", Labrinidis); or the very
+    # title in the same year where one side names no author to contradict the other (an
+    # index's authorless entry: "treasurer's message", 2000, and the same by Hammer).
     bare_a, bare_b = (col(f"year_{x}").is_null() & col(f"container_{x}").is_null() for x in "ab")
     short_ok = _both("first_author") & (
         _same("year")
@@ -387,7 +389,7 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
             & (col("author_sim") >= th.author).fill_null(False)
             & (bare_a | bare_b)
         )
-    )
+    ) | (_same("title_key") & _same("year") & unauthored)
     # A title's numbers must recur in the other, where a number glued to a word counts too
     # ("SQL 3" for "SQL3"); a dropped subtitle takes its numbers along ("... (FQAS 2000)"), so
     # then only the shorter title's numbers must recur in the longer one.
@@ -426,8 +428,9 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     )
     # A long title, the same in one venue's year, names one work even where the author lists
     # disagree: indexes truncate long lists, credit a corporate body ("CORPORATE Fox Development
-    # Team Microsoft") or a review to the reviewed book's authors. Two works do not share a
-    # title of this length in one venue and year.
+    # Team Microsoft") or a review to the reviewed book's authors, or scrape debris for names
+    # ("the microsoft database research group" by "anthology"). Two works do not share a title
+    # of this length in one venue and year.
     one_issue = (
         (words >= th.long_words)
         & (col("title_sim") >= th.short_title)
