@@ -4,7 +4,7 @@
 
 The labelled train pairs that reach dedupe's rules (candidates not too unlike to compare) give
 one row of features each; an L2-regularised logistic regression (Newton's method, numpy) fits
-the weights on the pairs they will decide (one record or both without a year), and the threshold
+the weights on the pairs they will decide (a year missing or the same on both), and the threshold
 is the probability that gives the best F1 of the whole dedupe of the train split. The train
 split was balanced by dropping false pairs (half its pairs are true; 5,347 of the benchmark's
 28,707 labelled pairs are), so in the fit and in that F1 each false pair counts as many times
@@ -134,7 +134,7 @@ def main() -> int:
     threshold, f1 = best_threshold(fitted, split, false_weight)
     fitted_on = (
         f"DBLP-Scholar train split (Ditto), {len(y)} compared labelled pairs the weights "
-        f"decide (a year missing, no volume or pages), false pairs counted "
+        f"decide (a year missing or one year on both, no volume or pages), false pairs counted "
         f"{false_weight:.2f} times; threshold {threshold} gives the train split's dedupe "
         f"F1 {f1:.4f} (false pairs so counted)"
     )

@@ -261,6 +261,28 @@ HISTOGRAMS = (
             "COL year VAL 2000.0",
             False,
         ),
+        # A scraped twin of the same year, its authors garbled beyond the rules (weighed).
+        (
+            "COL title VAL research in databases and data-intensive applications - computer "
+            "science department and fzi , university of karlsruhe COL authors VAL b k\u0456nig-"
+            "ries , p lockemann COL venue VAL sigmod record COL year VAL 1997",
+            "COL title VAL research in databases and data-intensive applications computer "
+            "science dept. and fzi , university of COL authors VAL u herzog , g hillebrand , "
+            "u kslsch , b ksnig-ries , p COL venue VAL sigmod record , COL year VAL 1997.0",
+            True,
+        ),
+        # ... but not two papers of one group in one year (two teams, each naming others).
+        (
+            "COL title VAL prospector : a content-based multimedia server for massively parallel "
+            "architectures COL authors VAL s choo , w o'connell , g linerman , h chen , "
+            "k ganapathy , a biliris , e panagos , d schrader COL venue VAL sigmod conference "
+            "COL year VAL 1996",
+            "COL title VAL a teradata content-based multimedia object manager for massively "
+            "parallel architectures COL authors VAL w o'connell , i ieong , d schrader , "
+            "c watson , g au , a biliris , s choo , p colin , g linderman , e panagos , j wang , "
+            "t walter COL venue VAL sigmod conference COL year VAL 1996.0",
+            False,
+        ),
         # A title of five words, the same in one venue and year, whatever the scraped authors.
         (
             "COL title VAL the microsoft database research group COL authors VAL d lomet , "

@@ -442,10 +442,18 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         col("recurring_topic") & _same("year") & same_list & col("venues_alike").fill_null(False)
     )
     # A citation without its year (scraped ones: a venue cut off, a name or venue glued to the
-    # title, initials only) lacks what backs a looser title; there the learned weights
-    # (tasks/dedupe/weights.py) weigh all the evidence together, under the same hard stops.
+    # title, initials only) lacks what backs a looser title, and a scraped one of the same year
+    # fails the author rules; there the learned weights (tasks/dedupe/weights.py) weigh all the
+    # evidence together, under the same hard stops. Between two dated records they join no
+    # short title and no two teams: clean lists (DBLP-ACM) hold a group's two papers of one
+    # year ("Prospector: a content-based multimedia server ..." and "A Teradata content-based
+    # multimedia object manager ..."), "Book reviews" beside "Call for book reviews".
     threshold = (th.weights or load_weights()).threshold
-    learned = (col("modelled") & (col("learned_p") >= threshold)).fill_null(False)
+    learned = (
+        col("modelled")
+        & (col("learned_p") >= threshold)
+        & (~_both("year") | (~short & ~col("teams_apart")))
+    ).fill_null(False)
     # What no likeness overrules: years too far apart, a short title unbacked, a recurring title
     # unplaced, other numbers, other kinds of venue, and other pages in another year (another
     # printing: the proceedings paper, 1988, pp. 601-606, and its journal version, 1989, pp.
