@@ -90,7 +90,11 @@ def main() -> None:
         kinds.append(("hard", ""))
         pairs.append(pair(claim["claim"], hard))
 
+    loading = time.perf_counter()
     model = encoder()
+    print(
+        f"model loaded (and quantized) in {time.perf_counter() - loading:.1f} s, once per process"
+    )
     started, cpu_started = time.perf_counter(), time.process_time()
     scores = [s.support or 0.0 for s in score_pairs(pairs, model)]
     seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
