@@ -374,3 +374,38 @@ def test_the_weights_read_titles_without_their_glued_ends_and_misspelt_names() -
     # Glued words go from the ends, articles among them ("the", "a").
     assert scraped["trimmed_words"].to_list() == [2, 5]
     assert scraped["author_share"].to_list() == [1.0, pytest.approx(2 / 3)]
+
+
+def test_a_garbled_copy_votes_by_its_title_inside_the_other(tmp_path: Path) -> None:
+    """Average linkage: a scraped copy too unlike another to compare ("ã cents ... range queries
+    in olap data cubes ã cents" and "range queries in data cubes") counts the shorter title
+    found inside the longer, not the whole titles' likeness, and so does not keep the work's
+    citations apart (DBLP-Scholar's train split)."""
+    dblp = (
+        "COL title VAL range queries in olap data cubes COL authors VAL c ho , r agrawal , "
+        "n megiddo , r srikant COL venue VAL sigmod conference COL year VAL 1997"
+    )
+    scholar = [
+        "COL title VAL range queries in data cubes COL authors VAL ct ho , r agrawal , "
+        "r srihant COL venue VAL proc . int\u00e2 ?? l conf . management of data ( sigmod ) , "
+        "COL year VAL ",
+        "COL title VAL range queries in olap data cubes COL authors VAL h ch , r agrawal , "
+        "n megiddo , r srikant COL venue VAL proc . acm sigmod int . conf . on management of "
+        "data , COL year VAL ",
+        "COL title VAL range queries in olap data cubes in : joan p , ed COL authors VAL ct ho , "
+        "r agrawal , r megiddo , r srikant COL venue VAL proceedings of the international acm "
+        "sigmod conference . acm & hellip ; , COL year VAL ",
+        "COL title VAL range queries in olap data cubes COL authors VAL ct ho , r agrawal , "
+        "n megiddo , r srikant COL venue VAL  COL year VAL ",
+        "COL title VAL range queries in olap cubes COL authors VAL ct ho , r agrawal , "
+        "r megiddo\u00e2 ? \u00a6 COL venue VAL proceedings of the international acm sigmod "
+        "conference , acm & hellip ; , COL year VAL ",
+        "COL title VAL \u00e3 cents \u00e2 ? \u00ac \u00e5?range queries in olap data "
+        "cubes\u00e3 cents \u00e2 ? \u00ac \u00e2 ? COL authors VAL ct ho , r agrawal , "
+        "n megiddo , r srikant COL venue VAL proc . acm sigmod \u00e3 cents , COL year VAL ",
+    ]
+    split = tmp_path / "pairs.txt"
+    split.write_text("".join(f"{dblp}\t{s}\t1\n" for s in scholar), encoding="utf-8")
+    records, pairs = dblp_scholar(split)
+    work_of, links = dedupe_linked([records])
+    assert pair_scores(pairs, work_of, versions(links))[1] == 1.0

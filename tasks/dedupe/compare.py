@@ -182,7 +182,10 @@ def compared_pairs(
     # Pairs met by title words alone with titles below every title threshold (and neither a
     # dropped subtitle or head, a shared first page nor a recurring title's topic to excuse it) can
     # only be "distinct": at scale they are most candidates, so they skip the rules. The ones
-    # that are still alike count as votes against merging their clusters; the rest are dropped.
+    # that are still alike vote in average linkage by the whole titles or the shorter inside the
+    # longer, whichever is likelier (two garbled copies of one work, "ã cents range queries in
+    # olap data cubes ã cents" and "range queries in data cubes", must not keep the work's
+    # citations apart); the rest are dropped.
     by_title = ~pl.col("keyed") & pl.col("title_sim").is_not_null()
     lowest = min(thresholds.title, thresholds.short_title, thresholds.corroborated_title)
     excused = (
@@ -194,7 +197,8 @@ def compared_pairs(
     below = by_title & (pl.col("title_sim") < lowest) & ~excused
     apart = pairs.filter(below & (pl.col("title_sim") >= thresholds.floor)).select(
         "a", "b", decision=pl.lit(DISTINCT), label=pl.lit(None, pl.Utf8),
-        forward=pl.lit(None, pl.Boolean), score=pl.lit(0.0), vote=pl.col("title_sim"),
+        forward=pl.lit(None, pl.Boolean), score=pl.lit(0.0),
+        vote=pl.max_horizontal("title_sim", "part_sim"),
         venues_alike=pl.lit(None, pl.Boolean), forms_alike=pl.lit(None, pl.Boolean),
     )  # fmt: skip
     pairs = pairs.filter(~below)
