@@ -435,3 +435,27 @@ def test_a_garbled_copy_votes_by_its_title_inside_the_other(tmp_path: Path) -> N
     records, pairs = dblp_scholar(split)
     work_of, links = dedupe_linked([records])
     assert pair_scores(pairs, work_of, versions(links))[1] == 1.0
+
+
+def test_two_undated_copies_set_apart_vote_by_their_titles(tmp_path: Path) -> None:
+    """Average linkage: two undated scraped copies of one work that a hard stop sets apart (a
+    year run into one title, "1995 . high-concurrency locking in r-trees", is a number the other
+    lacks) vote by their titles, not as a veto, and so do not keep the work's citations apart
+    (DBLP-Scholar's train split)."""
+    dblp = (
+        "COL title VAL high-concurrency locking in r-trees COL authors VAL m kornacker , "
+        "d banks COL venue VAL vldb COL year VAL 1995"
+    )
+    scholar = [
+        "COL title VAL high-concurrency in r-trees [ c ] COL authors VAL m komacker , d banks "
+        "COL venue VAL proc 21th international conference on vldb , COL year VAL ",
+        "COL title VAL high-concurrency in r-trees COL authors VAL m kornacker , d banks "
+        "COL venue VAL proc . 21th international conference on vldb , COL year VAL ",
+        "COL title VAL 1995 . high-concurrency locking in r-trees COL authors VAL m kronacker , "
+        "d banks COL venue VAL proc . 21th int . conf . on very large data COL year VAL ",
+    ]
+    split = tmp_path / "pairs.txt"
+    split.write_text("".join(f"{dblp}\t{s}\t1\n" for s in scholar), encoding="utf-8")
+    records, pairs = dblp_scholar(split)
+    work_of, links = dedupe_linked([records])
+    assert pair_scores(pairs, work_of, versions(links))[1] == 1.0
