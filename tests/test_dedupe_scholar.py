@@ -283,6 +283,32 @@ HISTOGRAMS = (
             "t walter COL venue VAL sigmod conference COL year VAL 1996.0",
             False,
         ),
+        # An undated citation's number that is the other's year is that year run into the title.
+        (
+            "COL title VAL online aggregation COL authors VAL j hellerstein , p haas , h wang "
+            "COL venue VAL sigmod conference COL year VAL 1997",
+            "COL title VAL wang. , hj ( 1997 ) online aggregation COL authors VAL jm hellerstein "
+            ", pj haas COL venue VAL proc . acm sigmod conference on management of COL year VAL ",
+            True,
+        ),
+        # ... but another year is a title number.
+        (
+            "COL title VAL online aggregation COL authors VAL j hellerstein , p haas , h wang "
+            "COL venue VAL sigmod conference COL year VAL 1997",
+            "COL title VAL wang. , hj ( 1999 ) online aggregation COL authors VAL jm hellerstein "
+            ", pj haas COL venue VAL proc . acm sigmod conference on management of COL year VAL ",
+            False,
+        ),
+        # A conference paper and its journal version, the journal's authors scraped garbled
+        # (a given name for a surname): weighed, a version.
+        (
+            "COL title VAL scalable parallel data mining for association rules COL authors VAL "
+            "e han , g karypis , v kumar COL venue VAL sigmod conference COL year VAL 1997",
+            "COL title VAL scalable parallel data mining for association rules COL authors VAL "
+            "h eui-hong , g karypis COL venue VAL ieee transactions on knowledge and data "
+            "engineering , COL year VAL ",
+            True,
+        ),
         # A title of five words, the same in one venue and year, whatever the scraped authors.
         (
             "COL title VAL the microsoft database research group COL authors VAL d lomet , "

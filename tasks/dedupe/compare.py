@@ -397,9 +397,16 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     # A title's numbers must recur in the other, where a number glued to a word counts too
     # ("SQL 3" for "SQL3"); a dropped subtitle takes its numbers along ("... (FQAS 2000)"), so
     # then only the shorter title's numbers must recur in the longer one.
+    # An undated citation's number that is the other's year is that year run into the title
+    # ("the third manifesto 1995", "wang hj 1997 online aggregation"), not a title number.
     missing_a, missing_b = (
         _numerals(col(f"title_key_{x}"), _NUMERALS)
         .list.set_difference(_numerals(col(f"title_key_{y}"), _NUMERALS_ANYWHERE))
+        .list.set_difference(
+            pl.when(col(f"year_{x}").is_null())
+            .then(pl.concat_list(col(f"year_{y}").cast(pl.Utf8)))
+            .otherwise(pl.lit([], pl.List(pl.Utf8)))
+        )
         .list.len()
         > 0
         for x, y in (("a", "b"), ("b", "a"))
@@ -479,18 +486,19 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         (author_ok & ~col("teams_apart")) | one_issue
     )
     fuzzy = (ruled_alike | learned) & unstopped
-    near_version = (
-        (title_ok | learned)
-        & author_ok
-        & (~_both("year") | (year_gap <= th.preprint_years)).fill_null(False)
-    )
+    # Close enough to be versions of one work: alike by the rules, or by the learned weights
+    # (which weigh garbled authors, "h eui-hong" for E. Han, themselves).
+    near_version = (title_ok & author_ok | learned) & (
+        ~_both("year") | (year_gap <= th.preprint_years)
+    ).fill_null(False)
     # One paper printed twice (a conference paper and its journal version; other pages in
-    # another year) is two works, each a version of the other: the same authors (known), a title
-    # long enough to be one paper's, and no recurring title ("Editor's notes" every year).
+    # another year) is two works, each a version of the other: the same authors (known, or
+    # weighed alike), a title long enough to be one paper's, and no recurring title ("Editor's
+    # notes" every year).
     printed_twice = (
         (venues_apart | (pages_apart & _differ("year")))
         & near_version
-        & same_authors
+        & (same_authors | learned)
         & ~short
         & ~(col("recurring_a") | col("recurring_b"))
         & ~col("teams_apart")
