@@ -55,6 +55,22 @@ def test_encoder_reproduces_sentence_transformers() -> None:
 
 
 @needs_model
+def test_a_job_without_claims_on_verified_works_loads_no_model() -> None:
+    from tasks.support.claims import support_claims
+
+    encoder_module.encoder.cache_clear()
+    assert support_claims([], []) == []
+    assert encoder_module.encoder.cache_info().currsize == 0
+
+
+@needs_model
+def test_a_model_file_other_than_the_measured_one_is_refused(monkeypatch) -> None:
+    monkeypatch.setattr(encoder_module, "ONNX_SHA256", "0" * 64)
+    with pytest.raises(encoder_module.SupportUnavailable, match="not the model"):
+        encoder_module._model_file()
+
+
+@needs_model
 def test_embedding_does_not_depend_on_the_batch_it_is_in() -> None:
     texts = ["short one here", "a much longer sentence " * 12, "middle length sentence here now"]
     together = encoder_module.encoder().embed(texts)

