@@ -587,8 +587,14 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         "title_part": title_part,
         "fuzzy_score": fuzzy_score,
         # Left apart by the learned weights alone, no hard stop: a scraped record too garbled
-        # to vouch for (authors "esther, eric" for Pacitti and Simon), not one set apart.
-        "unvouched": col("modelled") & ~ruled_alike & unstopped.fill_null(False),
+        # to vouch for (authors "esther, eric" for Pacitti and Simon), not one set apart; or
+        # two undated (scraped) copies, where a hard stop reads debris ("1995 . high-concurrency
+        # locking in r-trees" has a number "high-concurrency in r-trees [ c ]" lacks).
+        "unvouched": col("modelled")
+        & (
+            ~ruled_alike & unstopped.fill_null(False)
+            | (col("year_a").is_null() & col("year_b").is_null())
+        ),
     }
 
 
