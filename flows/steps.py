@@ -221,16 +221,21 @@ class Rendered:
 def bibliographies(
     items: Sequence[CSLItem], styles: Sequence[str]
 ) -> dict[str, csl_styles.Bibliography]:
-    """Every style that renders: one failing must not cost the job the others or its audit."""
+    """Every style that renders: one failing must not cost the job the others or its audit.
+    A job's outputs list entries only, so no in-text citation is rendered."""
+
+    def render(names: Sequence[str]) -> dict[str, csl_styles.Bibliography]:
+        return csl_styles.render_bibliographies(items, names, in_text=False)
+
     if not styles:
         return {}
     try:
-        return csl_styles.render_bibliographies(items, styles)
+        return render(styles)
     except csl_styles.RenderError:
         rendered = {}
         for style in styles:
             try:
-                rendered[style] = csl_styles.render_bibliography(items, style)
+                rendered.update(render([style]))
             except csl_styles.RenderError as exc:
                 get_run_logger().warning("no %s bibliography: %s", style, exc)
         return rendered
