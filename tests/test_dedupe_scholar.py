@@ -309,6 +309,16 @@ HISTOGRAMS = (
             "engineering , COL year VAL ",
             True,
         ),
+        # A conference paper and its journal version years later, in a journal not named one.
+        (
+            "COL title VAL cure : an efficient clustering algorithm for large databases COL "
+            "authors VAL s guha , r rastogi , k shim COL venue VAL sigmod conference COL year "
+            "VAL 1998",
+            "COL title VAL cure : an efficient clustering algorithm for large databases COL "
+            "authors VAL s guha , r rastogi , k shim COL venue VAL information systems , COL "
+            "year VAL 2001.0",
+            True,
+        ),
         # A title of five words, the same in one venue and year, whatever the scraped authors.
         (
             "COL title VAL the microsoft database research group COL authors VAL d lomet , "

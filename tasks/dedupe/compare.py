@@ -420,12 +420,19 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     unnamed_b = col("container_b").is_not_null() & col("venue_kind_b").is_null()
     # In one list, a venue named a journal or proceedings and an unrelated one not so named
     # ("SIGMOD Conference", "VLDB") are two publications of one paper; across lists they may be
-    # a citer's slip.
+    # a citer's slip, but not two years or more apart: a conference paper and the journal
+    # version the venue table does not name ("SIGMOD Conference", 1998, and "Information
+    # Systems", 2001).
     kind_a, kind_b = col("venue_kind_a").is_not_null(), col("venue_kind_b").is_not_null()
     venues_apart = (
         _differ("venue_kind")
         | (((journal_a & unnamed_b) | (journal_b & unnamed_a)) & _differ("year"))
         | (((kind_a & unnamed_b) | (kind_b & unnamed_a)) & ~col("venues_alike") & _same("source"))
+        | (
+            ((kind_a & unnamed_b) | (kind_b & unnamed_a) | (unnamed_a & unnamed_b))
+            & ~col("venues_alike")
+            & (year_gap >= 2)
+        )
     ).fill_null(False)
     # A recurring title is one work only for the same year and issue locator, or for the same
     # year and authors where neither list holds that title twice in the year, or for the same
