@@ -189,6 +189,14 @@ HISTOGRAMS = (
             WEBVIEW + " COL venue VAL  COL year VAL ",
             True,
         ),
+        # ... or by two of its authors, the first dropped.
+        (
+            "COL title VAL sybase replication server COL authors VAL a gorelik , y wang , "
+            "m deppe COL venue VAL sigmod conference COL year VAL 1994",
+            "COL title VAL sybase replication server COL authors VAL agy wang , m deppe "
+            "COL venue VAL  COL year VAL ",
+            True,
+        ),
         # ... but not by another first author.
         (
             WEBVIEW + " COL venue VAL sigmod conference COL year VAL 2000",

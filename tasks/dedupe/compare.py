@@ -375,8 +375,9 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     # same year or first page; or in the same venue (in any of its forms: "SIGMOD Conference",
     # "proceedings of the acm sigmod international conference on"), without a year or by the
     # same two authors a year apart ("Multivariate decision trees", Machine Learning, 1994 in
-    # press, 1995); or, the very title by the same first author, cited with nothing else (no
-    # year, no venue) to place it elsewhere ("webview materialization", Labrinidis); or the very
+    # press, 1995); or, the very title by the same first author (or two of the same authors),
+    # cited with nothing else (no year, no venue) to place it elsewhere ("webview
+    # materialization", Labrinidis; "sybase replication server", Wang and Deppe); or the very
     # title in the same year where one side names no author to contradict the other (an
     # index's authorless entry: "treasurer's message", 2000, and the same by Hammer).
     bare_a, bare_b = (col(f"year_{x}").is_null() & col(f"container_{x}").is_null() for x in "ab")
@@ -390,7 +391,7 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         )
         | (
             _same("title_key")
-            & (col("author_sim") >= th.author).fill_null(False)
+            & ((col("author_sim") >= th.author).fill_null(False) | shared)
             & (bare_a | bare_b)
         )
     ) | (_same("title_key") & _same("year") & unauthored)
