@@ -40,6 +40,7 @@ from flows.steps import (
     quoted,
     read_batches,
     report_files,
+    save_to_library,
     summarize,
     write_outputs,
 )
@@ -313,9 +314,17 @@ def write_folder(
         )
         metrics = listed.metrics(assessed.metrics)
         rendered = Rendered(job_id, tables, files, works, metrics, job.errors, whole)
+        write_outputs(folder, rendered, citations_written=True)
+        # the citations are stored already: they get their scores and work columns
         updates = assessed.citation_scores.join(works.columns, on="citation_id", how="left")
-        updates = updates.with_columns(job_id=pl.lit(job_id))
-        write_outputs(folder, rendered, params.inputs, params.db, citation_updates=updates)
+        save_to_library(
+            job_id,
+            params.inputs,
+            {k: v for k, v in tables.items() if k != "citations"},
+            works,
+            params.db,
+            {"citations": updates.with_columns(job_id=pl.lit(job_id))},
+        )
     return rendered, str(target.path)
 
 

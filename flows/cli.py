@@ -4,6 +4,7 @@ Imports stay lazy: `--help` and `--version` must answer in well under a second, 
 costs seconds to import, so each command imports what it runs."""
 
 import json
+import logging
 import os
 import sys
 from collections import Counter
@@ -197,8 +198,12 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
     with prefect_api():
         flow = getattr(importlib.import_module(module), name)
         from flows import interrupt
+        from flows.quiet import Reported
         from flows.runners import task_runner
         from tasks.read.kinds import NotABibliography
+        from tasks.store import LibraryLocked
+
+        logging.getLogger("prefect.flow_runs").addFilter(Reported(LibraryLocked, NotABibliography))
 
         def note_run(flow: Any, flow_run: Any, state: Any) -> None:
             interrupt.note_flow_run(str(flow_run.id))
@@ -393,9 +398,15 @@ def report(
     from models.job import Flagged, JobSummary
     from tasks.report import flagged_list
 
+    unstored = out_dir / job / "NOT_STORED.txt"
     with open_library(db) as library:
         row = library.job(job)
         if row is None:
+            if unstored.is_file():
+                usage_error(
+                    f"no job {job!r} in the library; {out_dir / job} holds a run of it: "
+                    + unstored.read_text().strip()
+                )
             usage_error(f"no job {job!r} in the library")
         errors = library.table("input_errors", job)
         citations = library.table("citations", job)
@@ -410,6 +421,10 @@ def report(
             out=str(html_report) if html_report.is_file() else f"{out_dir / job} (not found)",
         )
     )
+    if unstored.is_file():
+        typer.echo(
+            f"citeaudit: {out_dir / job} is from a later run, not stored: run it again", err=True
+        )
 
 
 @app.command()

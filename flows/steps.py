@@ -199,6 +199,7 @@ class AuditedJob:
     scores: Assessment
     # what the bibliographies and exports list (default: `bibliography_items`)
     items: list[CSLItem] | None = None
+    not_stored: str = ""  # why the job's rows could not be stored in the library, if so
 
     def listed(self) -> list[CSLItem]:
         if self.items is not None:
@@ -228,16 +229,21 @@ class Rendered:
 def bibliographies(
     items: Sequence[CSLItem], styles: Sequence[str]
 ) -> dict[str, csl_styles.Bibliography]:
-    """Every style that renders: one failing must not cost the job the others or its audit."""
+    """Every style that renders: one failing must not cost the job the others or its audit.
+    A job's outputs list entries only, so no in-text citation is rendered."""
+
+    def render(names: Sequence[str]) -> dict[str, csl_styles.Bibliography]:
+        return csl_styles.render_bibliographies(items, names, in_text=False)
+
     if not styles:
         return {}
     try:
-        return csl_styles.render_bibliographies(items, styles)
+        return render(styles)
     except csl_styles.RenderError:
         rendered = {}
         for style in styles:
             try:
-                rendered[style] = csl_styles.render_bibliography(items, style)
+                rendered.update(render([style]))
             except csl_styles.RenderError as exc:
                 get_run_logger().warning("no %s bibliography: %s", style, exc)
         return rendered
@@ -310,8 +316,9 @@ def report_files(
     marks: Mapping[str, str],
     links: pl.DataFrame,
     whole: pl.DataFrame | None = None,
+    notice: str = "",
 ) -> dict[str, str]:
-    """report.html and report.md (`whole`: see report.ReportData)."""
+    """report.html and report.md (`whole`, `notice`: see report.ReportData)."""
     first = listed.first
     data = report.ReportData(
         job_id=job_id,
@@ -330,6 +337,7 @@ def report_files(
         links=links,
         bibliography_note=listed.skipped or "",
         whole=whole,
+        notice=notice,
     )
     return {"report.html": report.render_html(data), "report.md": report.render_markdown(data)}
 
@@ -345,8 +353,12 @@ def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
     files["references.bib"] = exports.to_bibtex(entries)
     files["references.ris"] = exports.to_ris(entries)
     files["references.json"] = exports.to_csl_json(entries)
-    files |= report_files(audited.job_id, tables, listed, marks, audited.works.links)
+    files |= report_files(
+        audited.job_id, tables, listed, marks, audited.works.links, notice=audited.not_stored
+    )
     metrics = listed.metrics(audited.scores.metrics)
+    if audited.not_stored:
+        metrics = {**metrics, "not_stored": audited.not_stored}
     return Rendered(audited.job_id, tables, files, audited.works, metrics, audited.job.errors)
 
 
@@ -359,31 +371,31 @@ def persist(rendered: Rendered, inputs: Sequence[str], out_dir: str, db: str | N
     the folder and the library rows always come from one run."""
     target = JobFolder(out_dir, rendered.job_id)
     with target.replacing() as folder:
-        write_outputs(folder, rendered, inputs, db)
+        write_outputs(folder, rendered)
+        save_to_library(rendered.job_id, inputs, rendered.tables, rendered.works, db)
     return str(target.path)
 
 
-def write_outputs(
-    folder: JobFolder,
-    rendered: Rendered,
-    inputs: Sequence[str],
-    db: str | None,
-    citation_updates: pl.DataFrame | None = None,
-) -> None:
-    """The job's tables and files into `folder`, then its rows into the library.
-    `citation_updates`: a bulk import wrote citations.parquet itself, its citation rows are
-    stored already and get these columns (scores, work ids) instead of being replaced."""
-    streamed = citation_updates is not None
-    tables = {k: v for k, v in rendered.tables.items() if not (streamed and k == "citations")}
+def persist_unstored(rendered: Rendered, out_dir: str) -> str:
+    """Write the job's folder only, for a job the library could not take (rendered with its
+    `not_stored` reason, which NOT_STORED.txt repeats): the registry work is not thrown away."""
+    target = JobFolder(out_dir, rendered.job_id)
+    with target.replacing(locked=False) as folder:
+        write_outputs(folder, rendered)
+        folder.write_text("NOT_STORED.txt", rendered.metrics["not_stored"] + "\n")
+    return str(target.path)
+
+
+def write_outputs(folder: JobFolder, rendered: Rendered, citations_written: bool = False) -> None:
+    """The job's tables and files into `folder` (`citations_written`: a bulk import wrote
+    citations.parquet itself, a batch at a time)."""
     for name in FOLDER_TABLES:
-        if name in tables:
-            folder.write_parquet(f"{name}.parquet", tables[name])
+        if not (citations_written and name == "citations"):
+            folder.write_parquet(f"{name}.parquet", rendered.tables[name])
     folder.write_parquet("works.parquet", rendered.works.cited_works)
     for name, text in rendered.files.items():
         folder.write_text(name, text)
     folder.write_json("metrics.json", rendered.metrics)
-    updates = {"citations": citation_updates} if citation_updates is not None else None
-    save_to_library(rendered.job_id, inputs, tables, rendered.works, db, updates)
 
 
 def save_to_library(

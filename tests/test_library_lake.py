@@ -150,3 +150,27 @@ def test_writers_at_once_leave_what_one_after_the_other_leaves(lake: str, tmp_pa
     )
     assert listed.returncode == 0, listed.stderr
     assert all(f"│ {job} " in listed.stdout for job in JOBS)
+
+
+def test_a_cli_audit_runs_its_prefect_flow_on_a_lake(lake: str, tmp_path, prefect_server) -> None:
+    job, source, _, _ = params(tmp_path, "first", lake)
+    cli = [sys.executable, "-m", "flows.cli"]
+    audit = subprocess.run(
+        [*cli, "audit", source, "--job", job, "--offline", "--db", lake, "--out", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert audit.returncode == 0, audit.stderr
+    assert (tmp_path / "out" / job / "report.html").is_file()
+    assert stored(lake)[2] == [(job, len(JOBS[job]))]
+    report = subprocess.run(
+        [*cli, "report", job, "--db", lake, "--out", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert report.returncode == 0, report.stderr
+    assert f"{len(JOBS[job])} citations" in report.stdout

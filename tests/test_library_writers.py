@@ -275,3 +275,55 @@ def test_two_audits_at_once_leave_what_one_after_the_other_leaves(tmp_path, pref
         assert sorted(lib.jobs()["job_id"]) == ["first", "second"]
         dois = lib.table("works").select("work_id").to_series()
         assert dois.n_unique() == dois.len()  # no work id names two works
+
+
+def test_a_job_the_locked_library_cannot_take_keeps_its_outputs_marked_not_stored(
+    tmp_path, prefect_server
+) -> None:
+    (tmp_path / "first.txt").write_text("\n".join(FIRST) + "\n")
+    db = tmp_path / "lib.duckdb"
+    folder = tmp_path / "out" / "first"
+    with Library(db) as lib:  # a library with another job in it
+        lib.save_job("other", ["x"], frames_for("other", make_refs(2), Status.VERIFIED))
+    holder = hold_library(db, 600.0)
+    try:
+        env = {**os.environ, "CITEAUDIT_LOCK_TIMEOUT": "1"}
+        run = subprocess.run(
+            [sys.executable, "-m", "flows.cli", "audit", "first.txt", "--job", "first"]
+            + ["--offline", "--db", str(db), "--out", "out"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        holder.kill()
+        holder.wait()
+    assert run.returncode == 3, run.stderr
+    said = [line for line in run.stderr.splitlines() if line.startswith("citeaudit: error")]
+    assert len(said) == 1 and "marked not stored" in said[0] and "Traceback" not in run.stderr
+    # The checked citations are kept, and every output says they are not in the library.
+    assert pl.read_parquet(folder / "citations.parquet").height == len(FIRST)
+    assert "run the same command again" in (folder / "NOT_STORED.txt").read_text()
+    assert "Not stored in the library" in (folder / "report.md").read_text()
+    assert "Not stored in the library" in (folder / "metrics.json").read_text()
+    with Library(db, read_only=True) as lib:
+        assert lib.job("first") is None
+    report = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "report", "first", "--db", str(db), "--out", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert report.returncode == 2 and "Not stored in the library" in report.stderr
+
+    # Once the library is free, the same command stores the job and replaces the folder whole.
+    rerun = audit_process(tmp_path, "first", db)
+    _, stderr = rerun.communicate(timeout=300)
+    assert rerun.returncode == 0, stderr
+    assert not (folder / "NOT_STORED.txt").exists()
+    assert "Not stored" not in (folder / "report.md").read_text()
+    with Library(db, read_only=True) as lib:
+        assert lib.job("first") is not None

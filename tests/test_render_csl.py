@@ -14,6 +14,7 @@ What counts as a match (read with tests/fixtures/csl/README.md):
 
 import html
 import json
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -295,6 +296,26 @@ def test_large_jobs_render_in_batches_exactly_as_in_one_run(
     assert [e.position for e in batched.entries] == [e.position for e in whole.entries]
     assert [e.text for e in batched.entries] == [e.text for e in whole.entries]
     assert [e.citation.text for e in batched.entries] == [e.citation.text for e in whole.entries]
+
+
+def test_entries_without_in_text_citations_are_the_same_entries(items: list[CSLItem]) -> None:
+    # Each real item twice (same authors and year, another title): author-date styles add year
+    # suffixes, which must not depend on whether the items are cited in the text.
+    twice = items + [
+        item.model_copy(update={"id": f"{item.id}-b", "title": f"{item.title or 'Untitled'} II"})
+        for item in items
+    ]
+    cited = render_bibliographies(twice)
+    listed = render_bibliographies(twice, in_text=False)
+    for style in STYLES:
+        forms = [
+            [(e.position, e.text, e.html, e.markdown) for e in b[style].entries]
+            for b in (cited, listed)
+        ]
+        assert forms[0] == forms[1], style
+        assert all(e.citation.text for e in cited[style].entries)
+        assert not any(e.citation.text for e in listed[style].entries)
+    assert sum(bool(re.search(r"\(\d{4}b\)", e.text)) for e in listed["apa"].entries) > 30
 
 
 def test_fields_pandoc_cannot_read_are_left_out_not_fatal(items: list[CSLItem]) -> None:

@@ -238,14 +238,22 @@ def _braces_pair_up(value: str) -> bool:
     return depth == 0
 
 
-def test_the_ascii_fast_path_writes_what_the_encoder_writes() -> None:
-    """latex_text skips the encoder for plain ASCII: over every real title, name and venue of the
-    bundled Crossref works, and ASCII text with each special, the output is the encoder's."""
+def test_latex_text_writes_what_the_encoder_writes_over_the_whole_text() -> None:
+    """latex_text skips the encoder for plain ASCII and sends it only the characters it rewrites:
+    over every real title, abstract, name and venue of the bundled Crossref works, each ASCII
+    special, and combining accents, scripts and stray braces, the output is the encoder's."""
     texts = [chr(c) + " x" for c in range(32, 127)]
+    texts += [
+        "Cafe\u0301 {na\u0308ive}",
+        "e\u0301\u0301 x\u0327",
+        "{Ω} αβγ 张伟 🙂 }{",
+        "Über–Straße",
+    ]
     for work in bundled_works():
         texts += work.get("title", []) + work.get("container-title", [])
-        texts += [a.get("family", "") for a in work.get("author", [])]
+        texts += [work.get("abstract", "")]
+        texts += [a.get(part, "") for a in work.get("author", []) for part in ("family", "given")]
     texts = [t for t in texts if t]
-    assert sum(t.isascii() for t in texts) > 1_000
+    assert sum(t.isascii() for t in texts) > 1_000 and sum(not t.isascii() for t in texts) > 100
     for text in texts:
         assert latex_text(text) == exports._LATEX.unicode_to_latex(exports._balanced(text)), text

@@ -17,6 +17,7 @@ import duckdb
 import polars as pl
 
 from tasks.dedupe.records import ID_KINDS
+from tasks.textnorm import STOPWORDS
 
 # DuckDB's own default is 80 % of the machine's memory, which it may take while polars holds the
 # records; above this it spills to a temporary directory (the 1M-record scale bench runs as
@@ -166,6 +167,19 @@ def _title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
                   FROM recs WHERE len(string_split(title_key, ' ')) > {longer}) h
             JOIN freq f USING (word))
         WHERE k <= 2 GROUP BY rid HAVING count(*) = 2""")
+    # A scraped title may keep none of its rarest words whole ("implementing data cubes e cie
+    # ntl y", a ligature's bytes lost; "updating xml acm sig mod int", a venue glued on): its
+    # first author and first word are one more key, made, like the tail's, for undated records.
+    if "tail" in ends:
+        stopwords = ", ".join(f"'{word}'" for word in sorted(STOPWORDS))
+        con.execute(f"""
+        INSERT INTO title_keys
+        SELECT rid, 'author ' || first_author || ' ' || opening AS key FROM (
+            SELECT rid, first_author,
+                   list_filter(string_split(title_key, ' '),
+                               w -> length(w) > 2 AND w NOT IN ({stopwords}))[1] AS opening
+            FROM recs WHERE first_author IS NOT NULL AND title_key IS NOT NULL)
+        WHERE opening IS NOT NULL""")
     con.execute("DROP TABLE words")
     # Block size in nodes: a library work cited a thousand times is one. Only an undated new
     # record's tail key makes a block.
@@ -173,9 +187,11 @@ def _title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
         CREATE TEMP TABLE blocks AS
         SELECT key FROM title_keys JOIN recs USING (rid)
         WHERE key IN (SELECT t.key FROM title_keys t JOIN recs r USING (rid)
-                      WHERE r.new AND (r.year IS NULL OR t.key NOT LIKE 'tail %'))
+                      WHERE r.new AND (r.year IS NULL OR t.key NOT LIKE 'tail %'
+                                       AND t.key NOT LIKE 'author %'))
         GROUP BY key HAVING count(DISTINCT coalesce(work_id, rid::VARCHAR))
-            <= CASE WHEN key LIKE 'tail %' THEN {blocking.tail_cap} ELSE {blocking.block_cap} END
+            <= CASE WHEN key LIKE 'tail %' OR key LIKE 'author %' THEN {blocking.tail_cap}
+                    ELSE {blocking.block_cap} END
         """)
     return f"""
         SELECT DISTINCT n.rid AS x, o.rid AS y, NULL AS relation, false AS keyed

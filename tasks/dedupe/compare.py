@@ -27,7 +27,7 @@ from tasks.dedupe.similarity import (
     venues_alike,
 )
 from tasks.dedupe.thresholds import DedupeThresholds
-from tasks.dedupe.weights import in_domain, load_weights
+from tasks.dedupe.weights import in_domain, load_weights, with_scraped_columns
 
 MERGE, LINK, DISTINCT = "merge", "link", "distinct"
 
@@ -182,7 +182,10 @@ def compared_pairs(
     # Pairs met by title words alone with titles below every title threshold (and neither a
     # dropped subtitle or head, a shared first page nor a recurring title's topic to excuse it) can
     # only be "distinct": at scale they are most candidates, so they skip the rules. The ones
-    # that are still alike count as votes against merging their clusters; the rest are dropped.
+    # that are still alike vote in average linkage by the whole titles or the shorter inside the
+    # longer, whichever is likelier (two garbled copies of one work, "ã cents range queries in
+    # olap data cubes ã cents" and "range queries in data cubes", must not keep the work's
+    # citations apart); the rest are dropped.
     by_title = ~pl.col("keyed") & pl.col("title_sim").is_not_null()
     lowest = min(thresholds.title, thresholds.short_title, thresholds.corroborated_title)
     excused = (
@@ -194,7 +197,8 @@ def compared_pairs(
     below = by_title & (pl.col("title_sim") < lowest) & ~excused
     apart = pairs.filter(below & (pl.col("title_sim") >= thresholds.floor)).select(
         "a", "b", decision=pl.lit(DISTINCT), label=pl.lit(None, pl.Utf8),
-        forward=pl.lit(None, pl.Boolean), score=pl.lit(0.0), vote=pl.col("title_sim"),
+        forward=pl.lit(None, pl.Boolean), score=pl.lit(0.0),
+        vote=pl.max_horizontal("title_sim", "part_sim"),
         venues_alike=pl.lit(None, pl.Boolean), forms_alike=pl.lit(None, pl.Boolean),
     )  # fmt: skip
     pairs = pairs.filter(~below)
@@ -217,7 +221,8 @@ def compared_pairs(
     weights = thresholds.weights or load_weights()
     modelled = scored["modelled"]
     probability = pl.Series("learned_p", [None] * scored.height, dtype=pl.Float64).scatter(
-        modelled.arg_true(), scored.filter(modelled).select(weights.probability()).to_series()
+        modelled.arg_true(),
+        with_scraped_columns(scored.filter(modelled)).select(weights.probability()).to_series(),
     )
     return scored.with_columns(probability), apart
 
@@ -370,8 +375,11 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     # same year or first page; or in the same venue (in any of its forms: "SIGMOD Conference",
     # "proceedings of the acm sigmod international conference on"), without a year or by the
     # same two authors a year apart ("Multivariate decision trees", Machine Learning, 1994 in
-    # press, 1995); or, the very title by the same first author, cited with nothing else (no
-    # year, no venue) to place it elsewhere ("webview materialization", Labrinidis).
+    # press, 1995); or, the very title by the same first author (or two of the same authors),
+    # cited with nothing else (no year, no venue) to place it elsewhere ("webview
+    # materialization", Labrinidis; "sybase replication server", Wang and Deppe); or the very
+    # title in the same year where one side names no author to contradict the other (an
+    # index's authorless entry: "treasurer's message", 2000, and the same by Hammer).
     bare_a, bare_b = (col(f"year_{x}").is_null() & col(f"container_{x}").is_null() for x in "ab")
     short_ok = _both("first_author") & (
         _same("year")
@@ -383,16 +391,23 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         )
         | (
             _same("title_key")
-            & (col("author_sim") >= th.author).fill_null(False)
+            & ((col("author_sim") >= th.author).fill_null(False) | shared)
             & (bare_a | bare_b)
         )
-    )
+    ) | (_same("title_key") & _same("year") & unauthored)
     # A title's numbers must recur in the other, where a number glued to a word counts too
     # ("SQL 3" for "SQL3"); a dropped subtitle takes its numbers along ("... (FQAS 2000)"), so
     # then only the shorter title's numbers must recur in the longer one.
+    # An undated citation's number that is the other's year is that year run into the title
+    # ("the third manifesto 1995", "wang hj 1997 online aggregation"), not a title number.
     missing_a, missing_b = (
         _numerals(col(f"title_key_{x}"), _NUMERALS)
         .list.set_difference(_numerals(col(f"title_key_{y}"), _NUMERALS_ANYWHERE))
+        .list.set_difference(
+            pl.when(col(f"year_{x}").is_null())
+            .then(pl.concat_list(col(f"year_{y}").cast(pl.Utf8)))
+            .otherwise(pl.lit([], pl.List(pl.Utf8)))
+        )
         .list.len()
         > 0
         for x, y in (("a", "b"), ("b", "a"))
@@ -406,12 +421,19 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     unnamed_b = col("container_b").is_not_null() & col("venue_kind_b").is_null()
     # In one list, a venue named a journal or proceedings and an unrelated one not so named
     # ("SIGMOD Conference", "VLDB") are two publications of one paper; across lists they may be
-    # a citer's slip.
+    # a citer's slip, but not two years or more apart: a conference paper and the journal
+    # version the venue table does not name ("SIGMOD Conference", 1998, and "Information
+    # Systems", 2001).
     kind_a, kind_b = col("venue_kind_a").is_not_null(), col("venue_kind_b").is_not_null()
     venues_apart = (
         _differ("venue_kind")
         | (((journal_a & unnamed_b) | (journal_b & unnamed_a)) & _differ("year"))
         | (((kind_a & unnamed_b) | (kind_b & unnamed_a)) & ~col("venues_alike") & _same("source"))
+        | (
+            ((kind_a & unnamed_b) | (kind_b & unnamed_a) | (unnamed_a & unnamed_b))
+            & ~col("venues_alike")
+            & (year_gap >= 2)
+        )
     ).fill_null(False)
     # A recurring title is one work only for the same year and issue locator, or for the same
     # year and authors where neither list holds that title twice in the year, or for the same
@@ -425,8 +447,9 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     )
     # A long title, the same in one venue's year, names one work even where the author lists
     # disagree: indexes truncate long lists, credit a corporate body ("CORPORATE Fox Development
-    # Team Microsoft") or a review to the reviewed book's authors. Two works do not share a
-    # title of this length in one venue and year.
+    # Team Microsoft") or a review to the reviewed book's authors, or scrape debris for names
+    # ("the microsoft database research group" by "anthology"). Two works do not share a title
+    # of this length in one venue and year.
     one_issue = (
         (words >= th.long_words)
         & (col("title_sim") >= th.short_title)
@@ -438,10 +461,18 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         col("recurring_topic") & _same("year") & same_list & col("venues_alike").fill_null(False)
     )
     # A citation without its year (scraped ones: a venue cut off, a name or venue glued to the
-    # title, initials only) lacks what backs a looser title; there the learned weights
-    # (tasks/dedupe/weights.py) weigh all the evidence together, under the same hard stops.
+    # title, initials only) lacks what backs a looser title, and a scraped one of the same year
+    # fails the author rules; there the learned weights (tasks/dedupe/weights.py) weigh all the
+    # evidence together, under the same hard stops. Between two dated records they join no
+    # short title and no two teams: clean lists (DBLP-ACM) hold a group's two papers of one
+    # year ("Prospector: a content-based multimedia server ..." and "A Teradata content-based
+    # multimedia object manager ..."), "Book reviews" beside "Call for book reviews".
     threshold = (th.weights or load_weights()).threshold
-    learned = (col("modelled") & (col("learned_p") >= threshold)).fill_null(False)
+    learned = (
+        col("modelled")
+        & (col("learned_p") >= threshold)
+        & (~_both("year") | (~short & ~col("teams_apart")))
+    ).fill_null(False)
     # What no likeness overrules: years too far apart, a short title unbacked, a recurring title
     # unplaced, other numbers, other kinds of venue, and other pages in another year (another
     # printing: the proceedings paper, 1988, pp. 601-606, and its journal version, 1989, pp.
@@ -463,18 +494,19 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         (author_ok & ~col("teams_apart")) | one_issue
     )
     fuzzy = (ruled_alike | learned) & unstopped
-    near_version = (
-        (title_ok | learned)
-        & author_ok
-        & (~_both("year") | (year_gap <= th.preprint_years)).fill_null(False)
-    )
+    # Close enough to be versions of one work: alike by the rules, or by the learned weights
+    # (which weigh garbled authors, "h eui-hong" for E. Han, themselves).
+    near_version = (title_ok & author_ok | learned) & (
+        ~_both("year") | (year_gap <= th.preprint_years)
+    ).fill_null(False)
     # One paper printed twice (a conference paper and its journal version; other pages in
-    # another year) is two works, each a version of the other: the same authors (known), a title
-    # long enough to be one paper's, and no recurring title ("Editor's notes" every year).
+    # another year) is two works, each a version of the other: the same authors (known, or
+    # weighed alike), a title long enough to be one paper's, and no recurring title ("Editor's
+    # notes" every year).
     printed_twice = (
         (venues_apart | (pages_apart & _differ("year")))
         & near_version
-        & same_authors
+        & (same_authors | learned)
         & ~short
         & ~(col("recurring_a") | col("recurring_b"))
         & ~col("teams_apart")
@@ -563,8 +595,14 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         "title_part": title_part,
         "fuzzy_score": fuzzy_score,
         # Left apart by the learned weights alone, no hard stop: a scraped record too garbled
-        # to vouch for (authors "esther, eric" for Pacitti and Simon), not one set apart.
-        "unvouched": col("modelled") & ~ruled_alike & unstopped.fill_null(False),
+        # to vouch for (authors "esther, eric" for Pacitti and Simon), not one set apart; or
+        # two undated (scraped) copies, where a hard stop reads debris ("1995 . high-concurrency
+        # locking in r-trees" has a number "high-concurrency in r-trees [ c ]" lacks).
+        "unvouched": col("modelled")
+        & (
+            ~ruled_alike & unstopped.fill_null(False)
+            | (col("year_a").is_null() & col("year_b").is_null())
+        ),
     }
 
 

@@ -11,7 +11,7 @@ class DedupeThresholds:
     title: float = 0.90  # title similarity for a fuzzy match
     short_title: float = 0.97  # ... when a title has fewer than `short_words` words
     short_words: int = 4
-    long_words: int = 6  # a title this long, the same in one venue's year, needs no authors
+    long_words: int = 5  # a title this long, the same in one venue's year, needs no authors
     corroborated_title: float = 0.80  # ... when first author and year are known and agree
     author: float = 0.80  # first-author surname similarity (and any two surnames' for teams)
     team_strangers: int = 2  # names each of two author lists lacks from the other: two teams

@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 import polars as pl
+from rapidfuzz import fuzz, process
 
 WEIGHTS_FILE = Path(__file__).resolve().parents[1] / "data" / "dedupe_weights.json"
 
@@ -54,9 +55,73 @@ def _extra_words(x: str, y: str) -> pl.Expr:
     )
 
 
+# A misspelt name ("bemsten" for Bernstein, "rossopoulos") or a scraped one ("ksnigries") is the
+# same person from this surname similarity; glued words of a title are names from it too.
+NAME_ALIKE = 75
+
+
+def _glued(word: str, names: list[str]) -> bool:
+    """Whether a title word may be something a scraped title picked up from the citation's
+    other fields: debris, a number, a venue word, or one of the pair's surnames (misspelt)."""
+    return (
+        len(word) <= 2
+        or word.isdigit()
+        or word in GLUED_WORDS
+        or process.extractOne(word, names, scorer=fuzz.ratio, score_cutoff=NAME_ALIKE) is not None
+    )
+
+
+def _trimmed(title: str, names: list[str]) -> str:
+    """The title without the glued words at its head and tail ("h darwen cj date the third
+    manifesto", "don t scrap it wrap it ... vldb 97")."""
+    words = title.split(" ")
+    start, end = 0, len(words)
+    while start < end and _glued(words[start], names):
+        start += 1
+    while end > start and _glued(words[end - 1], names):
+        end -= 1
+    return " ".join(words[start:end])
+
+
+def _author_share(a: list[str], b: list[str]) -> float:
+    """The share of the shorter author list whose surnames the other list holds, misspelt or
+    not."""
+    short, other = sorted((list(set(a)), list(set(b))), key=len)
+    if not short:
+        return 0.0
+    found = sum(
+        process.extractOne(name, other, scorer=fuzz.ratio, score_cutoff=NAME_ALIKE) is not None
+        for name in short
+    )
+    return found / len(short)
+
+
+def with_scraped_columns(pairs: pl.DataFrame) -> pl.DataFrame:
+    """The compared pairs with what the weights read name by name and word by word (few pairs:
+    only those they decide): `trimmed_title_sim`, the titles' similarity without the glued
+    words at their ends, `trimmed_words`, the shorter trimmed title's length, and
+    `author_share`, how much of the shorter author list the other holds."""
+    trimmed_sim, trimmed_words, share = [], [], []
+    for title_a, title_b, names_a, names_b in pairs.select(
+        "title_key_a", "title_key_b", "surnames_a", "surnames_b"
+    ).iter_rows():
+        names = [n for n in (names_a or []) + (names_b or []) if len(n) > 3]
+        x, y = (_trimmed(t or "", names) for t in (title_a, title_b))
+        trimmed_sim.append(max(fuzz.ratio(x, y), fuzz.token_sort_ratio(x, y)) / 100)
+        trimmed_words.append(min(len(x.split()), len(y.split())))
+        share.append(_author_share(names_a or [], names_b or []))
+    return pairs.with_columns(
+        trimmed_title_sim=pl.Series(trimmed_sim, dtype=pl.Float64),
+        trimmed_words=pl.Series(trimmed_words, dtype=pl.Int64),
+        author_share=pl.Series(share, dtype=pl.Float64),
+    )
+
+
 def in_domain(records: pl.DataFrame, a: pl.Series, b: pl.Series) -> pl.Series:
     """Whether the weights decide each pair (rows a[i], b[i] of `records`): the pairs they are
-    fitted on, one record or both without a year, and neither giving a volume or pages.
+    fitted on, one record or both without a year or both of one year (where the rules part a
+    scraped twin by its garbled authors: "ksnig-ries", "p" for König-Ries and Lockemann), and
+    neither giving a volume or pages.
     Citations that place the work in print are decided by the rules, which read volume and
     pages; the training pairs (DBLP-Scholar) give neither, so the weights know nothing of them
     (on Cora they would join a paper to its follow-up by the same authors: "Instance-based
@@ -66,7 +131,9 @@ def in_domain(records: pl.DataFrame, a: pl.Series, b: pl.Series) -> pl.Series:
         unplaced=pl.col("volume").is_null() & pl.col("pages").is_null(),
     )
     undated, unplaced = facts["undated"], facts["unplaced"]
-    return (undated.gather(a) | undated.gather(b)) & unplaced.gather(a) & unplaced.gather(b)
+    same_year = records["year"].gather(a).eq(records["year"].gather(b)).fill_null(False)
+    dated = undated.gather(a) | undated.gather(b) | same_year
+    return dated & unplaced.gather(a) & unplaced.gather(b)
 
 
 def _flag(condition: pl.Expr) -> pl.Expr:
@@ -75,7 +142,7 @@ def _flag(condition: pl.Expr) -> pl.Expr:
 
 def pair_features() -> dict[str, pl.Expr]:
     """Each piece of evidence as an expression over the compared pairs
-    (compare.compared_pairs), in [0, 1] or a small count."""
+    (compare.compared_pairs, `with_scraped_columns`), in [0, 1] or a small count."""
     col = pl.col
     title = pl.max_horizontal("title_sim", "part_sim").fill_null(0.0)
     shared = col("surnames_a").list.set_intersection("surnames_b").list.len().fill_null(0)
@@ -84,6 +151,10 @@ def pair_features() -> dict[str, pl.Expr]:
         col("title_key_a").str.count_matches(" "), col("title_key_b").str.count_matches(" ")
     )
     extra = [_extra_words("a", "b"), _extra_words("b", "a")]
+
+    def initial(side: str) -> pl.Expr:
+        return col(f"initials_{side}").str.slice(0, 1)
+
     return {
         "same_title": _flag(col("title_key_a") == col("title_key_b")),
         "title": title,
@@ -103,6 +174,10 @@ def pair_features() -> dict[str, pl.Expr]:
         "teams_apart": _flag(col("teams_apart")),
         "venues_alike": _flag(col("venues_alike")),
         "venues_apart": _flag(~col("venues_alike")),
+        "trimmed_title": col("trimmed_title_sim"),
+        "trimmed_words": (col("trimmed_words").clip(0, 20) / 10).cast(pl.Float64),
+        "author_share": col("author_share"),
+        "same_initial": _flag(initial("a") == initial("b")),
     }
 
 

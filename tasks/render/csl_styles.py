@@ -214,18 +214,11 @@ def style_locale(style: str) -> str:
 def render_bibliography(
     items: Sequence[CSLItem], style: str, locators: Mapping[int, str] | None = None
 ) -> Bibliography:
-    """Render the items in one style: one pandoc run, or for a large job of a sorted style one
-    run per batch of whole first-author groups (see BATCH_SIZE). `locators` (position -> e.g.
-    `p. 45`) go into those items' in-text citations, as the style writes a pinpoint."""
-    locators = locators or {}
-    if len(items) <= BATCH_SIZE or style_format(style) == "numeric":
-        return _render_once(items, style, locators)
-    entries: list[Entry] = []
-    for positions in first_author_batches(items, BATCH_SIZE):
-        part_locators = {n: locators[p] for n, p in enumerate(positions) if p in locators}
-        part = _render_once([items[p] for p in positions], style, part_locators)
-        entries.extend(replace(e, position=positions[e.position]) for e in part.entries)
-    return Bibliography(style=style, entries=entries)
+    """Render the items in one style, with their in-text citations: one pandoc run, or for a
+    large job of a sorted style one run per batch of whole first-author groups (see BATCH_SIZE),
+    side by side. `locators` (position -> e.g. `p. 45`) go into those items' in-text citations,
+    as the style writes a pinpoint."""
+    return render_bibliographies(items, [style], locators)[style]
 
 
 def first_author_batches(items: Sequence[CSLItem], size: int) -> list[list[int]]:
@@ -289,11 +282,11 @@ def style_format(style: str) -> str:
     return category.get("citation-format", "") if category is not None else ""
 
 
-def _render_once(items: Sequence[CSLItem], style: str, locators: Mapping[int, str]) -> Bibliography:
+def _render_once(
+    items: Sequence[CSLItem], style: str, locators: Mapping[int, str], in_text: bool
+) -> Bibliography:
     """Render all items in one style with one pandoc run."""
     path = style_path(style)
-    if not items:
-        return Bibliography(style=style, entries=[])
     keys = [f"r{position}" for position in range(len(items))]
     token = f"CITEAUDITSPLIT{secrets.token_hex(8)}"
     with tempfile.TemporaryDirectory(prefix="citeaudit-render-") as tmp:
@@ -313,7 +306,7 @@ def _render_once(items: Sequence[CSLItem], style: str, locators: Mapping[int, st
             encoding="utf-8",
         )
         answer = _run_pandoc(
-            _citing_document(keys, locators),
+            _citing_document(keys, locators) if in_text else _listing_document(keys),
             path,
             bibliography,
             style_locale(style),
@@ -341,15 +334,42 @@ def _render_once(items: Sequence[CSLItem], style: str, locators: Mapping[int, st
 
 
 def render_bibliographies(
-    items: Sequence[CSLItem], styles: Iterable[str] = STYLES
+    items: Sequence[CSLItem],
+    styles: Iterable[str] = STYLES,
+    locators: Mapping[int, str] | None = None,
+    *,
+    in_text: bool = True,
 ) -> dict[str, Bibliography]:
-    """Several styles at once, each in its own pandoc process (pandoc is single-threaded, and
-    the Python side of a style is small next to it), as many at a time as there are CPUs: more
-    only multiplies pandoc's memory, not the speed."""
+    """Several styles at once. Every pandoc run (a style, or a batch of one) is its own process,
+    as many at a time as there are CPUs (pandoc is single-threaded, and the Python side of a
+    run is small next to it): more would only multiply pandoc's memory, not the speed. Without
+    `in_text` the entries' citations stay empty: the entries are the same, and pandoc's
+    citeproc takes 20-40 % less CPU without disambiguating a citation per item."""
     names = list(styles)
-    with ThreadPoolExecutor(max_workers=max(1, min(len(names), os.cpu_count() or 1))) as pool:
-        rendered = pool.map(lambda name: render_bibliography(items, name), names)
-        return dict(zip(names, rendered, strict=True))
+    locators = locators or {}
+    runs = [(style, positions) for style in names for positions in _runs_of(items, style)]
+
+    def run(style: str, positions: list[int]) -> list[Entry]:
+        part_locators = {n: locators[p] for n, p in enumerate(positions) if p in locators}
+        part = _render_once([items[p] for p in positions], style, part_locators, in_text)
+        return [replace(e, position=positions[e.position]) for e in part.entries]
+
+    with ThreadPoolExecutor(max_workers=max(1, min(len(runs), os.cpu_count() or 1))) as pool:
+        entries = list(pool.map(lambda style_run: run(*style_run), runs))
+    rendered = {style: Bibliography(style=style, entries=[]) for style in names}
+    for (style, _), part in zip(runs, entries, strict=True):
+        rendered[style].entries.extend(part)
+    return rendered
+
+
+def _runs_of(items: Sequence[CSLItem], style: str) -> list[list[int]]:
+    """The positions each pandoc run of the style renders (an unknown style fails here)."""
+    style_path(style)
+    if not items:
+        return []
+    if len(items) <= BATCH_SIZE or style_format(style) == "numeric":
+        return [list(range(len(items)))]
+    return first_author_batches(items, BATCH_SIZE)
 
 
 def pandoc_item(
@@ -439,6 +459,11 @@ def _citing_document(keys: Sequence[str], locators: Mapping[int, str]) -> str:
     ]
     divs = (f"::: {{#cite-{key}}}\n{cite}\n:::" for key, cite in zip(keys, cites, strict=True))
     return "\n\n".join(divs) + "\n"
+
+
+def _listing_document(keys: Sequence[str]) -> str:
+    # Every item listed, in order (a numbered style numbers them so), none cited in the text.
+    return '---\nnocite: "' + ", ".join(f"@{key}" for key in keys) + '"\n---\n'
 
 
 def _markdown_locator(locator: str) -> str:

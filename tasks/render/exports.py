@@ -15,6 +15,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import bibtexparser
@@ -73,6 +74,7 @@ _LATEX = UnicodeToLatexEncoder(unknown_char_policy="keep", unknown_char_warning=
 # The ASCII characters the encoder rewrites; text of other ASCII characters passes unchanged, so
 # most fields skip the encoder (a third of a large job's export time went to it).
 _LATEX_ASCII = frozenset(c for c in map(chr, range(128)) if _LATEX.unicode_to_latex(c) != c)
+_REWRITTEN = re.compile(f"[^\\x00-\\x7f]|[{re.escape(''.join(sorted(_LATEX_ASCII)))}]")
 # Line breaks of every kind: in RIS each one would start a new tag line.
 _LINE_BREAK = re.compile(r"[\r\n\v\f\x85\u2028\u2029]+")
 _KEY = re.compile(r"[^\s{}(),=#%\"'\\~\[\]]{1,200}")
@@ -232,7 +234,16 @@ def latex_text(value: str | None) -> str | None:
         return None
     if value.isascii() and _LATEX_ASCII.isdisjoint(value):
         return value  # nothing to encode, and no brace to balance
-    return _LATEX.unicode_to_latex(_balanced(value))
+    # The encoder walks its text a character at a time in Python (~1 ms for an abstract), and its
+    # rules each replace one character whatever surrounds it: so only the characters it rewrites
+    # go through it, each once, after the NFC normalisation it would apply to the whole text.
+    text = unicodedata.normalize("NFC", _balanced(value))
+    return _REWRITTEN.sub(lambda char: _latex_char(char.group()), text)
+
+
+@cache
+def _latex_char(char: str) -> str:
+    return str(_LATEX.unicode_to_latex(char))
 
 
 def bibtex_pages(pages: str) -> str:
@@ -251,6 +262,8 @@ def _verbatim(value: str | None) -> str | None:
 def _balanced(text: str) -> str:
     """The text without the braces that do not pair up: BibTeX counts every brace, escaped or
     not, so one stray `}` would end the field and let the rest be read as new fields."""
+    if "{" not in text and "}" not in text:
+        return text
     depth, kept = 0, []
     for char in text:
         if char == "}" and depth == 0:

@@ -38,6 +38,7 @@ class ReportData:
     changes: pl.DataFrame | None = None  # scheduled audits: what changed since the last one
     links: pl.DataFrame = field(default_factory=pl.DataFrame)  # work_id_a, work_id_b, kind
     bibliography_note: str = ""  # why there is no bibliography (too many items), if so
+    notice: str = ""  # what the reader must know first (the job was not stored), if anything
     # A big job's report shows only its first flagged citations (`citations`: at most
     # MAX_REPORTED_CITATIONS of them); `whole` then holds every citation's SUMMARY_COLUMNS,
     # for the counts, the histogram and how many flagged citations are left out.
@@ -386,6 +387,7 @@ class Report:
     bibliography_html: list[str]
     bibliography_unconfirmed: list[tuple[str, str]]
     bibliography_note: str
+    notice: str
     flagged_left_out: int = 0  # flagged citations of a big job the report does not list
 
     @property
@@ -740,6 +742,7 @@ def select(data: ReportData) -> Report:
         bibliography_html=data.bibliography_html,
         bibliography_unconfirmed=data.bibliography_unconfirmed,
         bibliography_note=data.bibliography_note,
+        notice=data.notice,
         flagged_left_out=flagged_citations(whole).height - flagged.height,
     )
 

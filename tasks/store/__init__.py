@@ -7,13 +7,14 @@ from tasks.store.core import DEFAULT_DB, db_path_from_env, library_exists
 from tasks.store.jobfolder import JobFolder, UnsafeJobId, check_job_id, shared_mode
 from tasks.store.lake import Lake, LakeUnavailable
 from tasks.store.library import Library, write_lock
-from tasks.store.lock import LibraryLocked
+from tasks.store.lock import JobNotStored, LibraryLocked
 
 __all__ = [
     "DEFAULT_DB",
     "JobFolder",
     "Lake",
     "LakeUnavailable",
+    "JobNotStored",
     "Library",
     "LibraryLocked",
     "UnsafeJobId",

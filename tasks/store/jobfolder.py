@@ -120,14 +120,15 @@ class JobFolder:
             raise
 
     @contextmanager
-    def replacing(self) -> Iterator["JobFolder"]:
+    def replacing(self, locked: bool = True) -> Iterator["JobFolder"]:
         """A staging folder beside this one to write the job's outputs into; on a clean exit it
         takes this folder's place in one swap (the old folder and its leftovers removed), on an
-        error it is removed. Call under the library's write lock: this job's stale staging
-        folders, left by a killed run, are swept first."""
+        error it is removed. `locked`: called under the library's write lock, so this job's
+        stale staging folders, left by a killed run, are swept first (without the lock another
+        run of the job may be writing one)."""
         parent = self.path.parent
         parent.mkdir(parents=True, exist_ok=True)
-        for stale in parent.glob(f".{self.path.name}.*-*"):
+        for stale in parent.glob(f".{self.path.name}.*-*") if locked else ():
             if stale.is_dir() and re.fullmatch(r"(new|old)-\w+", stale.name.rsplit(".", 1)[-1]):
                 shutil.rmtree(stale, ignore_errors=True)
         staging = JobFolder(parent, self.path.name)

@@ -30,6 +30,10 @@ class LibraryLocked(RuntimeError):
     """Another run held the library longer than the lock timeout."""
 
 
+class JobNotStored(LibraryLocked):
+    """The library stayed locked: the job's folder was written, its library rows were not."""
+
+
 class _FileLock:
     """The lock file of a library file: shared for readers, exclusive for writers."""
 

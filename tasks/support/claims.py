@@ -20,10 +20,8 @@ def support_claims(
     is not installed). Only verified citations are scored: a mismatched or missing work says
     nothing about the claim, and its failure already counts against it. With a `judge`, each
     pair with an abstract also gets its entailment verdict, kept apart from the score."""
-    if model is None:
-        if not encoder.available():
-            return None
-        model = encoder.encoder()
+    if model is None and not encoder.available():
+        return None
     by_id = {c.citation_id: c for c in checked}
     keys: list[tuple[str, str]] = []
     pairs: list[Pair] = []
@@ -35,6 +33,8 @@ def support_claims(
             record = found.result.record or found.reference.item
             keys.append((claim.claim_id, citation_id))
             pairs.append(Pair(claim.claim_text, record.title, record.abstract))
+    if not pairs:
+        return []  # no model loaded for a job without claims on verified works
     verdicts = judge.verdicts(pairs) if judge is not None else [None] * len(pairs)
     return [
         CitationSupport(
@@ -46,6 +46,6 @@ def support_claims(
             verdict=verdict,
         )
         for (claim_id, citation_id), scored, verdict in zip(
-            keys, score_pairs(pairs, model), verdicts, strict=True
+            keys, score_pairs(pairs, model or encoder.encoder()), verdicts, strict=True
         )
     ]
