@@ -1,11 +1,15 @@
 """bulk_import: a large reference list (100k+) into the library, in resumable batches.
 
 per batch of `batch_size` references: read -> identify -> validate -> store rows + mark batch
-done (one transaction); then dedupe, score, render and write the job folder from the stored rows
+done (one transaction); then support, dedupe, score, render and write the job folder from the
+stored rows, a batch at a time
 
-The input is read as the batches are consumed (tasks/read:stream_inputs), so until the job folder
-is written memory holds one batch (plus each citation's id and the input errors), not the list.
-The job folder's stages (dedupe, score, render, write) still take the whole job at once.
+The input is read as the batches are consumed (tasks/read:stream_inputs), and the job folder is
+built from the stored rows a batch at a time (`finish_import`: three passes over them), so
+memory holds one batch plus a few columns of every citation (its id, scores, dedupe keys, work
+id), not the list. The exports list every item; past csl_styles.MAX_BIBLIOGRAPHY_ITEMS no
+bibliography is rendered, and past report.MAX_REPORTED_CITATIONS the report lists that many
+flagged citations and counts the rest (citations.parquet holds them all).
 
 A re-run of the same job on the same input skips the batches already stored (it reads them
 again, but does not check them), so an import that crashed or was stopped resumes where it
@@ -13,22 +17,45 @@ stopped and ends with the same outputs as one that ran through. The input finger
 contents, format, batch size) keys the progress: changed input starts over."""
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
+import polars as pl
 from prefect import flow, task
 
 from flows import progress
-from flows.audit import finish_job
 from flows.runners import task_runner
-from flows.steps import TASKS, Stages, identify, quoted, read_batches
+from flows.steps import (
+    TASKS,
+    Rendered,
+    Stages,
+    citation_table,
+    dedupe_against_library,
+    identify,
+    listing,
+    other_tables,
+    quoted,
+    read_batches,
+    report_files,
+    save_to_library,
+    summarize,
+    write_outputs,
+)
 from models.audit import Checked, Claim, InputError, ReadResult
-from models.job import BulkSummary, JobParams
-from tasks import frames
+from models.csl import CSLItem
+from models.job import BulkSummary, JobParams, JobSummary
+from tasks import frames, report
 from tasks.citation_ids import link_claims
+from tasks.dedupe.job import JobDedupe, job_records, repeats_within_jobs
 from tasks.frames import checked_from_row
-from tasks.store import Library, check_job_id, db_path_from_env
+from tasks.metrics import Assessment, Tally, assessment, citation_scores
+from tasks.render import csl_styles, exports
+from tasks.render.selection import bibliography_items, export_entries, unconfirmed
+from tasks.store import JobFolder, Library, check_job_id, db_path_from_env, write_lock
+from tasks.store.schema import library_tables
 
 DEFAULT_BATCH = 5_000
 
@@ -115,15 +142,217 @@ def import_batches(
     return imported
 
 
-@task(name="stored-results")
-def stored_results_step(citation_ids: Sequence[str], job_id: str, db: str | None) -> list[Checked]:
-    """The job's citations as stored, batch by batch, in this run or an earlier one, in input
-    order (`citation_ids`)."""
-    with Library(db_path_from_env(db)) as library:
-        rows = library.table("citations", job_id)
-    # each row made a Checked as it is read: the rows are never all held as dicts too
-    stored = {row["citation_id"]: checked_from_row(row) for row in rows.iter_rows(named=True)}
-    return [stored[citation_id] for citation_id in citation_ids]
+def stored_rows(
+    job_id: str, ids: Sequence[str], batch_size: int, db: str | None
+) -> Iterator[pl.DataFrame]:
+    """The job's stored citation rows named by `ids`, in that order, a batch at a time."""
+    for start in range(0, len(ids), batch_size):
+        with Library(db_path_from_env(db)) as library:
+            yield library.rows_in_order("citations", job_id, ids[start : start + batch_size])
+
+
+def stored_batches(
+    job_id: str, order: Sequence[str], batch_size: int, db: str | None
+) -> Iterator[list[Checked]]:
+    """The job's stored citations a batch at a time, in input order (`order`), made `Checked`
+    again: one batch held at a time."""
+    for rows in stored_rows(job_id, order, batch_size, db):
+        yield [checked_from_row(row) for row in rows.iter_rows(named=True)]
+
+
+@dataclass
+class Scored:
+    """What the job-folder stage keeps of every citation: a few columns, never the citations."""
+
+    records: pl.DataFrame  # dedupe's match keys (job_records)
+    scores: pl.DataFrame  # metrics.citation_scores
+    tally: Tally
+    cited: list[Checked]  # the citations claims name (claim support and claim scores need them)
+
+
+def score_batches(
+    job_id: str, order: Sequence[str], claims: Sequence[Claim], batch_size: int, db: str | None
+) -> Scored:
+    """The first pass over the stored batches: what dedupe, scoring and metrics take."""
+    named = {cid for claim in claims for cid in claim.citation_ids}
+    records, scores, tally, cited = [], [], Tally(), list[Checked]()
+    for checked in stored_batches(job_id, order, batch_size, db):
+        records.append(job_records(job_id, checked))
+        scores.append(citation_scores(checked))
+        tally.add(c.result for c in checked)
+        cited.extend(c for c in checked if c.reference.claim_ids or c.citation_id in named)
+    return Scored(
+        pl.concat(records) if records else job_records(job_id, []),
+        pl.concat(scores) if scores else citation_scores([]),
+        tally,
+        cited,
+    )
+
+
+def export_keys(
+    job_id: str, order: Sequence[str], work_ids: dict[str, str], batch_size: int, db: str | None
+) -> list[str]:
+    """The citation keys of every listed item, in order (the second pass): a key depends on
+    every other item's, so they are made before any batch is written."""
+    seen: set[str] = set()
+    requests = []
+    for checked in stored_batches(job_id, order, batch_size, db):
+        items = bibliography_items(checked, work_ids, seen)
+        requests.extend(exports.key_requests(export_entries(items, checked)))
+    return exports.assign_keys(requests)
+
+
+@dataclass
+class Written:
+    """What a job folder written batch by batch keeps for its report and bibliographies."""
+
+    count: int = 0  # items listed
+    listed: list[CSLItem] = field(default_factory=list)  # all of them, if few enough to render
+    marks: dict[str, str] = field(default_factory=dict)  # csl_selection.unconfirmed's
+    reported: pl.DataFrame = field(default_factory=pl.DataFrame)  # the citations it lists
+    summaries: list[pl.DataFrame] = field(default_factory=list)  # report.SUMMARY_COLUMNS
+
+    def add(self, cites: pl.DataFrame, every: bool) -> None:
+        """A batch's citation rows: the report lists all (`every`) or the first flagged ones."""
+        self.summaries.append(cites.select(report.SUMMARY_COLUMNS))
+        before = self.reported if self.reported.width else cites.head(0)
+        if every:
+            self.reported = pl.concat([before, cites])
+        else:
+            cap = report.MAX_REPORTED_CITATIONS
+            self.reported = report.reported_citations(before, cites, cap)
+
+
+def write_batches(
+    folder: JobFolder,
+    params: JobParams,
+    order: Sequence[str],
+    works: JobDedupe,
+    scores: pl.DataFrame,
+    batch_size: int,
+) -> Written:
+    """citations.parquet and the exports, a batch of stored citations at a time (the last pass
+    over them), holding what `render` and `persist` give a whole job."""
+    job_id, db = params.job_id, params.db
+    work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
+    keys = export_keys(job_id, order, work_ids, batch_size, db)
+    every = len(order) <= report.MAX_REPORTED_CITATIONS
+    schema = library_tables()["citations"].columns
+    written = Written(count=len(keys))
+    seen: set[str] = set()
+    with ExitStack() as files:
+        add_rows = files.enter_context(folder.appending_parquet("citations.parquet", schema))
+        bib, ris, csl = (
+            files.enter_context(text_file(folder, name))
+            for name in ("references.bib", "references.ris", "references.json")
+        )
+        # citations.parquet is sorted by citation id, as frames.citations_frame sorts it
+        for rows in stored_rows(job_id, sorted(order), batch_size, db):
+            cites = citation_table(
+                rows.select(list(frames.CITATION_SCHEMA)), scores, works.columns
+            ).cast(dict(schema))  # type: ignore[arg-type]
+            add_rows(cites)
+            written.add(cites, every)
+        done = 0
+        for checked in stored_batches(job_id, order, batch_size, db):
+            listed = bibliography_items(checked, work_ids, seen)
+            entries = export_entries(listed, checked)
+            batch_keys = keys[done : done + len(entries)]
+            if entries:
+                bib.write(
+                    (exports.BIBTEX_BETWEEN if done else "")
+                    + exports.to_bibtex(entries, batch_keys)
+                )
+                ris.write(
+                    (exports.RIS_BETWEEN if done else "") + exports.to_ris(entries, batch_keys)
+                )
+                body = exports.csl_json_records(entries, batch_keys)
+                csl.write((exports.CSL_JSON_BETWEEN if done else "[\n") + body)
+            done += len(entries)
+            if written.count <= csl_styles.MAX_BIBLIOGRAPHY_ITEMS:
+                written.listed.extend(listed)
+                written.marks |= unconfirmed(listed, checked)
+        csl.write("\n]\n" if done else "[]\n")  # as exports.to_csl_json writes it
+    return written
+
+
+@contextmanager
+def text_file(folder: JobFolder, name: str) -> Iterator[TextIO]:
+    """A text file of the folder written bit by bit, in place once closed."""
+    with folder.placing(name) as tmp, tmp.open("w", encoding="utf-8") as handle:
+        yield handle
+
+
+def write_folder(
+    params: JobParams,
+    job: ReadResult,
+    order: Sequence[str],
+    works: JobDedupe,
+    assessed: Assessment,
+    batch_size: int,
+) -> tuple[Rendered, str]:
+    """An import's job folder and library rows, from its stored citations a batch at a time,
+    swapped in whole as `persist` does: what was written (the citations its report lists) and
+    the folder's path."""
+    job_id, styles = params.job_id, params.chosen_styles()
+    target = JobFolder(params.out_dir, job_id)
+    with target.replacing() as folder:
+        written = write_batches(folder, params, order, works, assessed.citation_scores, batch_size)
+        listed = listing(written.listed, written.count, written.marks, styles)
+        every = len(order) <= report.MAX_REPORTED_CITATIONS
+        whole = None if every else pl.concat(written.summaries)
+        reported = (
+            written.reported
+            if written.reported.width
+            else citation_table(
+                frames.citations_frame(job_id, []), assessed.citation_scores, works.columns
+            )
+        )
+        tables = {"citations": reported, **other_tables(job_id, job, works, assessed)}
+        files = listed.files | report_files(
+            job_id, tables, listed, written.marks, works.links, whole
+        )
+        metrics = listed.metrics(assessed.metrics)
+        rendered = Rendered(job_id, tables, files, works, metrics, job.errors, whole)
+        write_outputs(folder, rendered, citations_written=True)
+        # the citations are stored already: they get their scores and work columns
+        updates = assessed.citation_scores.join(works.columns, on="citation_id", how="left")
+        save_to_library(
+            job_id,
+            params.inputs,
+            {k: v for k, v in tables.items() if k != "citations"},
+            works,
+            params.db,
+            {"citations": updates.with_columns(job_id=pl.lit(job_id))},
+        )
+    return rendered, str(target.path)
+
+
+write_folder_step = task(name="write-job-folder")(write_folder)
+score_batches_step = task(name="score-batches")(score_batches)
+dedupe_step = task(name="dedupe")(dedupe_against_library)
+
+
+def finish_import(
+    params: JobParams, job: ReadResult, order: Sequence[str], batch_size: int
+) -> JobSummary:
+    """How an import ends once its citations are stored: `finish_job`'s stages, each over the
+    stored citations a batch at a time (support -> dedupe -> score -> render + persist ->
+    publish), so that memory holds a batch and a few columns of every citation."""
+    job_id, db = params.job_id, params.db
+    scored = quoted(score_batches_step)(job_id, order, job.claims, batch_size, db)
+    claims = link_claims(job.claims, [c.reference for c in scored.cited])
+    job = ReadResult(references=[], claims=claims, errors=job.errors)
+    supports = TASKS.support(claims, scored.cited)
+    with write_lock(db):
+        works = quoted(dedupe_step)(job_id, scored.records, db)
+        duplicates = repeats_within_jobs(works.columns).height
+        assessed = assessment(
+            scored.scores, scored.tally, claims, scored.cited, duplicates, supports
+        )
+        rendered, out = quoted(write_folder_step)(params, job, order, works, assessed, batch_size)
+    TASKS.publish(rendered)
+    return summarize(rendered, out)
 
 
 @flow(name="bulk_import", task_runner=task_runner(), log_prints=False)
@@ -151,11 +380,8 @@ def bulk_import(params: JobParams, batch_size: int = DEFAULT_BATCH) -> BulkSumma
     order = imported.citation_ids
     shown.update(len(order), len(order))
 
-    checked = quoted(stored_results_step)(order, job_id, db)
-    refs = [c.reference for c in checked]
-    claims = link_claims(imported.claims, refs)
-    job = ReadResult(references=refs, claims=claims, errors=imported.errors)
-    summary = finish_job(params, job, checked, params.chosen_styles(), TASKS)
+    job = ReadResult(references=[], claims=imported.claims, errors=imported.errors)
+    summary = finish_import(params, job, order, batch_size)
     return BulkSummary(
         **summary.model_dump(),
         batches=imported.batches,

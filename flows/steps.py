@@ -33,7 +33,7 @@ from models.csl import CSLItem
 from models.job import Flagged, JobSummary
 from tasks import frames, report
 from tasks.citation_ids import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
-from tasks.dedupe.job import JobDedupe, dedupe_job, repeats_within_jobs
+from tasks.dedupe.job import JobDedupe, dedupe_records, job_records, repeats_within_jobs
 from tasks.lookup import lookup_references
 from tasks.metrics import Assessment, assess
 from tasks.read import read_inputs, stream_inputs
@@ -157,11 +157,16 @@ def check_all(
 
 def dedupe(job_id: str, checked: Sequence[Checked], db: str | None) -> JobDedupe:
     """Work ids for the job's citations against every other job in the library."""
+    return dedupe_against_library(job_id, job_records(job_id, checked), db)
+
+
+def dedupe_against_library(job_id: str, records: pl.DataFrame, db: str | None) -> JobDedupe:
+    """`dedupe` of the job's records (`job_records`, which a bulk import builds batch by batch)."""
     with Library(db_path_from_env(db)) as library:
         others = library.dedupe_library(exclude_job=job_id)
         earlier = library.table("dedupe_records", job_id)
     previous = set(earlier["work_id"].drop_nulls()) if earlier.height else set()
-    return dedupe_job(job_id, checked, others, previous_works=previous)
+    return dedupe_records(job_id, records, others, previous_works=previous)
 
 
 def support(claims: Sequence[Claim], checked: Sequence[Checked]) -> list[CitationSupport] | None:
@@ -216,6 +221,9 @@ class Rendered:
     works: JobDedupe
     metrics: dict[str, Any]
     errors: list[InputError]
+    # every citation's report.SUMMARY_COLUMNS when `tables["citations"]` holds only those the
+    # report lists (a bulk import past report.MAX_REPORTED_CITATIONS)
+    whole: pl.DataFrame | None = None
 
 
 def bibliographies(
@@ -241,48 +249,79 @@ def bibliographies(
         return rendered
 
 
+def citation_table(
+    citations: pl.DataFrame, scores: pl.DataFrame, works: pl.DataFrame
+) -> pl.DataFrame:
+    """The job's citation rows (`frames.citations_frame`) with their scores and work columns, as
+    the library and citations.parquet hold them."""
+    # in the citations' order (input order): a hash join alone need not keep it
+    return citations.join(scores, on="citation_id", how="left", maintain_order="left").join(
+        works, on="citation_id", how="left", maintain_order="left"
+    )
+
+
 def job_tables(audited: AuditedJob) -> dict[str, pl.DataFrame]:
     job_id, scores, works = audited.job_id, audited.scores, audited.works
-    citations = (
-        frames.citations_frame(job_id, audited.checked)
-        .join(scores.citation_scores, on="citation_id", how="left")
-        .join(works.columns, on="citation_id", how="left")
+    citations = citation_table(
+        frames.citations_frame(job_id, audited.checked), scores.citation_scores, works.columns
     )
-    claims = frames.claims_frame(job_id, audited.job.claims).join(
+    return {"citations": citations, **other_tables(job_id, audited.job, works, scores)}
+
+
+def other_tables(
+    job_id: str, job: ReadResult, works: JobDedupe, scores: Assessment
+) -> dict[str, pl.DataFrame]:
+    """The job's tables but its citations: input errors, claims, dedupe records."""
+    claims = frames.claims_frame(job_id, job.claims).join(
         scores.claim_scores, on="claim_id", how="left"
     )
     return {
-        "citations": citations,
-        "input_errors": frames.input_errors_frame(job_id, audited.job.errors),
+        "input_errors": frames.input_errors_frame(job_id, job.errors),
         "claims": claims,
         "dedupe_records": works.records,
     }
 
 
-def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
-    """The job's tables, bibliographies, exports and report, as data and text."""
-    items = audited.listed()
-    skipped = csl_styles.bibliography_skipped(len(items)) if styles else None
+@dataclass
+class Listing:
+    """A job's bibliographies, as files, or why there are none."""
+
+    files: dict[str, str]
+    first: csl_styles.Bibliography | None  # the report's
+    skipped: str | None  # why none was rendered (too many items)
+
+    def metrics(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        return {**metrics, "bibliographies_skipped": self.skipped} if self.skipped else metrics
+
+
+def listing(
+    items: Sequence[CSLItem], count: int, marks: Mapping[str, str], styles: Sequence[str]
+) -> Listing:
+    """The bibliographies of the job's `count` listed items (`items`: all of them, unless
+    there are too many to render, when they need not be given)."""
+    skipped = csl_styles.bibliography_skipped(count) if styles else None
     rendered_styles = {} if skipped else bibliographies(items, styles)
-    tables = job_tables(audited)
-    marks = unconfirmed(items, audited.checked)
     files: dict[str, str] = {}
     for style, bib in rendered_styles.items():
         files[f"bibliography.{style}.md"] = csl_styles.to_markdown(bib, marks)
         files[f"bibliography.{style}.html"] = csl_styles.to_html(bib, marks)
         files[f"bibliography.{style}.txt"] = csl_styles.to_text(bib, marks)
-    listed = export_entries(items, audited.checked)
-    files["references.bib"] = exports.to_bibtex(listed)
-    files["references.ris"] = exports.to_ris(listed)
-    files["references.json"] = exports.to_csl_json(listed)
-    first = next(iter(rendered_styles.values()), None)
-    metrics = audited.scores.metrics
-    if skipped:
-        metrics = {**metrics, "bibliographies_skipped": skipped}
-    if audited.not_stored:
-        metrics = {**metrics, "not_stored": audited.not_stored}
+    return Listing(files, next(iter(rendered_styles.values()), None), skipped)
+
+
+def report_files(
+    job_id: str,
+    tables: Mapping[str, pl.DataFrame],
+    listed: Listing,
+    marks: Mapping[str, str],
+    links: pl.DataFrame,
+    whole: pl.DataFrame | None = None,
+    notice: str = "",
+) -> dict[str, str]:
+    """report.html and report.md (`whole`, `notice`: see report.ReportData)."""
+    first = listed.first
     data = report.ReportData(
-        job_id=audited.job_id,
+        job_id=job_id,
         citations=tables["citations"],
         claims=tables["claims"],
         input_errors=tables["input_errors"],
@@ -295,12 +334,31 @@ def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
         ]
         if first
         else [],
-        links=audited.works.links,
-        bibliography_note=skipped or "",
-        notice=audited.not_stored,
+        links=links,
+        bibliography_note=listed.skipped or "",
+        whole=whole,
+        notice=notice,
     )
-    files["report.html"] = report.render_html(data)
-    files["report.md"] = report.render_markdown(data)
+    return {"report.html": report.render_html(data), "report.md": report.render_markdown(data)}
+
+
+def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
+    """The job's tables, bibliographies, exports and report, as data and text."""
+    items = audited.listed()
+    marks = unconfirmed(items, audited.checked)
+    listed = listing(items, len(items), marks, styles)
+    tables = job_tables(audited)
+    files = dict(listed.files)
+    entries = export_entries(items, audited.checked)
+    files["references.bib"] = exports.to_bibtex(entries)
+    files["references.ris"] = exports.to_ris(entries)
+    files["references.json"] = exports.to_csl_json(entries)
+    files |= report_files(
+        audited.job_id, tables, listed, marks, audited.works.links, notice=audited.not_stored
+    )
+    metrics = listed.metrics(audited.scores.metrics)
+    if audited.not_stored:
+        metrics = {**metrics, "not_stored": audited.not_stored}
     return Rendered(audited.job_id, tables, files, audited.works, metrics, audited.job.errors)
 
 
@@ -328,9 +386,12 @@ def persist_unstored(rendered: Rendered, out_dir: str) -> str:
     return str(target.path)
 
 
-def write_outputs(folder: JobFolder, rendered: Rendered) -> None:
+def write_outputs(folder: JobFolder, rendered: Rendered, citations_written: bool = False) -> None:
+    """The job's tables and files into `folder` (`citations_written`: a bulk import wrote
+    citations.parquet itself, a batch at a time)."""
     for name in FOLDER_TABLES:
-        folder.write_parquet(f"{name}.parquet", rendered.tables[name])
+        if not (citations_written and name == "citations"):
+            folder.write_parquet(f"{name}.parquet", rendered.tables[name])
     folder.write_parquet("works.parquet", rendered.works.cited_works)
     for name, text in rendered.files.items():
         folder.write_text(name, text)
@@ -343,10 +404,14 @@ def save_to_library(
     tables: dict[str, pl.DataFrame],
     works: JobDedupe,
     db: str | None,
+    updates: dict[str, pl.DataFrame] | None = None,
 ) -> None:
-    """Replace the job's rows in the library, and the works and links it touches."""
+    """Replace the job's rows in the library, and the works and links it touches (`updates`:
+    columns to set on rows stored already)."""
     with Library(db_path_from_env(db)) as library:
-        library.save_job(job_id, list(inputs), tables, shared_rows(works), works.retired)
+        library.save_job(
+            job_id, list(inputs), tables, shared_rows(works), works.retired, updates=updates
+        )
 
 
 def shared_rows(works: JobDedupe) -> dict[str, tuple[pl.DataFrame, Sequence[str]]]:
@@ -359,7 +424,7 @@ def shared_rows(works: JobDedupe) -> dict[str, tuple[pl.DataFrame, Sequence[str]
 
 def publish(rendered: Rendered) -> None:
     """The job's summary and flagged citations, on its flow run in the Prefect UI."""
-    artifacts.publish_job(rendered.job_id, rendered.tables["citations"])
+    artifacts.publish_job(rendered.job_id, rendered.tables["citations"], rendered.whole)
 
 
 def summarize(rendered: Rendered, out: str) -> JobSummary:
@@ -367,7 +432,7 @@ def summarize(rendered: Rendered, out: str) -> JobSummary:
     return JobSummary(
         job_id=rendered.job_id,
         out=out,
-        citations=citations.height,
+        citations=rendered.metrics["citations"],
         status_counts=rendered.metrics["status_counts"],
         input_errors=rendered.errors,
         flagged=[Flagged.model_validate(f) for f in report.flagged_list(citations)],

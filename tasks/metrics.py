@@ -4,8 +4,8 @@ Pure functions over the validated references; the numbers come from tasks/confid
 tasks/trust.py, this module only lays them out as tables."""
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -68,13 +68,8 @@ class Assessment:
     metrics: dict[str, Any]
 
 
-def assess(
-    checked: Sequence[Checked],
-    claims: Sequence[Claim],
-    duplicates: int = 0,
-    supports: Sequence[CitationSupport] | None = None,
-) -> Assessment:
-    """`supports`: claim support's pairs, None when support is off."""
+def citation_scores(checked: Sequence[Checked]) -> pl.DataFrame:
+    """Each citation's confidence and the parts it is made of: one row per citation."""
     domains = load_trusted_domains()
     rows = []
     for ref, result in ((c.reference, c.result) for c in checked):
@@ -94,16 +89,66 @@ def assess(
                 "completeness": ref.item.completeness(),
             }
         )
-    citation_scores = pl.DataFrame(rows, schema=CITATION_SCORE_SCHEMA)
+    return pl.DataFrame(rows, schema=CITATION_SCORE_SCHEMA)
+
+
+@dataclass
+class Tally:
+    """What the job's metrics count of its citations' results, added a batch at a time (a bulk
+    import never holds all its results at once)."""
+
+    total: int = 0
+    statuses: Counter[str] = field(default_factory=Counter)
+    retracted: int = 0
+    corrected: int = 0
+    expression_of_concern: int = 0
+    requests: Counter[str] = field(default_factory=Counter)
+    asked: Counter[str] = field(default_factory=Counter)
+    decided_by: Counter[str] = field(default_factory=Counter)
+
+    def add(self, results: Iterable[ValidationResult]) -> "Tally":
+        for result in results:
+            self.total += 1
+            self.statuses[result.status.value] += 1
+            self.retracted += result.retracted
+            self.corrected += result.corrected
+            self.expression_of_concern += result.expression_of_concern
+            self.requests.update(result.requests)
+            self.asked.update(result.asked)
+            if result.registry:
+                self.decided_by[result.registry] += 1
+        return self
+
+
+def assess(
+    checked: Sequence[Checked],
+    claims: Sequence[Claim],
+    duplicates: int = 0,
+    supports: Sequence[CitationSupport] | None = None,
+) -> Assessment:
+    """`supports`: claim support's pairs, None when support is off."""
+    tally = Tally().add(c.result for c in checked)
+    return assessment(citation_scores(checked), tally, claims, checked, duplicates, supports)
+
+
+def assessment(
+    scores: pl.DataFrame,
+    tally: Tally,
+    claims: Sequence[Claim],
+    cited: Sequence[Checked],
+    duplicates: int = 0,
+    supports: Sequence[CitationSupport] | None = None,
+) -> Assessment:
+    """The job's assessment from its citations' scores (`citation_scores`) and results (`tally`);
+    `cited`: at least the citations the claims cite."""
     claim_scores = score_claims(
         claims,
-        {c.citation_id: c.reference for c in checked},
-        {c.citation_id: c.result for c in checked},
+        {c.citation_id: c.reference for c in cited},
+        {c.citation_id: c.result for c in cited},
         supports or (),
     )
-    results = [c.result for c in checked]
-    metrics = job_metrics(results, citation_scores, claim_scores, duplicates)
-    return Assessment(citation_scores, claim_scores, metrics | support_metrics(supports))
+    metrics = job_metrics(tally, scores, claim_scores, duplicates)
+    return Assessment(scores, claim_scores, metrics | support_metrics(supports))
 
 
 def support_metrics(supports: Sequence[CitationSupport] | None) -> dict[str, Any]:
@@ -202,14 +247,14 @@ def _missing_citations(claim: Claim) -> tuple[list[Citation], dict[str, Validati
 
 
 def job_metrics(
-    results: Sequence[ValidationResult],
+    tally: Tally,
     citation_scores: pl.DataFrame,
     claim_scores: pl.DataFrame,
     duplicates: int,
 ) -> dict[str, Any]:
     """The job's quality metrics (metrics.json)."""
-    total = len(results)
-    counts = {s.value: sum(1 for r in results if r.status is s) for s in Status}
+    total = tally.total
+    counts = {s.value: tally.statuses[s.value] for s in Status}
     decided = total - counts[Status.UNVERIFIED.value]
 
     def share(n: int, of: int) -> float | None:
@@ -225,24 +270,19 @@ def job_metrics(
         "duplicate_rate": share(duplicates, total),
         "trust_ratio": share(int(citation_scores["is_trusted"].sum()), total),
         "mean_confidence": _mean(citation_scores["confidence"]),
-        "retracted": sum(1 for r in results if r.retracted),
-        "corrected": sum(1 for r in results if r.corrected),
-        "expression_of_concern": sum(1 for r in results if r.expression_of_concern),
+        "retracted": tally.retracted,
+        "corrected": tally.corrected,
+        "expression_of_concern": tally.expression_of_concern,
         # Requests sent per citation, per registry (searches, and each citation's share of
         # its batched lookups), and how often each registry was asked or decided.
-        "requests_per_citation": _requests_per_citation(results),
-        "registries_asked": dict(Counter(name for r in results for name in r.asked)),
-        "decided_by": dict(Counter(r.registry for r in results if r.registry)),
+        "requests_per_citation": {
+            name: round(n / total, 4) for name, n in sorted(tally.requests.items())
+        },
+        "registries_asked": dict(tally.asked),
+        "decided_by": dict(tally.decided_by),
         "claims": claim_scores.height,
         "unsupported_claims": int(claim_scores["unsupported"].sum()) if claim_scores.height else 0,
     }
-
-
-def _requests_per_citation(results: Sequence[ValidationResult]) -> dict[str, float]:
-    totals: Counter[str] = Counter()
-    for result in results:
-        totals.update(result.requests)
-    return {name: round(n / len(results), 4) for name, n in sorted(totals.items())}
 
 
 def _mean(values: pl.Series) -> float | None:

@@ -15,6 +15,7 @@ from flows import progress
 from flows.bulk import bulk_import
 from flows.cli import app
 from models.job import BulkSummary, JobParams
+from tasks.report.selection import RELATIONS
 from tests.fake_registry import FakeRegistry
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -219,3 +220,108 @@ def test_cli_import_then_jobs_and_report_read_the_library(registry_env, referenc
     missing = runner.invoke(app, ["report", "no-such-job", "--db", db])
     assert missing.exit_code == 2
     assert missing.output.startswith("citeaudit: error: no job")
+
+
+# citation ids are keyed by file content in an import, by file name in an audit
+IDS = ("checked_at", "citation_id", "citation_ids", "canonical_citation_id")
+
+
+def whole_job_outputs(tmp_path: Path, folder: str) -> dict[str, object]:
+    """What a job leaves that must not depend on how it was built: its folder's tables and files
+    and its library rows (check times and request counts apart: each run asks afresh)."""
+    job = tmp_path / folder / "out" / "bulk"
+    found: dict[str, object] = {
+        name: pl.read_parquet(job / f"{name}.parquet").drop(IDS, strict=False).sort(by)
+        for name, by in (
+            ("citations", "entry_key"),
+            ("input_errors", "line"),
+            ("claims", "claim_id"),
+            ("works", "work_id"),
+        )
+    }
+    for name in ("references.bib", "references.ris", "references.json", "report.md"):
+        found[name] = (job / name).read_text(encoding="utf-8")
+    # related works are listed in citation-id order, and the ids differ (IDS): only which
+    # relations are listed must agree
+    related = [
+        line
+        for line in found["report.md"].splitlines()
+        if any(r in line for r in RELATIONS.values())
+    ]
+    found["report.md"] = "\n".join(
+        line for line in found["report.md"].splitlines() if line not in related
+    )
+    found["related"] = sorted(len(line) for line in related)
+    found["bibliography"] = (job / "bibliography.apa.md").read_text(encoding="utf-8")
+    metrics = json.loads((job / "metrics.json").read_text())
+    metrics.pop("requests_per_citation")
+    found["metrics"] = metrics
+    for table, ids in (
+        ("citations", "citation_id, checked_at"),
+        # the library keeps no registry relations of a citation (frames.result_from_row), so
+        # an import's records, made from its stored rows, have none (as before #20's change)
+        ("dedupe_records", "citation_id, source, relations"),
+        ("claims", "citation_ids"),
+        ("input_errors", "line"),
+    ):
+        found[f"library {table}"] = library_rows(
+            tmp_path, folder, f"SELECT * EXCLUDE (job_id, {ids}) FROM {table} ORDER BY ALL"
+        )
+    found["library works"] = library_rows(
+        tmp_path, folder, "SELECT * EXCLUDE (canonical_citation_id) FROM works ORDER BY ALL"
+    )
+    found["library job"] = library_rows(
+        tmp_path, folder, "SELECT n_citations, n_input_errors, status_counts FROM jobs"
+    )
+    return found
+
+
+def test_import_written_in_batches_equals_the_whole_job(registry_env, reference_list, tmp_path):
+    """An import builds its job folder from the stored rows a batch at a time (5 batches here):
+    the folder and library rows are those the whole-job path (`audit`) gives the same list."""
+    from flows.audit import audit_job
+
+    imported = run(tmp_path, reference_list, "import")
+    registry_env.reset()
+    audited = audit_job(
+        JobParams(
+            inputs=[str(reference_list)],
+            job_id="bulk",
+            out_dir=str(tmp_path / "audit" / "out"),
+            db=str(tmp_path / "audit" / "library.duckdb"),
+            chunk_size=4,
+            styles=["apa"],
+        )
+    )
+    assert imported.status_counts == audited.status_counts
+    assert imported.flagged == audited.flagged
+    batched, whole = whole_job_outputs(tmp_path, "import"), whole_job_outputs(tmp_path, "audit")
+    for name, value in whole.items():
+        if isinstance(value, pl.DataFrame):
+            assert value.equals(batched[name]), name  # type: ignore[union-attr]
+        else:
+            assert value == batched[name], name
+    # and a re-run over the stored batches writes the same again
+    again = run(tmp_path, reference_list, "import")
+    assert again.batches_skipped == 5
+    rerun = whole_job_outputs(tmp_path, "import")
+    for name, value in batched.items():
+        if isinstance(value, pl.DataFrame):
+            assert value.equals(rerun[name]), name  # type: ignore[union-attr]
+        else:
+            assert value == rerun[name], name
+
+
+def test_a_big_import_reports_its_first_flagged_citations_and_counts_the_rest(
+    registry_env, reference_list, tmp_path, monkeypatch
+):
+    import tasks.report
+
+    monkeypatch.setattr(tasks.report, "MAX_REPORTED_CITATIONS", 3)
+    summary = run(tmp_path, reference_list, "big")
+    job = tmp_path / "big" / "out" / "bulk"
+    report_md = (job / "report.md").read_text(encoding="utf-8")
+    flagged = sum(n for s, n in summary.status_counts.items() if s != "verified")
+    assert f"{KNOWN + UNKNOWN} citations" in report_md
+    assert f"{flagged - 3} more flagged citations are not listed here" in report_md
+    assert pl.read_parquet(job / "citations.parquet").height == KNOWN + UNKNOWN

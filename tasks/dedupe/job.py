@@ -83,7 +83,18 @@ def dedupe_job(
     `JOB/CITATION_ID`). The job's own earlier rows are left out, so a re-run assigns afresh and,
     work ids being derived from the founding record, gets the same ids. `previous_works`: the
     works an earlier run of the job cited."""
-    new = job_records(job_id, checked)
+    return dedupe_records(job_id, job_records(job_id, checked), library, thresholds, previous_works)
+
+
+def dedupe_records(
+    job_id: str,
+    new: pl.DataFrame,
+    library: pl.DataFrame,
+    thresholds: DedupeThresholds | None = None,
+    previous_works: Collection[str] = (),
+) -> JobDedupe:
+    """`dedupe_job` of the job's records (`job_records`), which a bulk import builds a batch at
+    a time instead of holding every citation."""
     result = assign_works(new, library if library.height else None, thresholds=thresholds)
     columns = result.assignments.with_columns(
         pl.col("citation_id").str.slice(len(job_id) + 1),

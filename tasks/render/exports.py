@@ -113,11 +113,12 @@ def usable_key(text: str | None, *, numeric: bool = False) -> str | None:
     return None
 
 
-def to_bibtex(items: Sequence[Exportable]) -> str:
-    """A .bib file: one entry per item under its input's key, else a key like `smith2023deep`."""
+def to_bibtex(items: Sequence[Exportable], keys: Sequence[str] | None = None) -> str:
+    """A .bib file: one entry per item under its input's key, else a key like `smith2023deep`
+    (`keys`: the items' keys, made by `assign_keys` when a job is written in batches)."""
     entries = _entries(items)
     library = bibtexparser.Library()
-    for entry, key in zip(entries, citation_keys(entries), strict=True):
+    for entry, key in zip(entries, keys or citation_keys(entries), strict=True):
         if outcome := entry.outcome():
             library.add(model.ExplicitComment(_balanced(f"{key}: {_one_line(outcome)}")))
         library.add(_bibtex_entry(entry, key))
@@ -125,21 +126,36 @@ def to_bibtex(items: Sequence[Exportable]) -> str:
     return bibtexparser.write_string(library, unparse_stack=_UNPARSE)
 
 
+# What the writers put between two records: a job written in batches joins its batches so.
+BIBTEX_BETWEEN, RIS_BETWEEN, CSL_JSON_BETWEEN = "\n\n", "\n", ",\n"
+
+KeyRequest = tuple[str | None, str]  # (the input's own key or None, the base of a made-up one)
+
+
+def key_requests(items: Sequence[Exportable]) -> list[KeyRequest]:
+    """What `assign_keys` needs of each item: a few words, not the item."""
+    return [(e.key, e.key or _key_base(e.item)) for e in _entries(items)]
+
+
 def citation_keys(items: Sequence[Exportable]) -> list[str]:
+    """Each item's key (`assign_keys`)."""
+    return assign_keys(key_requests(items))
+
+
+def assign_keys(requests: Sequence[KeyRequest]) -> list[str]:
     """The input's own keys first (a repeated one gets a suffix); the others `author year
     firstword`, ASCII lower-case, repeats getting `a`, `b`, ... in input order. Linear in the
     number of items however many share a base (20k DOI-only items are all `anonnd...`)."""
-    entries = _entries(items)
-    keys: list[str | None] = [None] * len(entries)
+    keys: list[str | None] = [None] * len(requests)
     taken: set[str] = set()
-    for position, entry in enumerate(entries):
-        if entry.key and entry.key not in taken:
-            keys[position] = entry.key
-            taken.add(entry.key)
+    for position, (own, _) in enumerate(requests):
+        if own and own not in taken:
+            keys[position] = own
+            taken.add(own)
     next_suffix: dict[str, int] = {}
-    for position, entry in enumerate(entries):
+    for position, (_, base) in enumerate(requests):
         if keys[position] is None:
-            keys[position] = _unused_key(entry.key or _key_base(entry.item), taken, next_suffix)
+            keys[position] = _unused_key(base, taken, next_suffix)
     return [key for key in keys if key is not None]
 
 
@@ -297,9 +313,9 @@ class _StandardRisWriter(rispy.RisWriter):
         return ""
 
 
-def to_ris(items: Sequence[Exportable]) -> str:
+def to_ris(items: Sequence[Exportable], keys: Sequence[str] | None = None) -> str:
     entries = _entries(items)
-    keys = citation_keys(entries)
+    keys = keys or citation_keys(entries)
     records = [_ris_record(entry, key) for entry, key in zip(entries, keys, strict=True)]
     return str(rispy.dumps(records, implementation=_StandardRisWriter))
 
@@ -364,17 +380,20 @@ def _ris_date(date: CSLDate | None) -> str | None:
     return "/".join(p.zfill(2) if i and p else p for i, p in enumerate(parts))
 
 
-def to_csl_json(items: Sequence[Exportable]) -> str:
+def to_csl_json(items: Sequence[Exportable], keys: Sequence[str] | None = None) -> str:
+    body = csl_json_records(items, keys)
+    return f"[\n{body}\n]\n" if body else "[]\n"
+
+
+def csl_json_records(items: Sequence[Exportable], keys: Sequence[str] | None = None) -> str:
+    """The items' records as they stand inside the CSL-JSON array, joined by `,\n`: a job
+    written in batches joins its batches' records the same way."""
     entries = _entries(items)
-    keys = citation_keys(entries)
-    return (
-        json.dumps(
-            [_csl_record(entry, key) for entry, key in zip(entries, keys, strict=True)],
-            ensure_ascii=False,
-            indent=2,
-        )
-        + "\n"
-    )
+    records = [
+        _csl_record(entry, key)
+        for entry, key in zip(entries, keys or citation_keys(entries), strict=True)
+    ]
+    return json.dumps(records, ensure_ascii=False, indent=2)[2:-2] if records else ""
 
 
 def _csl_record(export: ExportEntry, key: str) -> dict[str, Any]:

@@ -20,10 +20,13 @@ UNCONFIRMED = (Status.UNMATCHED, Status.UNVERIFIED)
 
 
 def bibliography_items(
-    checked: Sequence[Checked], work_ids: Mapping[str, str] | None = None
+    checked: Sequence[Checked],
+    work_ids: Mapping[str, str] | None = None,
+    seen: set[str] | None = None,
 ) -> list[CSLItem]:
+    """`seen`: the works listed already, when a job is listed a batch at a time (updated)."""
     items: list[CSLItem] = []
-    seen: set[str] = set()
+    seen = set() if seen is None else seen
     for ref, result in ((c.reference, c.result) for c in checked):
         if result.status in EXCLUDED or result.retracted or not ref.scholarly:
             continue

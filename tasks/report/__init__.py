@@ -4,21 +4,27 @@ render.py fills the templates. tasks/store.py writes the files."""
 
 from tasks.report.render import render_html, render_markdown
 from tasks.report.selection import (
+    MAX_REPORTED_CITATIONS,
+    SUMMARY_COLUMNS,
     ReportData,
     flag_label,
     flagged_citations,
     flagged_list,
     related_citations,
+    reported_citations,
     status_counts,
     unsupported_claims,
 )
 
 __all__ = [
+    "MAX_REPORTED_CITATIONS",
+    "SUMMARY_COLUMNS",
     "ReportData",
     "flag_label",
     "flagged_citations",
     "flagged_list",
     "related_citations",
+    "reported_citations",
     "render_html",
     "render_markdown",
     "status_counts",

@@ -39,6 +39,28 @@ class ReportData:
     links: pl.DataFrame = field(default_factory=pl.DataFrame)  # work_id_a, work_id_b, kind
     bibliography_note: str = ""  # why there is no bibliography (too many items), if so
     notice: str = ""  # what the reader must know first (the job was not stored), if anything
+    # A big job's report shows only its first flagged citations (`citations`: at most
+    # MAX_REPORTED_CITATIONS of them); `whole` then holds every citation's SUMMARY_COLUMNS,
+    # for the counts, the histogram and how many flagged citations are left out.
+    whole: pl.DataFrame | None = None
+
+
+# Past this many citations a report lists only the first this many flagged ones (worst first)
+# and counts the rest: one row per citation would make the report, and the memory it takes to
+# write it, grow with the list (a bulk import). Every citation stays in citations.parquet.
+MAX_REPORTED_CITATIONS = 5_000
+SUMMARY_COLUMNS = (
+    "citation_id",
+    "source_file",
+    "entry_key",
+    "status",
+    "retracted",
+    "corrected",
+    "expression_of_concern",
+    "confidence",
+    "work_id",
+    "duplicate_of",
+)
 
 
 def _column(frame: pl.DataFrame, name: str) -> bool:
@@ -366,6 +388,7 @@ class Report:
     bibliography_unconfirmed: list[tuple[str, str]]
     bibliography_note: str
     notice: str
+    flagged_left_out: int = 0  # flagged citations of a big job the report does not list
 
     @property
     def notice_count(self) -> int:
@@ -696,22 +719,23 @@ def _table(frame: pl.DataFrame, columns: list[str]) -> list[dict[str, str]]:
 def select(data: ReportData) -> Report:
     """Everything the report shows, in the order it shows it."""
     cites = data.citations
+    whole = cites if data.whole is None else data.whole
     flagged = flagged_citations(cites)
     jobs = several_jobs(flagged)
     rows = list(flagged.iter_rows(named=True))
     return Report(
         job_id=data.job_id,
-        citation_count=cites.height,
+        citation_count=whole.height,
         input_error_count=data.input_errors.height,
-        counts=[StatusCount(s, n, STATUS_COLOURS[s]) for s, n in status_counts(cites).items()],
+        counts=[StatusCount(s, n, STATUS_COLOURS[s]) for s, n in status_counts(whole).items()],
         notices=_problems([r for r in rows if _has_notice(r)], jobs),
         flagged=_problems([r for r in rows if not _has_notice(r)], jobs),
         claims=_claim_rows(data.claims, cites),
-        histogram=_histogram_bins(cites),
+        histogram=_histogram_bins(whole),
         changes=None if data.changes is None else change_groups(data.changes, cites),
         change_count=0 if data.changes is None else data.changes.height,
         duplicates=duplicates(cites),
-        repeat_count=repeats_within_jobs(cites).height,
+        repeat_count=repeats_within_jobs(whole).height,
         related=related_citations(cites, data.links),
         input_errors=_table(data.input_errors, ["source_file", "entry_key", "line", "reason"]),
         style=data.style,
@@ -719,4 +743,11 @@ def select(data: ReportData) -> Report:
         bibliography_unconfirmed=data.bibliography_unconfirmed,
         bibliography_note=data.bibliography_note,
         notice=data.notice,
+        flagged_left_out=flagged_citations(whole).height - flagged.height,
     )
+
+
+def reported_citations(shown: pl.DataFrame, more: pl.DataFrame, cap: int) -> pl.DataFrame:
+    """What a big job's report lists, a batch of citations (`more`) at a time: the first `cap`
+    (MAX_REPORTED_CITATIONS) flagged citations of `shown` and `more`, worst first."""
+    return flagged_citations(pl.concat([shown, more])).head(cap)

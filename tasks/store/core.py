@@ -124,6 +124,31 @@ class LibraryCore:
             raise ValueError(f"no keyed job table {table}")
         self._replace_by(table, frame, self.JOB_KEYS[table])
 
+    def update_job_rows(self, table: str, frame: pl.DataFrame) -> None:
+        """Set the columns `frame` brings on the stored rows its keys name (call inside
+        `transaction()`): a bulk import's scores and work ids, its rows being stored already."""
+        keys = self.JOB_KEYS[table]
+        self._check(table, frame)
+        values = [c for c in frame.columns if c not in keys]
+        if not frame.height or not values:
+            return
+        assign = ", ".join(f'"{c}" = incoming."{c}"' for c in values)
+        match = " AND ".join(f'"{table}"."{k}" = incoming."{k}"' for k in keys)
+        with self._incoming(frame):
+            self.con.execute(f'UPDATE "{table}" SET {assign} FROM incoming WHERE {match}')
+
+    def rows_in_order(self, table: str, job_id: str, ids: Sequence[str]) -> pl.DataFrame:
+        """The job's stored rows of `table` named by `ids` (their key's last part), in that order:
+        a bulk import reads its citations back a batch at a time."""
+        key = self.JOB_KEYS[table][-1]
+        order = pl.DataFrame({key: list(ids)}, schema={key: pl.Utf8}).with_row_index("_position")
+        with self._incoming(order):
+            return self.con.sql(
+                f"""SELECT t.* FROM "{table}" t JOIN incoming i ON t."{key}" = i."{key}"
+                    WHERE t.job_id = ? ORDER BY i._position""",
+                params=[job_id],
+            ).pl()
+
     def _replace_by(self, table: str, frame: pl.DataFrame, keys: Sequence[str]) -> None:
         self._check(table, frame)
         if not frame.height:

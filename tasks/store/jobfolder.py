@@ -12,12 +12,13 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow.parquet as pq
 
 _JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
@@ -87,6 +88,24 @@ class JobFolder:
         return self.write_text(name, json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
     def write_parquet(self, name: str, frame: pl.DataFrame) -> Path:
+        with self.placing(name) as tmp:
+            frame.write_parquet(tmp, statistics=False)
+        return self.file(name)
+
+    @contextmanager
+    def appending_parquet(
+        self, name: str, schema: Mapping[str, pl.DataType | type[pl.DataType]]
+    ) -> Iterator[Callable[[pl.DataFrame], None]]:
+        """A Parquet file written a frame (of `schema`) at a time: what it reads back is the
+        frames' rows in order, as one `write_parquet` of them all would give."""
+        arrow_schema = pl.DataFrame(schema=dict(schema)).to_arrow().schema
+        with self.placing(name) as tmp, pq.ParquetWriter(tmp, arrow_schema) as writer:
+            yield lambda frame: writer.write_table(frame.select(list(schema)).to_arrow())
+
+    @contextmanager
+    def placing(self, name: str) -> Iterator[Path]:
+        """A temporary path in the folder to write file `name` at, bit by bit (an export written
+        a batch at a time); renamed into place on a clean exit, removed on an error."""
         target = self.file(name)
         self.path.mkdir(parents=True, exist_ok=True)
         self._sweep_tmp(name)
@@ -94,12 +113,11 @@ class JobFolder:
         os.fchmod(fd, shared_mode())
         os.close(fd)
         try:
-            frame.write_parquet(tmp, statistics=False)
+            yield Path(tmp)
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        return target
 
     @contextmanager
     def replacing(self, locked: bool = True) -> Iterator["JobFolder"]:

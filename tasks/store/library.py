@@ -40,13 +40,17 @@ class Library(BulkProgress, Rechecks):
         frames: dict[str, pl.DataFrame],
         shared: dict[str, tuple[pl.DataFrame, Sequence[str]]] | None = None,
         retired_works: Sequence[str] = (),
+        updates: dict[str, pl.DataFrame] | None = None,
     ) -> None:
         """Store a job's frames, replacing any earlier run of the same job, upsert the rows it
         adds to library-wide tables (`shared`: table -> (frame, key columns)) and drop the
-        works no citation holds any more (`retired_works`, with their links), atomically."""
+        works no citation holds any more (`retired_works`, with their links), atomically.
+        `updates`: columns to set on rows already stored (a bulk import's citations)."""
         with self.transaction() as con:
             for table, frame in frames.items():
                 self.replace_job_rows(table, job_id, frame)
+            for table, frame in (updates or {}).items():
+                self.update_job_rows(table, frame)
             for table, (frame, keys) in (shared or {}).items():
                 self.upsert_rows(table, frame, keys)
             if retired_works:
