@@ -249,6 +249,24 @@ def _inside(titles: pl.Series, a: pl.Series, b: pl.Series, most_words: int) -> p
     return pl.Series(inside)
 
 
+def _missing_numbers(title: pl.Expr, other: pl.Expr, year: pl.Expr, other_year: pl.Expr) -> pl.Expr:
+    """Whether `title` holds a number `other` lacks, not counting, where `title`'s citation is
+    undated, the other's year (run into the title)."""
+    # (A list of the year, empty where dated: list.contains with a column is twice as slow.)
+    run_in = (
+        pl.when(year.is_null())
+        .then(pl.concat_list(other_year.cast(pl.Utf8)))
+        .otherwise(pl.lit([], pl.List(pl.Utf8)))
+    )
+    return (
+        _numerals(title, _NUMERALS)
+        .list.set_difference(_numerals(other, _NUMERALS_ANYWHERE))
+        .list.set_difference(run_in)
+        .list.len()
+        > 0
+    )
+
+
 def _both(column: str) -> pl.Expr:
     return pl.col(f"{column}_a").is_not_null() & pl.col(f"{column}_b").is_not_null()
 
@@ -401,15 +419,7 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     # An undated citation's number that is the other's year is that year run into the title
     # ("the third manifesto 1995", "wang hj 1997 online aggregation"), not a title number.
     missing_a, missing_b = (
-        _numerals(col(f"title_key_{x}"), _NUMERALS)
-        .list.set_difference(_numerals(col(f"title_key_{y}"), _NUMERALS_ANYWHERE))
-        .list.set_difference(
-            pl.when(col(f"year_{x}").is_null())
-            .then(pl.concat_list(col(f"year_{y}").cast(pl.Utf8)))
-            .otherwise(pl.lit([], pl.List(pl.Utf8)))
-        )
-        .list.len()
-        > 0
+        _missing_numbers(*(col(f"{c}_{side}") for c in ("title_key", "year") for side in (x, y)))
         for x, y in (("a", "b"), ("b", "a"))
     )
     numerals_apart = (missing_a & missing_b) | ((missing_a | missing_b) & ~dropped_part)
