@@ -5,10 +5,14 @@ peak RSS growth and what it means per citation.
 - `whole`: `read_inputs`, the whole list at once (as `audit` reads, and `import` did before #20);
 - `stream`: `stream_inputs` in batches of 5,000, each dropped once read;
 - `batches`: `citeaudit import`'s batch stage (flows.bulk.import_batches: read, identify, check
-  offline and store each batch in a new DuckDB library), without the job folder that follows.
+  offline and store each batch in a new DuckDB library), without the job folder that follows;
+- `import`: the whole command, `citeaudit import big.bib --offline` into a new library and job
+  folder, run as a real process under `/usr/bin/time -v` (its maximum RSS, not a growth: the
+  Prefect server it starts is another process and not counted).
 
-Goal: the streamed ways' peak bounded by the batch size (N = 100,000 within a small constant of
-N = 10,000). Run: uv run python -m bench.bulk_memory [N ...] (default 10,000 and 100,000)
+Goal: the peak bounded by the batch size (N = 100,000 within a small constant of N = 10,000).
+Run: uv run python -m bench.bulk_memory [N ...] [way ...] (default 10,000 and 100,000, the three
+in-process ways; `import` only when named)
 """
 
 import json
@@ -17,6 +21,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import polars as pl
 
 ROOT = Path(__file__).resolve().parents[1]
 BATCH = 5_000
@@ -75,12 +81,39 @@ def peak_growth(way: str, path: Path, batch: int = BATCH) -> dict[str, float]:
     return measured
 
 
+def whole_import(path: Path) -> dict[str, float]:
+    """{"refs", "max_rss_kb", "s"} of `citeaudit import path --offline`, in a fresh process."""
+    folder = path.parent / "import"
+    started = time.perf_counter()
+    done = subprocess.run(
+        ["/usr/bin/time", "-v", sys.executable, "-m", "flows.cli", "import", str(path)]
+        + ["--job", "bench", "--offline", "--out", str(folder / "out")]
+        + ["--db", str(folder / "library.duckdb")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    seconds = time.perf_counter() - started
+    rss = next(line for line in done.stderr.splitlines() if "Maximum resident set size" in line)
+    rows = pl.read_parquet(folder / "out" / "bench" / "citations.parquet").height
+    return {"refs": rows, "max_rss_kb": int(rss.rsplit(":", 1)[1]), "s": seconds}
+
+
 def measure(count: int, ways: tuple[str, ...]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         bib = Path(tmp) / "big.bib"
         write_bib(bib, count)
         size_mb = bib.stat().st_size / 1e6
         for way in ways:
+            if way == "import":
+                run = whole_import(bib)
+                print(
+                    f" import: {run['refs']:,} entries: max RSS {run['max_rss_kb'] / 1024:.0f} MB "
+                    f"= {run['max_rss_kb'] / run['refs']:.1f} KB per citation, in {run['s']:.1f} s",
+                    flush=True,
+                )
+                continue
             read = peak_growth(way, bib)
             print(
                 f"{way:>7}: {read['refs']:,} entries ({size_mb:.0f} MB .bib): peak RSS "
@@ -93,7 +126,7 @@ def measure(count: int, ways: tuple[str, ...]) -> None:
 def main() -> None:
     started = time.perf_counter()
     counts = [int(arg) for arg in sys.argv[1:] if arg.isdigit()] or [10_000, 100_000]
-    ways = tuple(arg for arg in sys.argv[1:] if arg in WAYS) or WAYS
+    ways = tuple(arg for arg in sys.argv[1:] if arg in (*WAYS, "import")) or WAYS
     for count in counts:
         measure(count, ways)
     print(f"({time.perf_counter() - started:.0f} s in all)")

@@ -114,7 +114,11 @@ def print_summary(summary: "JobSummary") -> None:
         if len(flagged) > 20:
             out.print(f"  ... and {len(flagged) - 20} more (see report.html)")
     if unchecked:
-        out.print(f"[yellow]{unchecked.total()} citation(s) could not be checked:[/yellow]")
+        # a big import's summary lists its first flagged citations only (report.py's cap)
+        listed = unchecked.total()
+        total = max(listed, summary.status_counts.get("unverified", 0))
+        more = f" (the reasons of the first {listed})" if total > listed else ""
+        out.print(f"[yellow]{total} citation(s) could not be checked{more}:[/yellow]")
         for reason, count in unchecked.most_common(5):
             out.print(f"  {count} x {reason}", markup=False, highlight=False, soft_wrap=True)
     errors = summary.input_errors
