@@ -113,6 +113,11 @@ def print_summary(summary: "JobSummary") -> None:
             out.print(line, markup=False, highlight=False, soft_wrap=True)
         if len(flagged) > 20:
             out.print(f"  ... and {len(flagged) - 20} more (see report.html)")
+    if summary.flagged_left_out:
+        out.print(
+            f"[red]{summary.flagged_left_out} more flagged citation(s) past the first "
+            f"{len(summary.flagged):,} (see citations.parquet)[/red]"
+        )
     if unchecked:
         # a big import's summary lists its first flagged citations only (report.py's cap)
         listed = unchecked.total()

@@ -429,13 +429,16 @@ def publish(rendered: Rendered) -> None:
 
 def summarize(rendered: Rendered, out: str) -> JobSummary:
     citations = rendered.tables["citations"]
+    flagged = [Flagged.model_validate(f) for f in report.flagged_list(citations)]
+    every = rendered.whole if rendered.whole is not None else citations
     return JobSummary(
         job_id=rendered.job_id,
         out=out,
         citations=rendered.metrics["citations"],
         status_counts=rendered.metrics["status_counts"],
         input_errors=rendered.errors,
-        flagged=[Flagged.model_validate(f) for f in report.flagged_list(citations)],
+        flagged=flagged,
+        flagged_left_out=report.flagged_citations(every).height - len(flagged),
         metrics=rendered.metrics,
     )
 

@@ -61,6 +61,8 @@ class JobSummary(BaseModel):
     status_counts: dict[str, int]
     input_errors: list[InputError] = Field(default_factory=list)
     flagged: list[Flagged] = Field(default_factory=list)
+    # flagged citations `flagged` leaves out (a big import lists the report's first ones only)
+    flagged_left_out: int = 0
     metrics: dict[str, Any] = Field(default_factory=dict)
 
 

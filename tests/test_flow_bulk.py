@@ -324,4 +324,5 @@ def test_a_big_import_reports_its_first_flagged_citations_and_counts_the_rest(
     flagged = sum(n for s, n in summary.status_counts.items() if s != "verified")
     assert f"{KNOWN + UNKNOWN} citations" in report_md
     assert f"{flagged - 3} more flagged citations are not listed here" in report_md
+    assert len(summary.flagged) == 3 and summary.flagged_left_out == flagged - 3
     assert pl.read_parquet(job / "citations.parquet").height == KNOWN + UNKNOWN
