@@ -430,7 +430,8 @@ def publish(rendered: Rendered) -> None:
 def summarize(rendered: Rendered, out: str) -> JobSummary:
     citations = rendered.tables["citations"]
     flagged = [Flagged.model_validate(f) for f in report.flagged_list(citations)]
-    every = rendered.whole if rendered.whole is not None else citations
+    whole = rendered.whole  # every citation, when `citations` holds only the listed ones
+    left_out = 0 if whole is None else report.flagged_citations(whole).height - len(flagged)
     return JobSummary(
         job_id=rendered.job_id,
         out=out,
@@ -438,7 +439,7 @@ def summarize(rendered: Rendered, out: str) -> JobSummary:
         status_counts=rendered.metrics["status_counts"],
         input_errors=rendered.errors,
         flagged=flagged,
-        flagged_left_out=report.flagged_citations(every).height - len(flagged),
+        flagged_left_out=left_out,
         metrics=rendered.metrics,
     )
 

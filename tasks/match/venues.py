@@ -57,6 +57,8 @@ _ORDINAL = re.compile(
 # The most a word-similar but not recognisably identical venue name can score (below agreement).
 UNCONFIRMED_SIMILARITY = 0.75
 _WORD_TYPO_RATIO = 85
+Words = tuple[str, ...]
+CoreAt = tuple[int, Words, Words]  # venue position in the table, core, core sans 1-letter words
 
 
 @dataclass(frozen=True)
@@ -126,9 +128,12 @@ def abbreviation_matches(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     other's: `j mach learn res` ~ `journal machine learning research`, `natl` ~ `national`.
     One-letter leftovers (`Int'l` -> `int l`) are ignored; one-word names must be equal (`Cell` is
     not `Cells`)."""
-    if _words_pair_up(a, b):
-        return True
-    return _words_pair_up(_long(a), _long(b))
+    return _pair_up(a, _long(a), b, _long(b))
+
+
+def _pair_up(a: Words, long_a: Words, b: Words, long_b: Words) -> bool:
+    """abbreviation_matches, given each side without its one-letter words (`_long`)."""
+    return _words_pair_up(a, b) or _words_pair_up(long_a, long_b)
 
 
 def _words_pair_up(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -210,8 +215,8 @@ def _venue_of(text: str) -> Venue | None:
     for part in parts:
         long_part = _long(part)
         for position, core, long_core in _same_length_cores(part, long_part):
-            if part == core or _words_pair_up(part, core) or _words_pair_up(long_part, long_core):
-                return table[position]  # as abbreviation_matches, the table's first venue
+            if part == core or _pair_up(part, long_part, core, long_core):
+                return table[position]  # the table's first venue, as before it was indexed
     # An acronym written inside a longer name ("Computer Vision - ECCV 2020", "2021 IEEE/CVF
     # Conference ... (CVPR)"); not for journal names, where "VLDB J." is not the VLDB conference.
     tokens = set(core_words(text))
@@ -221,10 +226,6 @@ def _venue_of(text: str) -> Venue | None:
         if venue.kind in ("conference", "preprint") and tokens & venue.acronyms:
             return venue
     return None
-
-
-Words = tuple[str, ...]
-CoreAt = tuple[int, Words, Words]  # venue position in the table, core, core sans 1-letter words
 
 
 def _same_length_cores(part: Words, long_part: Words) -> list[CoreAt]:
