@@ -42,20 +42,22 @@ def finish_job(
     """How every job ends once its citations are checked (no bibliographies when `styles` is
     empty): support -> dedupe -> score -> render -> persist -> publish. The library stays locked
     from the dedupe's read to the persist's write, so work ids are minted against what is stored;
-    claim support, which only reads what lookup found, runs before taking the lock."""
-    supports = stages.support(job.claims, checked)
-    try:
-        with write_lock(params.db):
-            works = stages.dedupe(params.job_id, checked, params.db)
-            scores = stages.score(checked, job.claims, works, supports)
-            audited = AuditedJob(params.job_id, job, checked, works, scores)
-            rendered = stages.render(audited, styles)
-            out = stages.persist(rendered, params.inputs, params.out_dir, params.db)
-    except LibraryLocked as locked:
-        out = keep_unstored(params, job, checked, supports, styles, stages, str(locked))
-        raise JobNotStored(
-            f"{locked}; this run's outputs are in {out}, marked not stored (NOT_STORED.txt)"
-        ) from None
+    claim support, which only reads what lookup found, runs before taking the lock. pandoc
+    starts on the bibliographies at once (`stages.ahead`), beside all that."""
+    with stages.ahead(checked, styles):
+        supports = stages.support(job.claims, checked)
+        try:
+            with write_lock(params.db):
+                works = stages.dedupe(params.job_id, checked, params.db)
+                scores = stages.score(checked, job.claims, works, supports)
+                audited = AuditedJob(params.job_id, job, checked, works, scores)
+                rendered = stages.render(audited, styles)
+                out = stages.persist(rendered, params.inputs, params.out_dir, params.db)
+        except LibraryLocked as locked:
+            out = keep_unstored(params, job, checked, supports, styles, stages, str(locked))
+            raise JobNotStored(
+                f"{locked}; this run's outputs are in {out}, marked not stored (NOT_STORED.txt)"
+            ) from None
     stages.publish(rendered)
     return summarize(rendered, out)
 

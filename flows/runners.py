@@ -23,7 +23,7 @@ KINDS = ("threads", "dask")
 
 def task_runner(kind: str | None = None, workers: int | None = None) -> TaskRunner[Any]:
     """A task runner by name: `threads` (env `CITEAUDIT_TASK_RUNNER`, default) or `dask`."""
-    kind = kind or os.environ.get("CITEAUDIT_TASK_RUNNER", "threads")
+    kind = kind or _kind()
     workers = workers or int(os.environ.get("CITEAUDIT_WORKERS", DEFAULT_WORKERS))
     if workers < 1:
         raise ValueError(f"workers must be at least 1, not {workers}")
@@ -32,6 +32,22 @@ def task_runner(kind: str | None = None, workers: int | None = None) -> TaskRunn
     if kind == "dask":
         return dask_task_runner(workers)
     raise ValueError(f"unknown task runner {kind!r} (known: {', '.join(KINDS)})")
+
+
+def _kind() -> str:
+    return os.environ.get("CITEAUDIT_TASK_RUNNER", "threads")
+
+
+def _dask_processes() -> bool:
+    return os.environ.get("CITEAUDIT_DASK_PROCESSES", "0") == "1"
+
+
+def tasks_run_here() -> bool:
+    """Whether the configured runner runs tasks in this process (threads, or a LocalCluster of
+    in-process Dask workers), so that they share its state."""
+    if _kind() == "threads":
+        return True
+    return not (os.environ.get("CITEAUDIT_DASK_ADDRESS") or _dask_processes())
 
 
 def dask_task_runner(workers: int) -> TaskRunner[Any]:
@@ -47,7 +63,7 @@ def dask_task_runner(workers: int) -> TaskRunner[Any]:
     address = os.environ.get("CITEAUDIT_DASK_ADDRESS")
     if address:
         return cast(TaskRunner[Any], DaskTaskRunner(address=address))
-    processes = os.environ.get("CITEAUDIT_DASK_PROCESSES", "0") == "1"
+    processes = _dask_processes()
     return cast(
         TaskRunner[Any],
         DaskTaskRunner(

@@ -9,6 +9,7 @@ plus server time, so one per citation would dominate a 10,000-citation job; retr
 request inside the registry clients, not per task."""
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -19,6 +20,7 @@ from prefect.futures import as_completed
 from prefect.utilities.annotations import quote
 
 from flows import artifacts, progress
+from flows.runners import tasks_run_here
 from models.audit import (
     Checked,
     CitationSupport,
@@ -226,14 +228,17 @@ class Rendered:
     whole: pl.DataFrame | None = None
 
 
+# A job's outputs list entries only, so no in-text citation is rendered.
+IN_TEXT = False
+
+
 def bibliographies(
     items: Sequence[CSLItem], styles: Sequence[str]
 ) -> dict[str, csl_styles.Bibliography]:
-    """Every style that renders: one failing must not cost the job the others or its audit.
-    A job's outputs list entries only, so no in-text citation is rendered."""
+    """Every style that renders: one failing must not cost the job the others or its audit."""
 
     def render(names: Sequence[str]) -> dict[str, csl_styles.Bibliography]:
-        return csl_styles.render_bibliographies(items, names, in_text=False)
+        return csl_styles.render_bibliographies(items, names, in_text=IN_TEXT)
 
     if not styles:
         return {}
@@ -247,6 +252,24 @@ def bibliographies(
             except csl_styles.RenderError as exc:
                 get_run_logger().warning("no %s bibliography: %s", style, exc)
         return rendered
+
+
+def render_ahead(checked: Sequence[Checked], styles: Sequence[str]) -> AbstractContextManager[None]:
+    """Start pandoc on the job's bibliographies while dedupe and scoring run, for the items the
+    job lists if dedupe merges none of its citations (the usual case): within the block, render
+    takes every run whose items came out the same and renders only the others itself."""
+    items = bibliography_items(checked)
+    if not styles or csl_styles.bibliography_skipped(len(items)):
+        return nullcontext()
+    return csl_styles.rendering_ahead(items, styles, in_text=IN_TEXT)
+
+
+def render_ahead_of_tasks(
+    checked: Sequence[Checked], styles: Sequence[str]
+) -> AbstractContextManager[None]:
+    """`render_ahead` when the render task runs in this process; a task runner whose workers
+    are other processes would render it all again."""
+    return render_ahead(checked, styles) if tasks_run_here() else nullcontext()
 
 
 def citation_table(
@@ -346,13 +369,16 @@ def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
     """The job's tables, bibliographies, exports and report, as data and text."""
     items = audited.listed()
     marks = unconfirmed(items, audited.checked)
-    listed = listing(items, len(items), marks, styles)
+    # tables and exports first: bibliographies started by render_ahead finish meanwhile
     tables = job_tables(audited)
-    files = dict(listed.files)
     entries = export_entries(items, audited.checked)
-    files["references.bib"] = exports.to_bibtex(entries)
-    files["references.ris"] = exports.to_ris(entries)
-    files["references.json"] = exports.to_csl_json(entries)
+    exported = {
+        "references.bib": exports.to_bibtex(entries),
+        "references.ris": exports.to_ris(entries),
+        "references.json": exports.to_csl_json(entries),
+    }
+    listed = listing(items, len(items), marks, styles)
+    files = listed.files | exported
     files |= report_files(
         audited.job_id, tables, listed, marks, audited.works.links, notice=audited.not_stored
     )
@@ -506,6 +532,7 @@ class Stages:
         Assessment,
     ]
     render: Callable[[AuditedJob, Sequence[str]], Rendered]
+    ahead: Callable[[Sequence[Checked], Sequence[str]], AbstractContextManager[None]]
     persist: Callable[[Rendered, Sequence[str], str, str | None], str]
     publish: Callable[[Rendered], None]
 
@@ -514,7 +541,9 @@ def unpublished(rendered: Rendered) -> None:
     """Outside a Prefect flow run there is no UI to publish to."""
 
 
-PLAIN = Stages(read, identify, check_all, dedupe, support, score, render, persist, unpublished)
+PLAIN = Stages(
+    read, identify, check_all, dedupe, support, score, render, render_ahead, persist, unpublished
+)
 TASKS = Stages(
     quoted(read_task),
     quoted(identify_task),
@@ -523,6 +552,7 @@ TASKS = Stages(
     quoted(support_task),
     quoted(score_task),
     quoted(render_task),
+    render_ahead_of_tasks,
     quoted(persist_task),
     quoted(publish_task),
 )

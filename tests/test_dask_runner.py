@@ -12,7 +12,7 @@ from distributed import Client, LocalCluster
 from prefect_dask import DaskTaskRunner
 
 from flows.audit import audit_job
-from flows.runners import local_cluster_kwargs, task_runner
+from flows.runners import local_cluster_kwargs, task_runner, tasks_run_here
 from models.job import JobParams
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -72,3 +72,23 @@ def test_process_workers_each_get_a_share_of_the_rate():
 def test_unknown_runner_is_refused():
     with pytest.raises(ValueError, match="known: threads, dask"):
         task_runner("ray", 2)
+
+
+@pytest.mark.parametrize(
+    ("env", "here"),
+    [
+        ({}, True),
+        ({"CITEAUDIT_TASK_RUNNER": "dask"}, True),
+        ({"CITEAUDIT_TASK_RUNNER": "dask", "CITEAUDIT_DASK_PROCESSES": "1"}, False),
+        ({"CITEAUDIT_TASK_RUNNER": "dask", "CITEAUDIT_DASK_ADDRESS": "tcp://h:8786"}, False),
+    ],
+)
+def test_bibliographies_render_ahead_only_where_the_render_task_runs(
+    env: dict[str, str], here: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A render task in another process could not take runs started in this one.
+    for name in ("CITEAUDIT_TASK_RUNNER", "CITEAUDIT_DASK_PROCESSES", "CITEAUDIT_DASK_ADDRESS"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert tasks_run_here() is here

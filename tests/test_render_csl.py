@@ -21,6 +21,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import pypandoc
 import pytest
 
 from models.csl import CSLItem
@@ -296,6 +297,42 @@ def test_large_jobs_render_in_batches_exactly_as_in_one_run(
     assert [e.position for e in batched.entries] == [e.position for e in whole.entries]
     assert [e.text for e in batched.entries] == [e.text for e in whole.entries]
     assert [e.citation.text for e in batched.entries] == [e.citation.text for e in whole.entries]
+
+
+def test_runs_rendered_ahead_are_taken_whole_and_only_when_their_input_is_the_same(
+    items: list[CSLItem], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pandoc behind a wrapper that logs each start: what runs is seen, not assumed.
+    log = tmp_path / "runs.log"
+    wrapper = tmp_path / "pandoc"
+    real = pypandoc.get_pandoc_path()
+    wrapper.write_text(f'#!/bin/sh\necho run >> "{log}"\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setattr(pypandoc, "get_pandoc_path", lambda: str(wrapper))
+    monkeypatch.setattr(csl_styles, "BATCH_SIZE", 25)
+    many = [
+        item.model_copy(update={"id": f"{item.id}-{n}", "title": f"{item.title or 'U'} ({n})"})
+        for n in range(2)
+        for item in items
+    ]
+    runs = len(csl_styles.first_author_batches(many, 25))
+    assert runs > 2
+    # The guess differs from the final items in one item's title: that batch alone renders again.
+    guess = [many[0].model_copy(update={"title": "Another title"}), *many[1:]]
+
+    def forms(bib: dict[str, Bibliography]) -> list[tuple[str, int, str, str, str]]:
+        return [(e.item_id, e.position, e.text, e.html, e.markdown) for e in bib["apa"].entries]
+
+    alone = render_bibliographies(many, ["apa"], in_text=False)
+    log.unlink()
+    with csl_styles.rendering_ahead(guess, ["apa"], in_text=False):
+        ahead = render_bibliographies(many, ["apa"], in_text=False)
+    assert forms(ahead) == forms(alone)
+    assert len(log.read_text().splitlines()) == runs + 1
+    # Nothing is left behind: the same render again runs pandoc for every batch.
+    log.unlink()
+    assert forms(render_bibliographies(many, ["apa"], in_text=False)) == forms(alone)
+    assert len(log.read_text().splitlines()) == runs
 
 
 def test_entries_without_in_text_citations_are_the_same_entries(items: list[CSLItem]) -> None:

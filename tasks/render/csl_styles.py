@@ -13,6 +13,7 @@ two more are met in pandoc_item: two spellings of one initial, and CSL's title c
 prepositions that MLA and Chicago lowercase.
 """
 
+import hashlib
 import html
 import json
 import os
@@ -20,10 +21,12 @@ import re
 import secrets
 import subprocess
 import tempfile
+import threading
 import unicodedata
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -282,38 +285,68 @@ def style_format(style: str) -> str:
     return category.get("citation-format", "") if category is not None else ""
 
 
-def _render_once(
+Pieces = list[tuple[tuple[str, str], Formatted]]  # (kind, key) and its forms, in order
+
+
+@dataclass(frozen=True)
+class _RunInput:
+    """Everything one pandoc run reads: the same input always gives the same answer."""
+
+    style: str
+    bibliography: str  # the items as CSL-JSON, under keys r0, r1, ...
+    document: str
+    numbered: bool
+
+    def digest(self) -> str:
+        parts = (self.style, self.bibliography, self.document, str(self.numbered))
+        return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
+
+
+def _run_input(
     items: Sequence[CSLItem], style: str, locators: Mapping[int, str], in_text: bool
-) -> Bibliography:
-    """Render all items in one style with one pandoc run."""
-    path = style_path(style)
+) -> _RunInput:
     keys = [f"r{position}" for position in range(len(items))]
+    bibliography = json.dumps(
+        [
+            pandoc_item(
+                item,
+                key,
+                initials_period=initials_take_period(style),
+                lowercase_prepositions=style in _LOWERCASE_PREPOSITION_STYLES,
+            )
+            for item, key in zip(items, keys, strict=True)
+        ]
+    )
+    document = _citing_document(keys, locators) if in_text else _listing_document(keys)
+    return _RunInput(style, bibliography, document, style_format(style) == "numeric")
+
+
+def _pandoc_pieces(run: _RunInput) -> Pieces:
+    """One pandoc run, its answer cut into pieces."""
     token = f"CITEAUDITSPLIT{secrets.token_hex(8)}"
     with tempfile.TemporaryDirectory(prefix="citeaudit-render-") as tmp:
         bibliography = Path(tmp) / "items.json"
-        bibliography.write_text(
-            json.dumps(
-                [
-                    pandoc_item(
-                        item,
-                        key,
-                        initials_period=initials_take_period(style),
-                        lowercase_prepositions=style in _LOWERCASE_PREPOSITION_STYLES,
-                    )
-                    for item, key in zip(items, keys, strict=True)
-                ]
-            ),
-            encoding="utf-8",
-        )
+        bibliography.write_text(run.bibliography, encoding="utf-8")
         answer = _run_pandoc(
-            _citing_document(keys, locators) if in_text else _listing_document(keys),
-            path,
+            run.document,
+            style_path(run.style),
             bibliography,
-            style_locale(style),
+            style_locale(run.style),
             token,
-            numbered=style_format(style) == "numeric",
+            numbered=run.numbered,
         )
-    pieces = _split_pieces(answer, token)
+    return _split_pieces(answer, token)
+
+
+def _render_once(
+    items: Sequence[CSLItem], style: str, locators: Mapping[int, str], in_text: bool
+) -> Bibliography:
+    """Render all items in one style with one pandoc run (or take that run's answer from
+    `rendering_ahead`)."""
+    run = _run_input(items, style, locators, in_text)
+    pieces = _AHEAD.take(run.digest())
+    if pieces is None:
+        pieces = _pandoc_pieces(run)
     citations = {key: forms for (kind, key), forms in pieces if kind == "citation"}
     entries = []
     for (kind, key), forms in pieces:
@@ -333,6 +366,12 @@ def _render_once(
     return Bibliography(style=style, entries=entries)
 
 
+def _pool_size(runs: int) -> int:
+    # pandoc is single-threaded and the Python side of a run is small next to it: more runs at
+    # a time than CPUs would only multiply pandoc's memory, not the speed.
+    return max(1, min(runs, os.cpu_count() or 1))
+
+
 def render_bibliographies(
     items: Sequence[CSLItem],
     styles: Iterable[str] = STYLES,
@@ -341,10 +380,9 @@ def render_bibliographies(
     in_text: bool = True,
 ) -> dict[str, Bibliography]:
     """Several styles at once. Every pandoc run (a style, or a batch of one) is its own process,
-    as many at a time as there are CPUs (pandoc is single-threaded, and the Python side of a
-    run is small next to it): more would only multiply pandoc's memory, not the speed. Without
-    `in_text` the entries' citations stay empty: the entries are the same, and pandoc's
-    citeproc takes 20-40 % less CPU without disambiguating a citation per item."""
+    as many at a time as there are CPUs. Without `in_text` the entries' citations stay empty:
+    the entries are the same, and pandoc's citeproc takes 20-40 % less CPU without
+    disambiguating a citation per item."""
     names = list(styles)
     locators = locators or {}
     runs = [(style, positions) for style in names for positions in _runs_of(items, style)]
@@ -354,12 +392,72 @@ def render_bibliographies(
         part = _render_once([items[p] for p in positions], style, part_locators, in_text)
         return [replace(e, position=positions[e.position]) for e in part.entries]
 
-    with ThreadPoolExecutor(max_workers=max(1, min(len(runs), os.cpu_count() or 1))) as pool:
+    with ThreadPoolExecutor(max_workers=_pool_size(len(runs))) as pool:
         entries = list(pool.map(lambda style_run: run(*style_run), runs))
     rendered = {style: Bibliography(style=style, entries=[]) for style in names}
     for (style, _), part in zip(runs, entries, strict=True):
         rendered[style].entries.extend(part)
     return rendered
+
+
+class _Ahead:
+    """pandoc runs started before anyone asked for them, by their input's digest. A run is
+    taken once; the process's renders share them (a digest names one input, so whoever takes
+    it gets what its own run would have given)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runs: dict[str, Future[Pieces]] = {}
+
+    def start(self, runs: Sequence[_RunInput], pool: ThreadPoolExecutor) -> list[str]:
+        """Submit the runs not started already; their digests."""
+        started = []
+        with self._lock:
+            for run in runs:
+                digest = run.digest()
+                if digest not in self._runs:
+                    self._runs[digest] = pool.submit(_pandoc_pieces, run)
+                    started.append(digest)
+        return started
+
+    def take(self, digest: str) -> Pieces | None:
+        with self._lock:
+            future = self._runs.pop(digest, None)
+        return None if future is None else future.result()
+
+    def drop(self, digests: Iterable[str]) -> None:
+        """Forget runs nobody took (not yet started ones never start)."""
+        with self._lock:
+            for digest in digests:
+                future = self._runs.pop(digest, None)
+                if future is not None:
+                    future.cancel()
+
+
+_AHEAD = _Ahead()
+
+
+@contextmanager
+def rendering_ahead(
+    items: Sequence[CSLItem], styles: Iterable[str], *, in_text: bool = True
+) -> Iterator[None]:
+    """Start in the background the pandoc runs `render_bibliographies(items, styles,
+    in_text=in_text)` would make. Inside the block, a render in this process whose run has
+    byte for byte the same input as one of them takes its answer instead of running pandoc
+    again; any other run renders as usual, so the items given here are only a guess (an
+    audit's, before its dedupe has merged works). Runs nobody took are dropped at the end."""
+    runs = [
+        _run_input([items[p] for p in positions], style, {}, in_text)
+        for style in styles
+        for positions in _runs_of(items, style)
+    ]
+    pool = ThreadPoolExecutor(max_workers=_pool_size(len(runs)), thread_name_prefix="render")
+    started = _AHEAD.start(runs, pool)
+    try:
+        yield
+    finally:
+        _AHEAD.drop(started)
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _runs_of(items: Sequence[CSLItem], style: str) -> list[list[int]]:
@@ -504,7 +602,7 @@ def _run_pandoc(
     return answer
 
 
-def _split_pieces(answer: dict[str, Any], token: str) -> list[tuple[tuple[str, str], Formatted]]:
+def _split_pieces(answer: dict[str, Any], token: str) -> Pieces:
     """Pair each (kind, key) with its three forms, cut out of the writer's three documents."""
     pieces = [(piece["kind"], piece["key"]) for piece in answer["pieces"]]
     cut = {form: answer[form].split(token) for form in ("text", "html", "markdown")}
