@@ -457,7 +457,8 @@ def rendering_ahead(
         yield
     finally:
         _AHEAD.drop(started)
-        pool.shutdown(wait=False, cancel_futures=True)
+        # drop cancelled the runs nobody took; a run another render took must still run for it
+        pool.shutdown(wait=False)
 
 
 def _runs_of(items: Sequence[CSLItem], style: str) -> list[list[int]]:
