@@ -160,6 +160,12 @@ HISTOGRAMS = (
     "COL venue VAL {venue} COL year VAL {year}"
 )
 
+HASH_JOINS = "COL title VAL spatial hash-joins COL authors VAL {authors}"
+WALRUS = (
+    "COL title VAL walrus : a similarity retrieval algorithm for image databases COL authors VAL "
+    "a natsev , r rastogi , k shim COL venue VAL {venue} COL year VAL {year}"
+)
+
 
 @pytest.mark.parametrize(
     ("dblp", "scholar", "same"),
@@ -236,6 +242,23 @@ HISTOGRAMS = (
             "a halevy , d weld COL venue VAL conference on management of data ( sigmod ) , "
             "COL year VAL ",
             True,
+        ),
+        # ... however short, where the same two authors or more back it, a year missing.
+        (
+            HASH_JOINS.format(authors="m lo , c ravishankar") + " COL venue VAL sigmod conference "
+            "COL year VAL 1996",
+            HASH_JOINS.format(authors="ml lo , cv ravishankar").replace(
+                "hash-joins", "hash-joins , acm sigmod intl"
+            )
+            + " COL venue VAL conference on management of data , COL year VAL ",
+            True,
+        ),
+        (
+            HASH_JOINS.format(authors="m lo , c ravishankar") + " COL venue VAL sigmod conference "
+            "COL year VAL 1996",
+            HASH_JOINS.format(authors="ml lo").replace("hash-joins", "hash-joins , acm sigmod intl")
+            + " COL venue VAL conference on management of data , COL year VAL ",
+            False,
         ),
         # ... but not by one shared author.
         (
@@ -326,6 +349,22 @@ HISTOGRAMS = (
             "authors VAL s guha , r rastogi , k shim COL venue VAL information systems , COL "
             "year VAL 2001.0",
             True,
+        ),
+        # A journal version five years after the conference paper, by the same authors.
+        (
+            WALRUS.format(venue="sigmod conference", year="1999"),
+            WALRUS.format(
+                venue="ieee transactions on knowledge and data engineering ,", year="2004.0"
+            ),
+            True,
+        ),
+        # ... but not in one venue (in two of its forms).
+        (
+            WALRUS.format(venue="sigmod conference", year="1999"),
+            WALRUS.format(
+                venue="proceedings of the acm sigmod international conference on ,", year="2004.0"
+            ),
+            False,
         ),
         # A title of five words, the same in one venue and year, whatever the scraped authors.
         (

@@ -32,6 +32,9 @@ class Blocking:
     keys: int = 4  # a record's rarest title words, paired up into its blocking keys
     block_cap: int = 1000  # a key shared by more works than this is no block
     year_window: int = 3  # wider than the match window: preprints precede their papers
+    # By the same first author, wider still: a journal version may follow its conference paper
+    # by four or five years.
+    version_window: int = 6
     head_words: int = 4  # a title's first and last words, whose rarest pairs are two more keys
     # The last words' pair is a key to glued heads only: common endings ("... large databases")
     # would make blocks of mostly strangers, so a tail key blocks no more works than this.
@@ -199,6 +202,8 @@ def _title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
         JOIN recs a ON a.rid = n.rid JOIN recs b ON b.rid = o.rid
         WHERE a.new
           AND (a.year IS NULL OR b.year IS NULL OR abs(a.year - b.year) <= {blocking.year_window}
+               OR abs(a.year - b.year) <= {blocking.version_window}
+                  AND a.first_author = b.first_author
                OR a.notice IS NOT NULL OR b.notice IS NOT NULL)"""
 
 
