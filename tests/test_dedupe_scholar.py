@@ -545,3 +545,25 @@ def _candidates(split: Path, dblp: str, scholars: list[str]) -> set[tuple[str, s
     pairs = candidate_pairs(prepared, thresholds.blocking)
     ids = prepared["citation_id"]
     return {(ids[a], ids[b]) for a, b in zip(pairs["a"], pairs["b"], strict=True)}
+
+
+def test_debris_of_two_letters_is_no_blocking_key(tmp_path: Path) -> None:
+    """A scraped title with a name and year glued to its head ("weld, d. 2001. updating xml"):
+    its initial ("d") is no title word to block by, so the work's own words stay among its
+    rarest (DBLP-Scholar's train split)."""
+    dblp = (
+        "COL title VAL updating xml COL authors VAL i tatarinov , z ives , a halevy , d weld "
+        "COL venue VAL sigmod conference COL year VAL 2001"
+    )
+    scholar = (
+        "COL title VAL weld\u00e2 ?? , d. 2001 . updating xml COL authors VAL i tatarinov , "
+        "z ives , a halevy COL venue VAL proceedings of COL year VAL "
+    )
+    # Other records hold the glued words, but the work's words more often.
+    others = [
+        _ditto("d weld 2001 notes", "a one"),
+        _ditto("updating xml views", "b two"),
+        _ditto("xml updating rules", "c three"),
+    ]
+    found = _candidates(tmp_path / "pairs.txt", dblp, [scholar, *others])
+    assert ("DBLP:0", "Scholar:1") in found

@@ -131,17 +131,22 @@ def _identifier_pairs(con: duckdb.DuckDBPyConnection) -> str:
 def _title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
     con.execute("""
         CREATE TEMP TABLE words AS
-        SELECT DISTINCT rid, unnest(string_split(title_key, ' ')) AS word FROM recs
+        SELECT DISTINCT rid, year IS NULL AS undated, unnest(string_split(title_key, ' ')) AS word
+        FROM recs
         WHERE title_key IS NOT NULL""")
     con.execute("CREATE TEMP TABLE freq AS SELECT word, count(*) AS n FROM words GROUP BY word")
     con.execute(f"""
         CREATE TEMP TABLE rarest AS
         SELECT rid, word FROM (
             SELECT w.rid, w.word, row_number() OVER (PARTITION BY w.rid ORDER BY f.n, w.word) AS k
-            FROM words w JOIN freq f USING (word) WHERE f.n > 1)
+            FROM words w JOIN freq f USING (word)
+            WHERE f.n > 1 AND (length(w.word) > 2 OR NOT w.undated))
         WHERE k <= {blocking.keys}""")
     # A word no other record holds blocks nothing: the rarest words are the rarest shared ones,
-    # so that a scraping slip ("hellersteirr", "mixa") does not push a record's real words out.
+    # so that a scraping slip ("hellersteirr", "mixa") does not push a record's real words out;
+    # nor, in an undated (scraped) citation, does a word of one or two letters: an initial glued
+    # to its title ("weld d 2001 updating xml"), debris ("et ai"). (In dated citations such
+    # words are real ones: dropping them cost the scale bench a few true pairs.)
     # Keys: each pair of a record's rarest words (its only word, for one-word titles).
     con.execute("""
         CREATE TEMP TABLE title_keys AS
