@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from bench.dedupe import dedupe_linked, pair_scores, versions
-from bench.dedupe_sources import Labelled, LabelledPair, dblp_scholar, ditto_item
+from bench.dedupe_sources import Labelled, LabelledPair, dblp_scholar, ditto_item, reference
 from tasks.dedupe import DedupeThresholds, records_frame
 from tasks.dedupe.assign import prepared_records
 from tasks.dedupe.candidates import candidate_pairs
@@ -366,6 +366,15 @@ WALRUS = (
             ),
             False,
         ),
+        # The same title credited to the index that printed it, not to people: no authors.
+        (
+            "COL title VAL the whips prototype for data warehouse creation and maintenance COL "
+            "authors VAL w labio , y zhuge , j wiener , h gupta , h garcia-molina , j widom COL "
+            "venue VAL sigmod conference COL year VAL 1997",
+            "COL title VAL the whips prototype for data warehouse creation and maintenance . COL "
+            "authors VAL acms anthology , p edition COL venue VAL  COL year VAL ",
+            True,
+        ),
         # A title of five words, the same in one venue and year, whatever the scraped authors.
         (
             "COL title VAL the microsoft database research group COL authors VAL d lomet , "
@@ -567,3 +576,17 @@ def test_debris_of_two_letters_is_no_blocking_key(tmp_path: Path) -> None:
     ]
     found = _candidates(tmp_path / "pairs.txt", dblp, [scholar, *others])
     assert ("DBLP:0", "Scholar:1") in found
+
+
+@pytest.mark.parametrize(
+    ("authors", "surnames"),
+    [
+        ("acms anthology , p edition", []),
+        ("portal.acm.org", []),
+        ("w labio , y zhuge", ["labio", "zhuge"]),
+    ],
+)
+def test_an_index_credited_as_author_is_no_author(authors: str, surnames: list[str]) -> None:
+    item = ditto_item("Scholar:1", f"COL title VAL t COL authors VAL {authors} COL year VAL ")
+    frame = records_frame([reference("Scholar:1", "Scholar:1", item)])
+    assert frame["surnames"].to_list() == [surnames]
