@@ -13,6 +13,7 @@ from bench.dedupe_sources import Labelled, LabelledPair, dblp_scholar, ditto_ite
 from tasks.dedupe import DedupeThresholds, records_frame
 from tasks.dedupe.assign import prepared_records
 from tasks.dedupe.candidates import candidate_pairs
+from tasks.dedupe.compare import score_pairs
 from tasks.dedupe.records import descraped, title_words
 from tasks.dedupe.similarity import venues_alike
 from tasks.dedupe.weights import FEATURES, load_weights, with_scraped_columns
@@ -375,6 +376,14 @@ WALRUS = (
             "authors VAL acms anthology , p edition COL venue VAL  COL year VAL ",
             True,
         ),
+        # ... nor a journal article and a conference paper years after it.
+        (
+            WALRUS.format(
+                venue="ieee transactions on knowledge and data engineering ,", year="1999"
+            ),
+            WALRUS.format(venue="sigmod conference", year="2004.0"),
+            False,
+        ),
         # A title of five words, the same in one venue and year, whatever the scraped authors.
         (
             "COL title VAL the microsoft database research group COL authors VAL d lomet , "
@@ -590,3 +599,18 @@ def test_an_index_credited_as_author_is_no_author(authors: str, surnames: list[s
     item = ditto_item("Scholar:1", f"COL title VAL t COL authors VAL {authors} COL year VAL ")
     frame = records_frame([reference("Scholar:1", "Scholar:1", item)])
     assert frame["surnames"].to_list() == [surnames]
+
+
+def test_a_pair_beyond_the_year_window_votes_only_as_a_late_version(tmp_path: Path) -> None:
+    """The same first author brings pairs up to six years apart together to find late journal
+    versions; the others (here: one venue) were never compared before and cast no vote."""
+    split = tmp_path / "pairs.txt"
+    dblp = WALRUS.format(venue="sigmod conference", year="1999")
+    scholar = WALRUS.format(venue="sigmod conference", year="2004.0")
+    split.write_text(f"{dblp}\t{scholar}\t0\n", encoding="utf-8")
+    records, _ = dblp_scholar(split)
+    thresholds = DedupeThresholds()
+    prepared = prepared_records(records_frame([r.reference for r in records]), None, thresholds)
+    pairs = candidate_pairs(prepared, thresholds.blocking)
+    assert pairs.height == 1
+    assert score_pairs(prepared, pairs, thresholds).is_empty()

@@ -133,6 +133,14 @@ def score_pairs(
     decided = (
         scored.lazy()
         .with_columns(**_decide(thresholds))
+        # Pairs beyond the usual year window are blocked only to find late versions: the rest
+        # were never compared before and must not vote against a merge in average linkage.
+        .filter(
+            (pl.col("decision") == LINK)
+            | (
+                (pl.col("year_a") - pl.col("year_b")).abs() <= thresholds.blocking.year_window
+            ).fill_null(True)
+        )
         .select(
             "a", "b", "decision", "label", "forward", "score", "vote", "venues_alike", "forms_alike"
         )
@@ -527,6 +535,9 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         & (year_gap <= th.blocking.version_window)
         & _both("container")
         & ~col("venues_alike")
+        # A journal article is the later version, not the earlier: Cora's "Machine Learning
+        # Journal", 1992, and "Machine Learning", 1997, are one paper, one citation misdated.
+        & ~pl.when(col("year_a") < col("year_b")).then(journal_a).otherwise(journal_b)
     ).fill_null(False)
     printed_twice = (
         ((venues_apart | (pages_apart & _differ("year"))) & near_version | late_version)
