@@ -614,3 +614,26 @@ def test_a_pair_beyond_the_year_window_votes_only_as_a_late_version(tmp_path: Pa
     pairs = candidate_pairs(prepared, thresholds.blocking)
     assert pairs.height == 1
     assert score_pairs(prepared, pairs, thresholds).is_empty()
+
+
+def test_an_undated_title_keeps_more_of_its_rarest_words_as_keys(tmp_path: Path) -> None:
+    """Names and a year glued to a scraped title's head ("gm and merialdo, p. 1997. to weave
+    the web") are rarer than the work's own words, which the head, tail and author keys miss
+    too (a title of four words has no other tail): an undated citation's six rarest words make
+    its keys (DBLP-Scholar's train split)."""
+    dblp = (
+        "COL title VAL to weave the web COL authors VAL p atzeni , g mecca , p merialdo "
+        "COL venue VAL vldb COL year VAL 1997"
+    )
+    scholar = (
+        "COL title VAL gm and merialdo , p. 1997 . to weave the web COL authors VAL p atzeni "
+        "COL venue VAL 23rd international conference on very large databases ( vldb COL year VAL "
+    )
+    # Other records hold the glued words, but the work's words more often.
+    others = [
+        _ditto("meri aldo 1997 notes", "a one"),
+        _ditto("weave web pages", "b two"),
+        _ditto("web weave tools", "c three"),
+    ]
+    found = _candidates(tmp_path / "pairs.txt", dblp, [scholar, *others])
+    assert ("DBLP:0", "Scholar:1") in found

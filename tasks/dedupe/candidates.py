@@ -30,6 +30,8 @@ CHAPTER_TYPES = ("chapter", "entry", "entry-encyclopedia", "entry-dictionary")
 @dataclass(frozen=True)
 class Blocking:
     keys: int = 4  # a record's rarest title words, paired up into its blocking keys
+    # ... an undated (scraped) record's: names glued to its title crowd out the work's words.
+    undated_keys: int = 6
     block_cap: int = 1000  # a key shared by more works than this is no block
     year_window: int = 3  # wider than the match window: preprints precede their papers
     # By the same first author, wider still: a journal version may follow its conference paper
@@ -138,15 +140,18 @@ def _title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
     con.execute(f"""
         CREATE TEMP TABLE rarest AS
         SELECT rid, word FROM (
-            SELECT w.rid, w.word, row_number() OVER (PARTITION BY w.rid ORDER BY f.n, w.word) AS k
+            SELECT w.rid, w.word, w.undated,
+                   row_number() OVER (PARTITION BY w.rid ORDER BY f.n, w.word) AS k
             FROM words w JOIN freq f USING (word)
             WHERE f.n > 1 AND (length(w.word) > 2 OR NOT w.undated))
-        WHERE k <= {blocking.keys}""")
+        WHERE k <= {blocking.keys} OR undated AND k <= {blocking.undated_keys}""")
     # A word no other record holds blocks nothing: the rarest words are the rarest shared ones,
     # so that a scraping slip ("hellersteirr", "mixa") does not push a record's real words out;
     # nor, in an undated (scraped) citation, does a word of one or two letters: an initial glued
     # to its title ("weld d 2001 updating xml"), debris ("et ai"). (In dated citations such
-    # words are real ones: dropping them cost the scale bench a few true pairs.)
+    # words are real ones: dropping them cost the scale bench a few true pairs.) An undated
+    # citation keeps more of its rarest words (`undated_keys`): names glued to its head are
+    # rarer than the work's words ("gm and meri aldo p 1997 to weave the web").
     # Keys: each pair of a record's rarest words (its only word, for one-word titles).
     con.execute("""
         CREATE TEMP TABLE title_keys AS
