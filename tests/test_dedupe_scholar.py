@@ -161,6 +161,9 @@ HISTOGRAMS = (
     "COL venue VAL {venue} COL year VAL {year}"
 )
 
+ECOBASE = (
+    "COL title VAL {title} COL authors VAL {authors} COL venue VAL {venue} COL year VAL {year}"
+)
 HASH_JOINS = "COL title VAL spatial hash-joins COL authors VAL {authors}"
 WALRUS = (
     "COL title VAL walrus : a similarity retrieval algorithm for image databases COL authors VAL "
@@ -375,6 +378,42 @@ WALRUS = (
             "COL title VAL the whips prototype for data warehouse creation and maintenance . COL "
             "authors VAL acms anthology , p edition COL venue VAL  COL year VAL ",
             True,
+        ),
+        # A citation naming no venue, two years or more from the paper: another printing of it.
+        (
+            ECOBASE.format(
+                title="the ecobase project : database and web technologies for environmental "
+                "information systems",
+                authors="a tanaka , p valduriez",
+                venue="sigmod record",
+                year="2001",
+            ),
+            ECOBASE.format(
+                title="ecobase\u00e2 ?? database and web technologies for environmental "
+                "information systems",
+                authors="ak tanaka , p valduriez",
+                venue="",
+                year="1999.0",
+            ),
+            True,
+        ),
+        # ... but not by other authors.
+        (
+            ECOBASE.format(
+                title="the ecobase project : database and web technologies for environmental "
+                "information systems",
+                authors="a tanaka , p valduriez",
+                venue="sigmod record",
+                year="2001",
+            ),
+            ECOBASE.format(
+                title="ecobase\u00e2 ?? database and web technologies for environmental "
+                "information systems",
+                authors="j smith , k jones",
+                venue="",
+                year="1999.0",
+            ),
+            False,
         ),
         # ... nor a journal article and a conference paper years after it.
         (

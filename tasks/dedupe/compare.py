@@ -520,10 +520,12 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     near_version = (title_ok & author_ok | learned) & (
         ~_both("year") | (year_gap <= th.preprint_years)
     ).fill_null(False)
-    # One paper printed twice (a conference paper and its journal version; other pages in
-    # another year) is two works, each a version of the other: the same authors (known, or
-    # weighed alike), a title long enough to be one paper's, and no recurring title ("Editor's
-    # notes" every year).
+    # A citation that names no venue, two years or more from the paper, is another printing
+    # of it (the report before it, the journal version after): "ecobase: database and web
+    # technologies ...", 1999, no venue, and "the ecobase project: ...", SIGMOD Record 2001.
+    unplaced_apart = (
+        (year_gap >= 2) & (col("container_a").is_null() | col("container_b").is_null())
+    ).fill_null(False)
     # A journal version may follow its conference paper by four or five years (blocking pairs
     # such late versions by the same first author only): the same authors and the title alike
     # or the other's with a subtitle added, in no one venue ("walrus: a similarity retrieval
@@ -539,8 +541,13 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         # Journal", 1992, and "Machine Learning", 1997, are one paper, one citation misdated.
         & ~pl.when(col("year_a") < col("year_b")).then(journal_a).otherwise(journal_b)
     ).fill_null(False)
+    # One paper printed twice (a conference paper and its journal version; other pages in
+    # another year) is two works, each a version of the other: the same authors (known, or
+    # weighed alike), a title long enough to be one paper's, and no recurring title ("Editor's
+    # notes" every year).
+    apart_in_print = venues_apart | (pages_apart & _differ("year")) | unplaced_apart
     printed_twice = (
-        ((venues_apart | (pages_apart & _differ("year"))) & near_version | late_version)
+        (apart_in_print & near_version | late_version)
         & (same_authors | learned)
         & ~short
         & ~(col("recurring_a") | col("recurring_b"))
