@@ -162,7 +162,13 @@ HISTOGRAMS = (
 )
 
 ECOBASE = (
-    "COL title VAL {title} COL authors VAL {authors} COL venue VAL {venue} COL year VAL {year}"
+    "COL title VAL the ecobase project : database and web technologies for environmental "
+    "information systems COL authors VAL a tanaka , p valduriez COL venue VAL sigmod record "
+    "COL year VAL 2001"
+)
+ECOBASE_UNPLACED = (
+    "COL title VAL ecobase\u00e2 ?? database and web technologies for environmental information "
+    "systems COL authors VAL {authors} COL venue VAL  COL year VAL 1999.0"
 )
 HASH_JOINS = "COL title VAL spatial hash-joins COL authors VAL {authors}"
 WALRUS = (
@@ -380,41 +386,9 @@ WALRUS = (
             True,
         ),
         # A citation naming no venue, two years or more from the paper: another printing of it.
-        (
-            ECOBASE.format(
-                title="the ecobase project : database and web technologies for environmental "
-                "information systems",
-                authors="a tanaka , p valduriez",
-                venue="sigmod record",
-                year="2001",
-            ),
-            ECOBASE.format(
-                title="ecobase\u00e2 ?? database and web technologies for environmental "
-                "information systems",
-                authors="ak tanaka , p valduriez",
-                venue="",
-                year="1999.0",
-            ),
-            True,
-        ),
+        (ECOBASE, ECOBASE_UNPLACED.format(authors="ak tanaka , p valduriez"), True),
         # ... but not by other authors.
-        (
-            ECOBASE.format(
-                title="the ecobase project : database and web technologies for environmental "
-                "information systems",
-                authors="a tanaka , p valduriez",
-                venue="sigmod record",
-                year="2001",
-            ),
-            ECOBASE.format(
-                title="ecobase\u00e2 ?? database and web technologies for environmental "
-                "information systems",
-                authors="j smith , k jones",
-                venue="",
-                year="1999.0",
-            ),
-            False,
-        ),
+        (ECOBASE, ECOBASE_UNPLACED.format(authors="j smith , k jones"), False),
         # ... nor a journal article and a conference paper years after it.
         (
             WALRUS.format(
@@ -604,28 +578,6 @@ def _candidates(split: Path, dblp: str, scholars: list[str]) -> set[tuple[str, s
     return {(ids[a], ids[b]) for a, b in zip(pairs["a"], pairs["b"], strict=True)}
 
 
-def test_debris_of_two_letters_is_no_blocking_key(tmp_path: Path) -> None:
-    """A scraped title with a name and year glued to its head ("weld, d. 2001. updating xml"):
-    its initial ("d") is no title word to block by, so the work's own words stay among its
-    rarest (DBLP-Scholar's train split)."""
-    dblp = (
-        "COL title VAL updating xml COL authors VAL i tatarinov , z ives , a halevy , d weld "
-        "COL venue VAL sigmod conference COL year VAL 2001"
-    )
-    scholar = (
-        "COL title VAL weld\u00e2 ?? , d. 2001 . updating xml COL authors VAL i tatarinov , "
-        "z ives , a halevy COL venue VAL proceedings of COL year VAL "
-    )
-    # Other records hold the glued words, but the work's words more often.
-    others = [
-        _ditto("d weld 2001 notes", "a one"),
-        _ditto("updating xml views", "b two"),
-        _ditto("xml updating rules", "c three"),
-    ]
-    found = _candidates(tmp_path / "pairs.txt", dblp, [scholar, *others])
-    assert ("DBLP:0", "Scholar:1") in found
-
-
 @pytest.mark.parametrize(
     ("authors", "surnames"),
     [
@@ -655,24 +607,41 @@ def test_a_pair_beyond_the_year_window_votes_only_as_a_late_version(tmp_path: Pa
     assert score_pairs(prepared, pairs, thresholds).is_empty()
 
 
-def test_an_undated_title_keeps_more_of_its_rarest_words_as_keys(tmp_path: Path) -> None:
-    """Names and a year glued to a scraped title's head ("gm and merialdo, p. 1997. to weave
-    the web") are rarer than the work's own words, which the head, tail and author keys miss
-    too (a title of four words has no other tail): an undated citation's six rarest words make
-    its keys (DBLP-Scholar's train split)."""
-    dblp = (
-        "COL title VAL to weave the web COL authors VAL p atzeni , g mecca , p merialdo "
-        "COL venue VAL vldb COL year VAL 1997"
-    )
-    scholar = (
-        "COL title VAL gm and merialdo , p. 1997 . to weave the web COL authors VAL p atzeni "
-        "COL venue VAL 23rd international conference on very large databases ( vldb COL year VAL "
-    )
-    # Other records hold the glued words, but the work's words more often.
+@pytest.mark.parametrize(
+    ("dblp", "scholar", "glued"),
+    [
+        # An initial glued to the head ("weld, d. 2001. updating xml") is no title word to block
+        # by: words of one or two letters are no undated citation's keys.
+        (
+            "COL title VAL updating xml COL authors VAL i tatarinov , z ives , a halevy , "
+            "d weld COL venue VAL sigmod conference COL year VAL 2001",
+            "COL title VAL weld\u00e2 ?? , d. 2001 . updating xml COL authors VAL i tatarinov , "
+            "z ives , a halevy COL venue VAL proceedings of COL year VAL ",
+            "d weld 2001 notes",
+        ),
+        # Names glued to the head ("gm and merialdo, p. 1997. to weave the web") are rarer than
+        # the work's words, which the head, tail and author keys miss too (a title of four words
+        # has no other tail): an undated citation's six rarest words make its keys.
+        (
+            "COL title VAL to weave the web COL authors VAL p atzeni , g mecca , p merialdo "
+            "COL venue VAL vldb COL year VAL 1997",
+            "COL title VAL gm and merialdo , p. 1997 . to weave the web COL authors VAL p atzeni "
+            "COL venue VAL 23rd international conference on very large databases ( vldb "
+            "COL year VAL ",
+            "meri aldo 1997 notes",
+        ),
+    ],
+)
+def test_words_glued_to_a_scraped_title_do_not_crowd_out_its_keys(
+    tmp_path: Path, dblp: str, scholar: str, glued: str
+) -> None:
+    """Other records hold the glued words, but the work's own words more often; the pair is
+    still a candidate (DBLP-Scholar's train split)."""
+    words = dblp.split(" COL authors")[0].removeprefix("COL title VAL ").split()
     others = [
-        _ditto("meri aldo 1997 notes", "a one"),
-        _ditto("weave web pages", "b two"),
-        _ditto("web weave tools", "c three"),
+        _ditto(glued, "a one"),
+        _ditto(" ".join([*words[-2:], "pages"]), "b two"),
+        _ditto(" ".join([*reversed(words[-2:]), "rules"]), "c three"),
     ]
     found = _candidates(tmp_path / "pairs.txt", dblp, [scholar, *others])
     assert ("DBLP:0", "Scholar:1") in found
