@@ -9,10 +9,11 @@ import polars as pl
 import pytest
 
 from bench.dedupe import dedupe_linked, pair_scores, versions
-from bench.dedupe_sources import Labelled, LabelledPair, dblp_scholar, ditto_item
+from bench.dedupe_sources import Labelled, LabelledPair, dblp_scholar, ditto_item, reference
 from tasks.dedupe import DedupeThresholds, records_frame
 from tasks.dedupe.assign import prepared_records
 from tasks.dedupe.candidates import candidate_pairs
+from tasks.dedupe.compare import score_pairs
 from tasks.dedupe.records import descraped, title_words
 from tasks.dedupe.similarity import venues_alike
 from tasks.dedupe.weights import FEATURES, load_weights, with_scraped_columns
@@ -160,6 +161,21 @@ HISTOGRAMS = (
     "COL venue VAL {venue} COL year VAL {year}"
 )
 
+ECOBASE = (
+    "COL title VAL the ecobase project : database and web technologies for environmental "
+    "information systems COL authors VAL a tanaka , p valduriez COL venue VAL sigmod record "
+    "COL year VAL 2001"
+)
+ECOBASE_UNPLACED = (
+    "COL title VAL ecobase\u00e2 ?? database and web technologies for environmental information "
+    "systems COL authors VAL {authors} COL venue VAL  COL year VAL 1999.0"
+)
+HASH_JOINS = "COL title VAL spatial hash-joins COL authors VAL {authors}"
+WALRUS = (
+    "COL title VAL walrus : a similarity retrieval algorithm for image databases COL authors VAL "
+    "a natsev , r rastogi , k shim COL venue VAL {venue} COL year VAL {year}"
+)
+
 
 @pytest.mark.parametrize(
     ("dblp", "scholar", "same"),
@@ -236,6 +252,23 @@ HISTOGRAMS = (
             "a halevy , d weld COL venue VAL conference on management of data ( sigmod ) , "
             "COL year VAL ",
             True,
+        ),
+        # ... however short, where the same two authors or more back it, a year missing.
+        (
+            HASH_JOINS.format(authors="m lo , c ravishankar") + " COL venue VAL sigmod conference "
+            "COL year VAL 1996",
+            HASH_JOINS.format(authors="ml lo , cv ravishankar").replace(
+                "hash-joins", "hash-joins , acm sigmod intl"
+            )
+            + " COL venue VAL conference on management of data , COL year VAL ",
+            True,
+        ),
+        (
+            HASH_JOINS.format(authors="m lo , c ravishankar") + " COL venue VAL sigmod conference "
+            "COL year VAL 1996",
+            HASH_JOINS.format(authors="ml lo").replace("hash-joins", "hash-joins , acm sigmod intl")
+            + " COL venue VAL conference on management of data , COL year VAL ",
+            False,
         ),
         # ... but not by one shared author.
         (
@@ -326,6 +359,43 @@ HISTOGRAMS = (
             "authors VAL s guha , r rastogi , k shim COL venue VAL information systems , COL "
             "year VAL 2001.0",
             True,
+        ),
+        # A journal version five years after the conference paper, by the same authors.
+        (
+            WALRUS.format(venue="sigmod conference", year="1999"),
+            WALRUS.format(
+                venue="ieee transactions on knowledge and data engineering ,", year="2004.0"
+            ),
+            True,
+        ),
+        # ... but not in one venue (in two of its forms).
+        (
+            WALRUS.format(venue="sigmod conference", year="1999"),
+            WALRUS.format(
+                venue="proceedings of the acm sigmod international conference on ,", year="2004.0"
+            ),
+            False,
+        ),
+        # The same title credited to the index that printed it, not to people: no authors.
+        (
+            "COL title VAL the whips prototype for data warehouse creation and maintenance COL "
+            "authors VAL w labio , y zhuge , j wiener , h gupta , h garcia-molina , j widom COL "
+            "venue VAL sigmod conference COL year VAL 1997",
+            "COL title VAL the whips prototype for data warehouse creation and maintenance . COL "
+            "authors VAL acms anthology , p edition COL venue VAL  COL year VAL ",
+            True,
+        ),
+        # A citation naming no venue, two years or more from the paper: another printing of it.
+        (ECOBASE, ECOBASE_UNPLACED.format(authors="ak tanaka , p valduriez"), True),
+        # ... but not by other authors.
+        (ECOBASE, ECOBASE_UNPLACED.format(authors="j smith , k jones"), False),
+        # ... nor a journal article and a conference paper years after it.
+        (
+            WALRUS.format(
+                venue="ieee transactions on knowledge and data engineering ,", year="1999"
+            ),
+            WALRUS.format(venue="sigmod conference", year="2004.0"),
+            False,
         ),
         # A title of five words, the same in one venue and year, whatever the scraped authors.
         (
@@ -506,3 +576,72 @@ def _candidates(split: Path, dblp: str, scholars: list[str]) -> set[tuple[str, s
     pairs = candidate_pairs(prepared, thresholds.blocking)
     ids = prepared["citation_id"]
     return {(ids[a], ids[b]) for a, b in zip(pairs["a"], pairs["b"], strict=True)}
+
+
+@pytest.mark.parametrize(
+    ("authors", "surnames"),
+    [
+        ("acms anthology , p edition", []),
+        ("portal.acm.org", []),
+        ("w labio , y zhuge", ["labio", "zhuge"]),
+    ],
+)
+def test_an_index_credited_as_author_is_no_author(authors: str, surnames: list[str]) -> None:
+    item = ditto_item("Scholar:1", f"COL title VAL t COL authors VAL {authors} COL year VAL ")
+    frame = records_frame([reference("Scholar:1", "Scholar:1", item)])
+    assert frame["surnames"].to_list() == [surnames]
+
+
+def test_a_pair_beyond_the_year_window_votes_only_as_a_late_version(tmp_path: Path) -> None:
+    """The same first author brings pairs up to six years apart together to find late journal
+    versions; the others (here: one venue) were never compared before and cast no vote."""
+    split = tmp_path / "pairs.txt"
+    dblp = WALRUS.format(venue="sigmod conference", year="1999")
+    scholar = WALRUS.format(venue="sigmod conference", year="2004.0")
+    split.write_text(f"{dblp}\t{scholar}\t0\n", encoding="utf-8")
+    records, _ = dblp_scholar(split)
+    thresholds = DedupeThresholds()
+    prepared = prepared_records(records_frame([r.reference for r in records]), None, thresholds)
+    pairs = candidate_pairs(prepared, thresholds.blocking)
+    assert pairs.height == 1
+    assert score_pairs(prepared, pairs, thresholds).is_empty()
+
+
+@pytest.mark.parametrize(
+    ("dblp", "scholar", "glued"),
+    [
+        # An initial glued to the head ("weld, d. 2001. updating xml") is no title word to block
+        # by: words of one or two letters are no undated citation's keys.
+        (
+            "COL title VAL updating xml COL authors VAL i tatarinov , z ives , a halevy , "
+            "d weld COL venue VAL sigmod conference COL year VAL 2001",
+            "COL title VAL weld\u00e2 ?? , d. 2001 . updating xml COL authors VAL i tatarinov , "
+            "z ives , a halevy COL venue VAL proceedings of COL year VAL ",
+            "d weld 2001 notes",
+        ),
+        # Names glued to the head ("gm and merialdo, p. 1997. to weave the web") are rarer than
+        # the work's words, which the head, tail and author keys miss too (a title of four words
+        # has no other tail): an undated citation's six rarest words make its keys.
+        (
+            "COL title VAL to weave the web COL authors VAL p atzeni , g mecca , p merialdo "
+            "COL venue VAL vldb COL year VAL 1997",
+            "COL title VAL gm and merialdo , p. 1997 . to weave the web COL authors VAL p atzeni "
+            "COL venue VAL 23rd international conference on very large databases ( vldb "
+            "COL year VAL ",
+            "meri aldo 1997 notes",
+        ),
+    ],
+)
+def test_words_glued_to_a_scraped_title_do_not_crowd_out_its_keys(
+    tmp_path: Path, dblp: str, scholar: str, glued: str
+) -> None:
+    """Other records hold the glued words, but the work's own words more often; the pair is
+    still a candidate (DBLP-Scholar's train split)."""
+    words = dblp.split(" COL authors")[0].removeprefix("COL title VAL ").split()
+    others = [
+        _ditto(glued, "a one"),
+        _ditto(" ".join([*words[-2:], "pages"]), "b two"),
+        _ditto(" ".join([*reversed(words[-2:]), "rules"]), "c three"),
+    ]
+    found = _candidates(tmp_path / "pairs.txt", dblp, [scholar, *others])
+    assert ("DBLP:0", "Scholar:1") in found

@@ -30,8 +30,13 @@ CHAPTER_TYPES = ("chapter", "entry", "entry-encyclopedia", "entry-dictionary")
 @dataclass(frozen=True)
 class Blocking:
     keys: int = 4  # a record's rarest title words, paired up into its blocking keys
+    # ... an undated (scraped) record's: names glued to its title crowd out the work's words.
+    undated_keys: int = 6
     block_cap: int = 1000  # a key shared by more works than this is no block
     year_window: int = 3  # wider than the match window: preprints precede their papers
+    # By the same first author, wider still: a journal version may follow its conference paper
+    # by four or five years.
+    version_window: int = 6
     head_words: int = 4  # a title's first and last words, whose rarest pairs are two more keys
     # The last words' pair is a key to glued heads only: common endings ("... large databases")
     # would make blocks of mostly strangers, so a tail key blocks no more works than this.
@@ -128,17 +133,25 @@ def _identifier_pairs(con: duckdb.DuckDBPyConnection) -> str:
 def _title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
     con.execute("""
         CREATE TEMP TABLE words AS
-        SELECT DISTINCT rid, unnest(string_split(title_key, ' ')) AS word FROM recs
+        SELECT DISTINCT rid, year IS NULL AS undated, unnest(string_split(title_key, ' ')) AS word
+        FROM recs
         WHERE title_key IS NOT NULL""")
     con.execute("CREATE TEMP TABLE freq AS SELECT word, count(*) AS n FROM words GROUP BY word")
     con.execute(f"""
         CREATE TEMP TABLE rarest AS
         SELECT rid, word FROM (
-            SELECT w.rid, w.word, row_number() OVER (PARTITION BY w.rid ORDER BY f.n, w.word) AS k
-            FROM words w JOIN freq f USING (word) WHERE f.n > 1)
-        WHERE k <= {blocking.keys}""")
+            SELECT w.rid, w.word, w.undated,
+                   row_number() OVER (PARTITION BY w.rid ORDER BY f.n, w.word) AS k
+            FROM words w JOIN freq f USING (word)
+            WHERE f.n > 1 AND (length(w.word) > 2 OR NOT w.undated))
+        WHERE k <= {blocking.keys} OR undated AND k <= {blocking.undated_keys}""")
     # A word no other record holds blocks nothing: the rarest words are the rarest shared ones,
-    # so that a scraping slip ("hellersteirr", "mixa") does not push a record's real words out.
+    # so that a scraping slip ("hellersteirr", "mixa") does not push a record's real words out;
+    # nor, in an undated (scraped) citation, does a word of one or two letters: an initial glued
+    # to its title ("weld d 2001 updating xml"), debris ("et ai"). (In dated citations such
+    # words are real ones: dropping them cost the scale bench a few true pairs.) An undated
+    # citation keeps more of its rarest words (`undated_keys`): names glued to its head are
+    # rarer than the work's words ("gm and meri aldo p 1997 to weave the web").
     # Keys: each pair of a record's rarest words (its only word, for one-word titles).
     con.execute("""
         CREATE TEMP TABLE title_keys AS
@@ -199,6 +212,8 @@ def _title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
         JOIN recs a ON a.rid = n.rid JOIN recs b ON b.rid = o.rid
         WHERE a.new
           AND (a.year IS NULL OR b.year IS NULL OR abs(a.year - b.year) <= {blocking.year_window}
+               OR abs(a.year - b.year) <= {blocking.version_window}
+                  AND a.first_author = b.first_author
                OR a.notice IS NOT NULL OR b.notice IS NOT NULL)"""
 
 

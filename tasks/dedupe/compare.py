@@ -133,6 +133,14 @@ def score_pairs(
     decided = (
         scored.lazy()
         .with_columns(**_decide(thresholds))
+        # Pairs beyond the usual year window are blocked only to find late versions: the rest
+        # were never compared before and must not vote against a merge in average linkage.
+        .filter(
+            (pl.col("decision") == LINK)
+            | (
+                (pl.col("year_a") - pl.col("year_b")).abs() <= thresholds.blocking.year_window
+            ).fill_null(True)
+        )
         .select(
             "a", "b", "decision", "label", "forward", "score", "vote", "venues_alike", "forms_alike"
         )
@@ -397,7 +405,9 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     # cited with nothing else (no year, no venue) to place it elsewhere ("webview
     # materialization", Labrinidis; "sybase replication server", Wang and Deppe); or the very
     # title in the same year where one side names no author to contradict the other (an
-    # index's authorless entry: "treasurer's message", 2000, and the same by Hammer).
+    # index's authorless entry: "treasurer's message", 2000, and the same by Hammer); or found
+    # word for word inside the other title by the same first author and another shared author,
+    # with a venue glued on ("spatial hash joins acm sigmod intl", Lo and Ravishankar).
     bare_a, bare_b = (col(f"year_{x}").is_null() & col(f"container_{x}").is_null() for x in "ab")
     short_ok = _both("first_author") & (
         _same("year")
@@ -413,6 +423,7 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
             & (bare_a | bare_b)
         )
     ) | (_same("title_key") & _same("year") & unauthored)
+    short_ok = short_ok | (col("inside") & shared)
     # A title's numbers must recur in the other, where a number glued to a word counts too
     # ("SQL 3" for "SQL3"); a dropped subtitle takes its numbers along ("... (FQAS 2000)"), so
     # then only the shorter title's numbers must recur in the longer one.
@@ -509,13 +520,34 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     near_version = (title_ok & author_ok | learned) & (
         ~_both("year") | (year_gap <= th.preprint_years)
     ).fill_null(False)
+    # A citation that names no venue, two years or more from the paper, is another printing
+    # of it (the report before it, the journal version after): "ecobase: database and web
+    # technologies ...", 1999, no venue, and "the ecobase project: ...", SIGMOD Record 2001.
+    unplaced_apart = (
+        (year_gap >= 2) & (col("container_a").is_null() | col("container_b").is_null())
+    ).fill_null(False)
+    # A journal version may follow its conference paper by four or five years (blocking pairs
+    # such late versions by the same first author only): the same authors and the title alike
+    # or the other's with a subtitle added, in no one venue ("walrus: a similarity retrieval
+    # algorithm for image databases", SIGMOD 1999 and TKDE 2004).
+    late_version = (
+        (title_ok | dropped_part)
+        & same_authors
+        & (year_gap > th.preprint_years)
+        & (year_gap <= th.blocking.version_window)
+        & _both("container")
+        & ~col("venues_alike")
+        # A journal article is the later version, not the earlier: Cora's "Machine Learning
+        # Journal", 1992, and "Machine Learning", 1997, are one paper, one citation misdated.
+        & ~pl.when(col("year_a") < col("year_b")).then(journal_a).otherwise(journal_b)
+    ).fill_null(False)
     # One paper printed twice (a conference paper and its journal version; other pages in
     # another year) is two works, each a version of the other: the same authors (known, or
     # weighed alike), a title long enough to be one paper's, and no recurring title ("Editor's
     # notes" every year).
+    apart_in_print = venues_apart | (pages_apart & _differ("year")) | unplaced_apart
     printed_twice = (
-        (venues_apart | (pages_apart & _differ("year")))
-        & near_version
+        (apart_in_print & near_version | late_version)
         & (same_authors | learned)
         & ~short
         & ~(col("recurring_a") | col("recurring_b"))

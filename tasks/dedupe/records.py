@@ -197,6 +197,18 @@ def _descraped_item(item: CSLItem) -> CSLItem:
     return item.model_copy(update={**fixed, **fixed_names})
 
 
+# Scraped indexes credit themselves where the authors go ("acms anthology , p edition" for the
+# ACM SIGMOD Anthology edition; "portal.acm.org"): such a name is no author.
+_CREDIT = re.compile(r"\banthology\b|\bedition$|\w\.(?:org|com|edu|net)\b", re.IGNORECASE)
+
+
+def _without_credits(item: CSLItem) -> CSLItem:
+    """The item without the names that credit an index, not a person; itself when none does."""
+    authors = item.author or []
+    people = [n for n in authors if not _CREDIT.search(n.display())]
+    return item if len(people) == len(authors) else item.model_copy(update={"author": people})
+
+
 def _initials(item: CSLItem) -> str | None:
     for name in named(item.author or item.editor):
         given = name.given or (" ".join(name.literal.split()[:-1]) if name.literal else "")
@@ -239,7 +251,9 @@ def _trusted_ids(ref: Reference, result: ValidationResult | None) -> Identifiers
 def record_row(ref: Reference, result: ValidationResult | None = None) -> dict[str, object]:
     """The match keys of one citation."""
     verified = result is not None and result.status == Status.VERIFIED and result.record is not None
-    item = _descraped_item(result.record if verified and result and result.record else ref.item)
+    item = _without_credits(
+        _descraped_item(result.record if verified and result and result.record else ref.item)
+    )
     ids = _trusted_ids(ref, result)
     notice, about = split_notice(_ANNOTATION.sub("", item.title or ""))
     container = item.container_title or item.publisher or ""
