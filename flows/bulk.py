@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TextIO
 
 import polars as pl
-from prefect import flow, task
+from prefect import flow
 
 from flows import progress
 from flows.runners import task_runner
@@ -41,6 +41,7 @@ from flows.steps import (
     read_batches,
     report_files,
     save_to_library,
+    stage_task,
     summarize,
     write_outputs,
 )
@@ -78,7 +79,7 @@ def input_fingerprint(digests: Sequence[str], input_format: str | None, batch_si
     return digest.hexdigest()
 
 
-@task(name="bulk-batches-done")
+@stage_task("bulk-batches-done")
 def batches_done_step(job_id: str, fingerprint: str, db: str | None) -> set[int]:
     with Library(db_path_from_env(db)) as library:
         return library.bulk_batches_done(job_id, fingerprint)
@@ -94,7 +95,7 @@ def store_batch(
     return frame.height
 
 
-store_batch_step = task(name="store-batch")(store_batch)
+store_batch_step = stage_task("store-batch")(store_batch)
 
 StoreBatch = Callable[[str, int, str, Sequence[Checked], str | None], int]
 
@@ -328,9 +329,9 @@ def write_folder(
     return rendered, str(target.path)
 
 
-write_folder_step = task(name="write-job-folder")(write_folder)
-score_batches_step = task(name="score-batches")(score_batches)
-dedupe_step = task(name="dedupe")(dedupe_against_library)
+write_folder_step = stage_task("write-job-folder")(write_folder)
+score_batches_step = stage_task("score-batches")(score_batches)
+dedupe_step = stage_task("dedupe")(dedupe_against_library)
 
 
 def finish_import(

@@ -9,10 +9,11 @@ lists them too)
 from pathlib import Path
 
 import polars as pl
-from prefect import flow, task
+from prefect import flow
 
 from flows import artifacts
 from flows.audit import audit_job
+from flows.steps import stage_task
 from models.job import CrewSummary, JobParams, UnsupportedClaim
 from tasks import report
 from tasks.render import forms
@@ -25,18 +26,18 @@ def stored_tables(job_folder: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     return pl.read_parquet(folder / "claims.parquet"), pl.read_parquet(folder / "citations.parquet")
 
 
-@task(name="unsupported-claims")
+@stage_task("unsupported-claims")
 def unsupported_claims_step(job_folder: str) -> list[UnsupportedClaim]:
     found = report.unsupported_claims(*stored_tables(job_folder))
     return [UnsupportedClaim.model_validate(claim) for claim in found]
 
 
-@task(name="render-answers")
+@stage_task("render-answers")
 def render_answers_step(job_folder: str) -> dict[str, str]:
     return forms.crew_answers(*stored_tables(job_folder))
 
 
-@task(name="persist-answers")
+@stage_task("persist-answers")
 def persist_answers_step(params: JobParams, files: dict[str, str]) -> None:
     folder = JobFolder(params.out_dir, params.job_id)
     for name, text in files.items():

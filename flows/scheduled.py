@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import polars as pl
-from prefect import flow, task
+from prefect import flow
 
 from flows import artifacts, progress
-from flows.steps import PROCESS_POOL
+from flows.steps import PROCESS_POOL, stage_task
 from models.audit import Checked, Reference
 from models.job import RecheckSummary
 from tasks import frames, report
@@ -41,13 +41,13 @@ DEFAULT_MAX_AGE_DAYS = 7
 DEFAULT_CHUNK = 500
 
 
-@task(name="stale-citations")
+@stage_task("stale-citations")
 def stale_step(db: str | None, before: datetime, job_ids: list[str] | None) -> pl.DataFrame:
     with Library(db_path_from_env(db)) as library:
         return library.stale_citations(before, job_ids)
 
 
-@task(name="recheck")
+@stage_task("recheck")
 def recheck_step(refs: Sequence[Reference], chunk_size: int) -> list[Checked]:
     """Ask the registries again, bypassing the HTTP cache: a cached answer is exactly the stale
     knowledge this audit exists to replace. One client set, over the process's limiters (an

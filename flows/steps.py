@@ -15,6 +15,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import polars as pl
 from prefect import Task, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
 from prefect.utilities.annotations import quote
 
@@ -446,15 +447,24 @@ def summarize(rendered: Rendered, out: str) -> JobSummary:
 
 # --- the stages as Prefect tasks, and as plain calls ----------------------------------------
 
-read_task = task(name="read-inputs")(read)
-identify_task = task(name="identify")(identify)
-check_task = task(name="look-up-and-decide")(check_chunk_here)
-dedupe_task = task(name="dedupe")(dedupe)
-support_task = task(name="support")(support)
-score_task = task(name="score")(score)
-render_task = task(name="render")(render)
-persist_task = task(name="persist")(persist)
-publish_task = task(name="publish-artifacts")(publish)
+
+def stage_task(name: str) -> Callable[[Callable[P, R]], Task[P, R]]:
+    """Our Prefect task decorator: no cache policy. Results are never persisted, so a cache key
+    is never used, yet Prefect would compute one for every run by serializing all its inputs
+    (JSON, else cloudpickle): a bulk import's finishing tasks copied every citation's frames
+    (~150 MB at 40,000), and each checked chunk was encoded once more."""
+    return task(name=name, cache_policy=NO_CACHE)
+
+
+read_task = stage_task("read-inputs")(read)
+identify_task = stage_task("identify")(identify)
+check_task = stage_task("look-up-and-decide")(check_chunk_here)
+dedupe_task = stage_task("dedupe")(dedupe)
+support_task = stage_task("support")(support)
+score_task = stage_task("score")(score)
+render_task = stage_task("render")(render)
+persist_task = stage_task("persist")(persist)
+publish_task = stage_task("publish-artifacts")(publish)
 
 
 def quoted(stage: Task[P, R]) -> Callable[P, R]:

@@ -326,3 +326,21 @@ def test_a_big_import_reports_its_first_flagged_citations_and_counts_the_rest(
     assert f"{flagged - 3} more flagged citations are not listed here" in report_md
     assert len(summary.flagged) == 3 and summary.flagged_left_out == flagged - 3
     assert pl.read_parquet(job / "citations.parquet").height == KNOWN + UNKNOWN
+
+
+def test_no_task_makes_a_cache_key_from_its_inputs():
+    """Results are never persisted, so no run uses a cache key; yet Prefect's default policy
+    serializes every input to make one, which copied a whole import's frames at its peak. No
+    task of ours has a cache policy."""
+    import pkgutil
+    from importlib import import_module
+
+    from prefect import Task
+    from prefect.cache_policies import NO_CACHE
+
+    import flows
+
+    modules = [import_module(f"flows.{m.name}") for m in pkgutil.iter_modules(flows.__path__)]
+    tasks = [v for m in modules for v in vars(m).values() if isinstance(v, Task)]
+    assert len(tasks) >= 15  # the stages, the import's, the crew's and the scheduled audit's
+    assert [t.name for t in tasks if t.cache_policy is not NO_CACHE] == []
