@@ -159,7 +159,7 @@ def title_words(title: str) -> str | None:
     return " ".join(map(_word_parts, normalise_title(title).split())) or None
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 14)  # as textnorm.fold's: a big import's distinct words are its size
 def _word_parts(word: str) -> str:
     """The words `word` runs together, by English words' frequencies (wordninja, Wikipedia's
     words), where pieces of three letters or more make up most of it; else `word` itself: a
