@@ -145,6 +145,29 @@ def test_conflicting_dois_veto_a_title_match() -> None:
     assert result.links["kind"].to_list() == ["co-publication"]
 
 
+@pytest.mark.parametrize("gap", [1, 4, 8])
+def test_one_doi_is_one_work_whatever_years_its_citers_give(gap: int) -> None:
+    # A DOI cited with a preprint's year by one and the journal's by another; the title
+    # blocking's late-version window (pairs beyond the usual years vote only as late versions)
+    # must not part pairs a shared identifier found.
+    def cited(citation_id: str, year: int) -> Reference:
+        return reference(
+            citation_id,
+            {
+                "type": "article-journal",
+                "title": "A study of widgets in the wild",
+                "DOI": "10.1234/abc.5678",
+                "author": [{"family": "Smith", "given": "J"}],
+                "container-title": "Journal of Things",
+                "issued": {"date-parts": [[year]]},
+            },
+        )
+
+    result = assign_works(records_frame([cited("a", 2010), cited("b", 2010 + gap)]))
+    assert len(set(works_of(result).values())) == 1
+    assert result.assignments.filter(pl.col("citation_id") == "b")["dup_reason"][0] == "doi"
+
+
 def test_two_chapters_of_one_book_linked_not_merged() -> None:
     chapters = [
         crossref_item("10.1007/978-1-4302-4096-9_20"),

@@ -35,7 +35,7 @@ class Blocking:
     block_cap: int = 1000  # a key shared by more works than this is no block
     year_window: int = 3  # wider than the match window: preprints precede their papers
     # By the same first author, wider still: a journal version may follow its conference paper
-    # by four or five years.
+    # by up to six years.
     version_window: int = 6
     head_words: int = 4  # a title's first and last words, whose rarest pairs are two more keys
     # The last words' pair is a key to glued heads only: common endings ("... large databases")

@@ -133,20 +133,22 @@ def score_pairs(
     decided = (
         scored.lazy()
         .with_columns(**_decide(thresholds))
-        # Pairs beyond the usual year window are blocked only to find late versions: the rest
-        # were never compared before and must not vote against a merge in average linkage.
-        .filter(
-            (pl.col("decision") == LINK)
-            | (
-                (pl.col("year_a") - pl.col("year_b")).abs() <= thresholds.blocking.year_window
-            ).fill_null(True)
-        )
+        .filter((pl.col("decision") == LINK) | _within_window(thresholds))
         .select(
             "a", "b", "decision", "label", "forward", "score", "vote", "venues_alike", "forms_alike"
         )
         .collect()
     )
     return pl.concat([decided, apart], how="vertical_relaxed")
+
+
+def _within_window(thresholds: DedupeThresholds) -> pl.Expr:
+    """Pairs title blocking met beyond the usual year window (`Blocking.version_window`) are
+    there only to find late versions: unless linked as one, they were never compared before and
+    must not vote against a merge in average linkage. Pairs met by a shared key (a DOI cited with
+    a preprint's year and a journal's) keep whatever gap they have."""
+    gap = (pl.col("year_a") - pl.col("year_b")).abs()
+    return pl.col("keyed") | (gap <= thresholds.blocking.year_window).fill_null(True)
 
 
 def compared_pairs(
@@ -203,7 +205,11 @@ def compared_pairs(
         | pl.col("inside")
     )
     below = by_title & (pl.col("title_sim") < lowest) & ~excused
-    apart = pairs.filter(below & (pl.col("title_sim") >= thresholds.floor)).select(
+    years = {f"year_{side}": records["year"].gather(pairs[side]) for side in ("a", "b")}
+    apart = (
+        pairs.with_columns(**years)
+        .filter(below & (pl.col("title_sim") >= thresholds.floor) & _within_window(thresholds))
+    ).select(
         "a", "b", decision=pl.lit(DISTINCT), label=pl.lit(None, pl.Utf8),
         forward=pl.lit(None, pl.Boolean), score=pl.lit(0.0),
         vote=pl.max_horizontal("title_sim", "part_sim"),
@@ -526,7 +532,7 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     unplaced_apart = (
         (year_gap >= 2) & (col("container_a").is_null() | col("container_b").is_null())
     ).fill_null(False)
-    # A journal version may follow its conference paper by four or five years (blocking pairs
+    # A journal version may follow its conference paper by up to six years (blocking pairs
     # such late versions by the same first author only): the same authors and the title alike
     # or the other's with a subtitle added, in no one venue ("walrus: a similarity retrieval
     # algorithm for image databases", SIGMOD 1999 and TKDE 2004).
