@@ -15,6 +15,7 @@ What counts as a match (read with tests/fixtures/csl/README.md):
 import html
 import json
 import re
+import threading
 import time
 import unicodedata
 from dataclasses import dataclass, field
@@ -373,6 +374,30 @@ def test_runs_nobody_took_are_stopped_when_the_block_ends(items: list[CSLItem]) 
         assert wait_for_pandoc(running=True, seconds=10), "no pandoc run started ahead"
     assert wait_for_pandoc(running=False, seconds=1), "pandoc runs nobody took still run"
     assert csl_styles._AHEAD._runs == {}
+
+
+def test_a_stop_kills_every_pandoc_run_and_starts_none(
+    items: list[CSLItem], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A fresh flag: the stop is for good in a process, and this one goes on testing.
+    monkeypatch.setattr(csl_styles, "_STOPPING", threading.Event())
+    failed: list[BaseException] = []
+
+    def render() -> None:
+        try:
+            render_bibliographies(variants(items, 20), LONG_RUNS)
+        except csl_styles.RenderError as exc:
+            failed.append(exc)
+
+    renderer = threading.Thread(target=render)
+    renderer.start()
+    assert wait_for_pandoc(running=True, seconds=10), "render started no pandoc"
+    csl_styles.stop_all_pandoc()
+    assert wait_for_pandoc(running=False, seconds=1), "pandoc still runs after the stop"
+    renderer.join(5)
+    assert failed, "the stopped render did not fail"
+    with pytest.raises(csl_styles.RenderError, match="stopped"):
+        render_bibliography(items[:1], "apa")
 
 
 def test_a_pandoc_run_over_time_is_a_render_error(

@@ -332,10 +332,10 @@ class _Spawn:
 
     @contextmanager
     def running(self, command: list[str]) -> Iterator[subprocess.Popen[str]]:
-        """pandoc started (unless the run was stopped), reaped at the end."""
+        """pandoc started (unless the run or every run was stopped), reaped at the end."""
         # Under the lock, so a kill either comes first (pandoc never starts) or sees the process.
         with self._lock:
-            if self._killed:
+            if self._killed or _STOPPING.is_set():
                 raise RenderError("pandoc run stopped before it started")
             process = self._process = subprocess.Popen(
                 command,
@@ -345,8 +345,14 @@ class _Spawn:
                 text=True,
                 encoding="utf-8",
             )
-        with process:
-            yield process
+        with _LIVE_LOCK:
+            _LIVE.add(self)
+        try:
+            with process:
+                yield process
+        finally:
+            with _LIVE_LOCK:
+                _LIVE.discard(self)
 
     def kill(self) -> None:
         """Stop the run: its pandoc never starts, or is killed and reaped."""
@@ -356,6 +362,22 @@ class _Spawn:
         if process is not None:
             process.kill()
             process.wait()
+
+
+_LIVE: set[_Spawn] = set()  # every pandoc run of the process now running
+_LIVE_LOCK = threading.Lock()
+_STOPPING = threading.Event()
+
+
+def stop_all_pandoc() -> None:
+    """Kill every pandoc run of this process, and start no more: for a stop signal, which ends
+    the process with os._exit (flows/interrupt.py), where pandoc children (runs started ahead
+    or not) would otherwise run on as orphans."""
+    _STOPPING.set()
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for spawn in live:
+        spawn.kill()
 
 
 def _pandoc_pieces(run: _RunInput, spawn: _Spawn | None = None) -> Pieces:
