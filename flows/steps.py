@@ -20,7 +20,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
 from prefect.utilities.annotations import quote
 
-from flows import artifacts, progress
+from flows import artifacts, interrupt, progress
 from flows.runners import tasks_run_here
 from models.audit import (
     Checked,
@@ -49,6 +49,10 @@ from tasks.support.claims import support_claims
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+# A stop signal ends the process with os._exit: pandoc runs (render's, and those render_ahead
+# started) would run on as orphans, as they inherit the blocked stop signals; so it kills them.
+interrupt.on_stop(csl_styles.stop_all_pandoc)
 
 # The registry clients of this process, for the stages Prefect runs as tasks: a task's
 # arguments cannot carry live clients into a worker thread or a Dask worker process, so the

@@ -15,13 +15,15 @@ What counts as a match (read with tests/fixtures/csl/README.md):
 import html
 import json
 import re
+import threading
+import time
 import unicodedata
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-import pypandoc
+import psutil
 import pytest
 
 from models.csl import CSLItem
@@ -90,6 +92,17 @@ def compare(bibliography: Bibliography, style: str, part: str) -> Fidelity:
 def items() -> list[CSLItem]:
     data = json.loads((FIXTURES / "items.json").read_text(encoding="utf-8"))
     return [CSLItem.from_csl(record) for record in data]
+
+
+def variants(items: list[CSLItem], count: int) -> list[CSLItem]:
+    """`count` copies of every item, each copy with its own id and title."""
+    return [
+        item.model_copy(
+            update={"id": f"{item.id}-{n}", "title": f"{item.title or 'Untitled'} ({n})"}
+        )
+        for n in range(count)
+        for item in items
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -282,14 +295,8 @@ def test_empty_and_unknown() -> None:
 def test_large_jobs_render_in_batches_exactly_as_in_one_run(
     items: list[CSLItem], style: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Three variants of every real item (new titles and years), so batches hold many groups.
-    many = [
-        item.model_copy(
-            update={"id": f"{item.id}-{n}", "title": f"{item.title or 'Untitled'} ({n})"}
-        )
-        for n in range(3)
-        for item in items
-    ]
+    # Three variants of every real item (new titles), so batches hold many groups.
+    many = variants(items, 3)
     whole = csl_styles.render_bibliography(many, style)
     monkeypatch.setattr(csl_styles, "BATCH_SIZE", 25)
     assert len(csl_styles.first_author_batches(many, 25)) > 3
@@ -300,21 +307,22 @@ def test_large_jobs_render_in_batches_exactly_as_in_one_run(
 
 
 def test_runs_rendered_ahead_are_taken_whole_and_only_when_their_input_is_the_same(
-    items: list[CSLItem], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    items: list[CSLItem], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # pandoc behind a wrapper that logs each start: what runs is seen, not assumed.
-    log = tmp_path / "runs.log"
-    wrapper = tmp_path / "pandoc"
-    real = pypandoc.get_pandoc_path()
-    wrapper.write_text(f'#!/bin/sh\necho run >> "{log}"\nexec "{real}" "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setattr(pypandoc, "get_pandoc_path", lambda: str(wrapper))
+    # What each of render's runs got from the runs started ahead (None: it ran pandoc itself),
+    # seen through the real take: counting pandoc starts would also count the speculative run
+    # that nobody takes, which may or may not have started before the block ends.
+    took: list[bool] = []
+    take = csl_styles._AHEAD.take
+
+    def counted_take(digest: str) -> csl_styles.Pieces | None:
+        pieces = take(digest)
+        took.append(pieces is not None)
+        return pieces
+
+    monkeypatch.setattr(csl_styles._AHEAD, "take", counted_take)
     monkeypatch.setattr(csl_styles, "BATCH_SIZE", 25)
-    many = [
-        item.model_copy(update={"id": f"{item.id}-{n}", "title": f"{item.title or 'U'} ({n})"})
-        for n in range(2)
-        for item in items
-    ]
+    many = variants(items, 2)
     runs = len(csl_styles.first_author_batches(many, 25))
     assert runs > 2
     # The guess differs from the final items in one item's title: that batch alone renders again.
@@ -324,15 +332,82 @@ def test_runs_rendered_ahead_are_taken_whole_and_only_when_their_input_is_the_sa
         return [(e.item_id, e.position, e.text, e.html, e.markdown) for e in bib["apa"].entries]
 
     alone = render_bibliographies(many, ["apa"], in_text=False)
-    log.unlink()
+    took.clear()
     with csl_styles.rendering_ahead(guess, ["apa"], in_text=False):
         ahead = render_bibliographies(many, ["apa"], in_text=False)
     assert forms(ahead) == forms(alone)
-    assert len(log.read_text().splitlines()) == runs + 1
-    # Nothing is left behind: the same render again runs pandoc for every batch.
-    log.unlink()
+    assert sorted(took) == [False] + [True] * (runs - 1)
+    # Nothing is left behind: the run nobody took is gone, and the same render again runs
+    # pandoc for every batch.
+    assert csl_styles._AHEAD._runs == {}
+    took.clear()
     assert forms(render_bibliographies(many, ["apa"], in_text=False)) == forms(alone)
-    assert len(log.read_text().splitlines()) == runs
+    assert took == [False] * runs
+
+
+def pandoc_children() -> list[psutil.Process]:
+    return [child for child in psutil.Process().children(recursive=True) if is_pandoc(child)]
+
+
+def is_pandoc(process: psutil.Process) -> bool:
+    try:
+        return "pandoc" in process.name()
+    except psutil.NoSuchProcess:  # ended meanwhile
+        return False
+
+
+def wait_for_pandoc(running: bool, seconds: float) -> bool:
+    """Whether, within `seconds`, pandoc children of this process are running (or all gone)."""
+    deadline = time.monotonic() + seconds
+    while bool(pandoc_children()) != running and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return bool(pandoc_children()) == running
+
+
+# Numbered styles over many items: each one pandoc run of several seconds, so a run started
+# ahead is still running when the test stops it.
+LONG_RUNS = ["ieee", "vancouver"]
+
+
+def test_runs_nobody_took_are_stopped_when_the_block_ends(items: list[CSLItem]) -> None:
+    with csl_styles.rendering_ahead(variants(items, 20), LONG_RUNS, in_text=True):
+        assert wait_for_pandoc(running=True, seconds=10), "no pandoc run started ahead"
+    assert wait_for_pandoc(running=False, seconds=1), "pandoc runs nobody took still run"
+    assert csl_styles._AHEAD._runs == {}
+
+
+def test_a_stop_kills_every_pandoc_run_and_starts_none(
+    items: list[CSLItem], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A fresh flag: the stop is for good in a process, and this one goes on testing.
+    monkeypatch.setattr(csl_styles, "_STOPPING", threading.Event())
+    failed: list[BaseException] = []
+
+    def render() -> None:
+        try:
+            render_bibliographies(variants(items, 20), LONG_RUNS)
+        except csl_styles.RenderError as exc:
+            failed.append(exc)
+
+    renderer = threading.Thread(target=render)
+    renderer.start()
+    assert wait_for_pandoc(running=True, seconds=10), "render started no pandoc"
+    csl_styles.stop_all_pandoc()
+    assert wait_for_pandoc(running=False, seconds=1), "pandoc still runs after the stop"
+    renderer.join(5)
+    assert failed, "the stopped render did not fail"
+    with pytest.raises(csl_styles.RenderError, match="stopped"):
+        render_bibliography(items[:1], "apa")
+
+
+def test_a_pandoc_run_over_time_is_a_render_error(
+    items: list[CSLItem], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A RenderError, which flows/steps.py's per-style fallback catches; and no pandoc left.
+    monkeypatch.setattr(csl_styles, "_PANDOC_TIMEOUT_S", 0.05)
+    with pytest.raises(csl_styles.RenderError, match="ran over"):
+        render_bibliography(variants(items, 20), "ieee")
+    assert pandoc_children() == []
 
 
 def test_entries_without_in_text_citations_are_the_same_entries(items: list[CSLItem]) -> None:

@@ -321,8 +321,67 @@ def _run_input(
     return _RunInput(style, bibliography, document, style_format(style) == "numeric")
 
 
-def _pandoc_pieces(run: _RunInput) -> Pieces:
-    """One pandoc run, its answer cut into pieces."""
+class _Spawn:
+    """One pandoc run's process, which another thread can stop: a run started ahead that nobody
+    takes must not go on using a CPU (or outlive the job) unseen."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._killed = False
+        self._process: subprocess.Popen[str] | None = None
+
+    @contextmanager
+    def running(self, command: list[str]) -> Iterator[subprocess.Popen[str]]:
+        """pandoc started (unless the run or every run was stopped), reaped at the end."""
+        # Under the lock, so a kill either comes first (pandoc never starts) or sees the process.
+        with self._lock:
+            if self._killed or _STOPPING.is_set():
+                raise RenderError("pandoc run stopped before it started")
+            process = self._process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+            )
+        with _LIVE_LOCK:
+            _LIVE.add(self)
+        try:
+            with process:
+                yield process
+        finally:
+            with _LIVE_LOCK:
+                _LIVE.discard(self)
+
+    def kill(self) -> None:
+        """Stop the run: its pandoc never starts, or is killed and reaped."""
+        with self._lock:
+            self._killed = True
+            process = self._process
+        if process is not None:
+            process.kill()
+            process.wait()
+
+
+_LIVE: set[_Spawn] = set()  # every pandoc run of the process now running
+_LIVE_LOCK = threading.Lock()
+_STOPPING = threading.Event()
+
+
+def stop_all_pandoc() -> None:
+    """Kill every pandoc run of this process, and start no more: for a stop signal, which ends
+    the process with os._exit (flows/interrupt.py), where pandoc children (runs started ahead
+    or not) would otherwise run on as orphans."""
+    _STOPPING.set()
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for spawn in live:
+        spawn.kill()
+
+
+def _pandoc_pieces(run: _RunInput, spawn: _Spawn | None = None) -> Pieces:
+    """One pandoc run (stoppable through `spawn`), its answer cut into pieces."""
     token = f"CITEAUDITSPLIT{secrets.token_hex(8)}"
     with tempfile.TemporaryDirectory(prefix="citeaudit-render-") as tmp:
         bibliography = Path(tmp) / "items.json"
@@ -334,6 +393,7 @@ def _pandoc_pieces(run: _RunInput) -> Pieces:
             style_locale(run.style),
             token,
             numbered=run.numbered,
+            spawn=spawn or _Spawn(),
         )
     return _split_pieces(answer, token)
 
@@ -400,6 +460,12 @@ def render_bibliographies(
     return rendered
 
 
+@dataclass(frozen=True)
+class _AheadRun:
+    future: Future[Pieces]
+    spawn: _Spawn
+
+
 class _Ahead:
     """pandoc runs started before anyone asked for them, by their input's digest. A run is
     taken once; the process's renders share them (a digest names one input, so whoever takes
@@ -407,31 +473,31 @@ class _Ahead:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._runs: dict[str, Future[Pieces]] = {}
+        self._runs: dict[str, _AheadRun] = {}
 
-    def start(self, runs: Sequence[_RunInput], pool: ThreadPoolExecutor) -> list[str]:
-        """Submit the runs not started already; their digests."""
-        started = []
+    def start(self, run: _RunInput, pool: ThreadPoolExecutor) -> str | None:
+        """Submit the run unless it is started already; its digest if this call started it."""
+        digest = run.digest()
         with self._lock:
-            for run in runs:
-                digest = run.digest()
-                if digest not in self._runs:
-                    self._runs[digest] = pool.submit(_pandoc_pieces, run)
-                    started.append(digest)
-        return started
+            if digest in self._runs:
+                return None
+            spawn = _Spawn()
+            self._runs[digest] = _AheadRun(pool.submit(_pandoc_pieces, run, spawn), spawn)
+        return digest
 
     def take(self, digest: str) -> Pieces | None:
         with self._lock:
-            future = self._runs.pop(digest, None)
-        return None if future is None else future.result()
+            taken = self._runs.pop(digest, None)
+        return None if taken is None else taken.future.result()
 
     def drop(self, digests: Iterable[str]) -> None:
-        """Forget runs nobody took (not yet started ones never start)."""
+        """Stop the runs nobody took: one not started never starts, a running pandoc is killed
+        and reaped. Their futures fail, but nobody waits on them any more."""
         with self._lock:
-            for digest in digests:
-                future = self._runs.pop(digest, None)
-                if future is not None:
-                    future.cancel()
+            dropped = [self._runs.pop(digest) for digest in digests if digest in self._runs]
+        for run in dropped:  # outside the lock: a render taking another run need not wait
+            run.future.cancel()
+            run.spawn.kill()
 
 
 _AHEAD = _Ahead()
@@ -445,19 +511,24 @@ def rendering_ahead(
     in_text=in_text)` would make. Inside the block, a render in this process whose run has
     byte for byte the same input as one of them takes its answer instead of running pandoc
     again; any other run renders as usual, so the items given here are only a guess (an
-    audit's, before its dedupe has merged works). Runs nobody took are dropped at the end."""
+    audit's, before its dedupe has merged works). Runs nobody took are stopped at the end."""
     runs = [
         _run_input([items[p] for p in positions], style, {}, in_text)
         for style in styles
         for positions in _runs_of(items, style)
     ]
     pool = ThreadPoolExecutor(max_workers=_pool_size(len(runs)), thread_name_prefix="render")
-    started = _AHEAD.start(runs, pool)
+    started: list[str] = []  # as they start, so a failure partway drops those started
     try:
+        for run in runs:
+            digest = _AHEAD.start(run, pool)
+            if digest is not None:
+                started.append(digest)
         yield
     finally:
         _AHEAD.drop(started)
-        # drop cancelled the runs nobody took; a run another render took must still run for it
+        # drop stopped the runs nobody took, so their threads end soon; a run a render took must
+        # still finish for it, so the block does not wait here.
         pool.shutdown(wait=False)
 
 
@@ -572,7 +643,14 @@ def _markdown_locator(locator: str) -> str:
 
 
 def _run_pandoc(
-    document: str, style: Path, bibliography: Path, lang: str, token: str, *, numbered: bool
+    document: str,
+    style: Path,
+    bibliography: Path,
+    lang: str,
+    token: str,
+    *,
+    numbered: bool,
+    spawn: _Spawn,
 ) -> dict[str, Any]:
     command = [
         pypandoc.get_pandoc_path(),
@@ -588,18 +666,20 @@ def _run_pandoc(
         # Tells the writer that entries start with their number (see bibliography.lua).
         f"--metadata=numbered:{'true' if numbered else 'false'}",
     ]
-    done = subprocess.run(
-        command,
-        input=document,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=_PANDOC_TIMEOUT_S,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RenderError(f"pandoc failed ({done.returncode}) on {style.name}: {done.stderr}")
-    answer: dict[str, Any] = json.loads(done.stdout)
+    with spawn.running(command) as process:
+        try:
+            stdout, stderr = process.communicate(document, timeout=_PANDOC_TIMEOUT_S)
+        except subprocess.TimeoutExpired as exc:
+            process.kill()
+            process.communicate()
+            # A RenderError, so a caller falling back per style (flows/steps.py) catches it.
+            raise RenderError(f"pandoc ran over {_PANDOC_TIMEOUT_S} s on {style.name}") from exc
+        except BaseException:
+            process.kill()  # as subprocess.run does: no pandoc left behind an interrupted wait
+            raise
+    if process.returncode != 0:
+        raise RenderError(f"pandoc failed ({process.returncode}) on {style.name}: {stderr}")
+    answer: dict[str, Any] = json.loads(stdout)
     return answer
 
 
