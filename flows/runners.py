@@ -38,6 +38,10 @@ def _kind() -> str:
     return os.environ.get("CITEAUDIT_TASK_RUNNER", "threads")
 
 
+def _dask_address() -> str | None:
+    return os.environ.get("CITEAUDIT_DASK_ADDRESS")
+
+
 def _dask_processes() -> bool:
     return os.environ.get("CITEAUDIT_DASK_PROCESSES", "0") == "1"
 
@@ -47,7 +51,7 @@ def tasks_run_here() -> bool:
     in-process Dask workers), so that they share its state."""
     if _kind() == "threads":
         return True
-    return not (os.environ.get("CITEAUDIT_DASK_ADDRESS") or _dask_processes())
+    return not (_dask_address() or _dask_processes())
 
 
 def dask_task_runner(workers: int) -> TaskRunner[Any]:
@@ -60,7 +64,7 @@ def dask_task_runner(workers: int) -> TaskRunner[Any]:
             "CITEAUDIT_TASK_RUNNER=dask needs the dask extra: pip install 'citeaudit[dask]'"
         ) from exc
 
-    address = os.environ.get("CITEAUDIT_DASK_ADDRESS")
+    address = _dask_address()
     if address:
         return cast(TaskRunner[Any], DaskTaskRunner(address=address))
     processes = _dask_processes()

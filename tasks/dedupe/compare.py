@@ -205,10 +205,10 @@ def compared_pairs(
         | pl.col("inside")
     )
     below = by_title & (pl.col("title_sim") < lowest) & ~excused
-    years = {f"year_{side}": records["year"].gather(pairs[side]) for side in ("a", "b")}
+    alike = pairs.filter(below & (pl.col("title_sim") >= thresholds.floor))
+    years = {f"year_{side}": records["year"].gather(alike[side]) for side in ("a", "b")}
     apart = (
-        pairs.with_columns(**years)
-        .filter(below & (pl.col("title_sim") >= thresholds.floor) & _within_window(thresholds))
+        alike.with_columns(**years).filter(_within_window(thresholds))
     ).select(
         "a", "b", decision=pl.lit(DISTINCT), label=pl.lit(None, pl.Utf8),
         forward=pl.lit(None, pl.Boolean), score=pl.lit(0.0),

@@ -333,21 +333,23 @@ class _Spawn:
     @contextmanager
     def running(self, command: list[str]) -> Iterator[subprocess.Popen[str]]:
         """pandoc started (unless the run or every run was stopped), reaped at the end."""
-        # Under the lock, so a kill either comes first (pandoc never starts) or sees the process.
-        with self._lock:
-            if self._killed or _STOPPING.is_set():
-                raise RenderError("pandoc run stopped before it started")
-            process = self._process = subprocess.Popen(
-                command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-            )
+        # Listed before the stop check: a stop either finds this run or this run finds the stop.
         with _LIVE_LOCK:
             _LIVE.add(self)
         try:
+            # Under the lock, so a kill either comes first (pandoc never starts) or sees the
+            # process.
+            with self._lock:
+                if self._killed or _STOPPING.is_set():
+                    raise RenderError("pandoc run stopped before it started")
+                process = self._process = subprocess.Popen(
+                    command,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    encoding="utf-8",
+                )
             with process:
                 yield process
         finally:
