@@ -13,6 +13,7 @@ workers are not ours to configure: give them that divided setting yourself (depl
 import os
 from typing import Any, cast
 
+from prefect.context import FlowRunContext
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from tasks.registries import RegistrySettings
@@ -46,12 +47,22 @@ def _dask_processes() -> bool:
     return os.environ.get("CITEAUDIT_DASK_PROCESSES", "0") == "1"
 
 
-def tasks_run_here() -> bool:
-    """Whether the configured runner runs tasks in this process (threads, or a LocalCluster of
-    in-process Dask workers), so that they share its state."""
-    if _kind() == "threads":
+def tasks_run_here(runner: TaskRunner[Any] | None = None) -> bool:
+    """Whether `runner` (by default the running flow's, else the configured one) runs tasks in
+    this process, so that they share its state: threads, or a new LocalCluster of in-process
+    Dask workers. Any other runner, or one we cannot tell, counts as elsewhere."""
+    if runner is None:
+        context = FlowRunContext.get()
+        runner = context.task_runner if context else task_runner()
+    if isinstance(runner, ThreadPoolTaskRunner):
         return True
-    return not (_dask_address() or _dask_processes())
+    # prefect-dask's runner, judged by how it was made (a scheduler address means other hosts)
+    cluster_kwargs = getattr(runner, "cluster_kwargs", None)
+    return (
+        getattr(runner, "address", "elsewhere") is None
+        and isinstance(cluster_kwargs, dict)
+        and cluster_kwargs.get("processes") is False
+    )
 
 
 def dask_task_runner(workers: int) -> TaskRunner[Any]:

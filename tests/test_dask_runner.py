@@ -9,6 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 from distributed import Client, LocalCluster
+from prefect import flow
+from prefect.task_runners import ThreadPoolTaskRunner
 from prefect_dask import DaskTaskRunner
 
 from flows.audit import audit_job
@@ -92,3 +94,24 @@ def test_bibliographies_render_ahead_only_where_the_render_task_runs(
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert tasks_run_here() is here
+
+
+def test_the_running_flows_runner_decides_not_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A flow given its runner in code (with_options) renders ahead by that runner: the
+    # environment here names Dask worker processes, the flow runs on threads.
+    monkeypatch.setenv("CITEAUDIT_TASK_RUNNER", "dask")
+    monkeypatch.setenv("CITEAUDIT_DASK_PROCESSES", "1")
+
+    @flow(task_runner=ThreadPoolTaskRunner(max_workers=1))
+    def judged() -> bool:
+        return tasks_run_here()
+
+    assert judged() is True
+    assert tasks_run_here() is False
+    in_process = DaskTaskRunner(cluster_kwargs=local_cluster_kwargs(2, processes=False))
+    processes = DaskTaskRunner(cluster_kwargs=local_cluster_kwargs(2, processes=True))
+    assert tasks_run_here(in_process) is True
+    assert tasks_run_here(processes) is False
+    assert tasks_run_here(DaskTaskRunner(address="tcp://h:8786")) is False
