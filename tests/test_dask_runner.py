@@ -10,7 +10,6 @@ import polars as pl
 import pytest
 from distributed import Client, LocalCluster
 from prefect import flow
-from prefect.task_runners import ThreadPoolTaskRunner
 from prefect_dask import DaskTaskRunner
 
 from flows.audit import audit_job
@@ -104,7 +103,7 @@ def test_the_running_flows_runner_decides_not_the_environment(
     monkeypatch.setenv("CITEAUDIT_TASK_RUNNER", "dask")
     monkeypatch.setenv("CITEAUDIT_DASK_PROCESSES", "1")
 
-    @flow(task_runner=ThreadPoolTaskRunner(max_workers=1))
+    @flow(task_runner=task_runner("threads", 1))
     def judged() -> bool:
         return tasks_run_here()
 
