@@ -6,6 +6,7 @@ non-Crossref agency its CSL-JSON is fetched by content negotiation at doi.org.
 """
 
 from collections.abc import Iterator, Sequence
+from functools import cache
 from typing import Any, Literal
 from urllib.parse import quote
 
@@ -129,15 +130,18 @@ class CrossrefClient:
         building each growing URL was quadratic."""
         batch: list[str] = []
         length = 0
+        comma = self._encoded_len(",")
+        empty_len = cache(self._empty_url_len)  # by rows: each length built once, not per DOI
         for doi in dois:
-            added = self._encoded_len(f"doi:{doi}") + (self._comma if batch else 0)
+            encoded = self._encoded_len(f"doi:{doi}")
+            added = encoded + (comma if batch else 0)
+            rows = len(batch) + 1
             if batch and (
-                len(batch) + 1 > self.batch_size
-                or self._empty_url_len(len(batch) + 1) + length + added > self._max_url_chars
+                rows > self.batch_size or empty_len(rows) + length + added > self._max_url_chars
             ):
                 yield batch
                 batch, length = [], 0
-                added = self._encoded_len(f"doi:{doi}")
+                added = encoded
             batch.append(doi)
             length += added
         if batch:
@@ -150,10 +154,6 @@ class CrossrefClient:
     def _encoded_len(self, text: str) -> int:
         """How long `text` is once encoded as a query value."""
         return len(str(httpx.URL("http://x/", params={"q": text}))) - len("http://x/?q=")
-
-    @property
-    def _comma(self) -> int:
-        return self._encoded_len(",")
 
     def _fetch_batch(self, batch: list[str]) -> dict[str, Lookup]:
         try:
