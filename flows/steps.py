@@ -377,10 +377,11 @@ def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
     # tables and exports first: bibliographies started by render_ahead finish meanwhile
     tables = job_tables(audited)
     entries = export_entries(items, audited.checked)
+    keys = exports.citation_keys(entries)  # once for the three files
     exported = {
-        "references.bib": exports.to_bibtex(entries),
-        "references.ris": exports.to_ris(entries),
-        "references.json": exports.to_csl_json(entries),
+        "references.bib": exports.to_bibtex(entries, keys),
+        "references.ris": exports.to_ris(entries, keys),
+        "references.json": exports.to_csl_json(entries, keys),
     }
     listed = listing(items, len(items), marks, styles)
     files = listed.files | exported
