@@ -2,7 +2,6 @@
 DBLP-Scholar validation split (tests/fixtures/dedupe/dblp_scholar_sample.txt), read by the
 benchmark's reader (bench/dedupe_sources.py)."""
 
-import itertools
 import json
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from tasks.dedupe import DedupeThresholds, records_frame
 from tasks.dedupe.assign import prepared_records
 from tasks.dedupe.candidates import candidate_pairs
 from tasks.dedupe.compare import score_pairs
-from tasks.dedupe.records import _split_ascii, descraped, title_words
+from tasks.dedupe.records import descraped, title_words
 from tasks.dedupe.similarity import venues_alike
 from tasks.dedupe.weights import FEATURES, load_weights, with_scraped_columns
 from tasks.match.venues import venue_cut_off
@@ -438,22 +437,6 @@ def test_short_titles_and_parts_of_scraped_pairs(
 )
 def test_words_run_together_are_split(title: str, key: str) -> None:
     assert title_words(title) == key
-
-
-def test_run_together_words_split_as_wordninja_does(
-    sample: tuple[list[Labelled], list[LabelledPair]],
-) -> None:
-    """Our faster split of ASCII words is wordninja's own, word for word: every word of the
-    sample's scraped titles (garbled, run together) and every two of them run together, also
-    capitalised and upper case."""
-    import wordninja
-
-    titles = [(record.reference.item.title or "").split() for record in sample[0]]
-    joined = [w for words in titles for w in words + [a + b for a, b in itertools.pairwise(words)]]
-    found = {w for w in joined if w.isascii() and w.isalpha()}
-    cased = found | {w.title() for w in found} | {w.upper() for w in found}
-    assert len(cased) > 1_000
-    assert [_split_ascii(w) for w in sorted(cased)] == [wordninja.split(w) for w in sorted(cased)]
 
 
 def _ditto(title: str, authors: str) -> str:

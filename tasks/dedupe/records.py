@@ -6,7 +6,6 @@ key: it would glue the citation to a work it does not describe.
 """
 
 import html
-import math
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -167,48 +166,11 @@ def _word_parts(word: str) -> str:
     name or a misspelling ("hellersteirr") is not cut into debris."""
     if len(word) < _RUN_TOGETHER_MIN or not word.isalpha():
         return word
-    parts = _split_ascii(word) if word.isascii() else _split_unicode(word)
-    kept = sum(len(part) for part in parts if len(part) >= 3 or part in _SHORT_WORDS)
-    return " ".join(parts) if len(parts) > 1 and kept >= 0.8 * len(word) else word
-
-
-def _split_ascii(word: str) -> list[str]:
-    """`wordninja.split(word)` for a word of ASCII letters, ~3x faster: the same dynamic
-    programme over the same costs, without a generator and a tuple per candidate. A word's best
-    split ending at each letter: the cheapest (cost of what comes before + the last word's
-    cost), the shortest last word among equal costs, as wordninja's min() over (cost, length)
-    picks; a letter no word ends at costs infinity and is a word of one letter."""
     import wordninja  # loads its word list (0.2-0.4 s): only once a title needs it
 
-    model = wordninja.DEFAULT_LANGUAGE_MODEL
-    costs: dict[str, float] = model._wordcost
-    longest: int = model._maxword
-    lower = word.lower()
-    best: list[float] = [0.0]
-    last: list[int] = [0]
-    for end in range(1, len(word) + 1):
-        cost, size = math.inf, 1
-        for length in range(1, min(end, longest) + 1):
-            known = costs.get(lower[end - length : end])
-            if known is not None:
-                total = best[end - length] + known
-                if total < cost:
-                    cost, size = total, length
-        best.append(cost)
-        last.append(size)
-    parts: list[str] = []
-    end = len(word)
-    while end > 0:
-        parts.append(word[end - last[end] : end])
-        end -= last[end]
-    return parts[::-1]
-
-
-def _split_unicode(word: str) -> list[str]:
-    import wordninja
-
-    parts: list[str] = wordninja.split(word)
-    return parts
+    parts = wordninja.split(word)
+    kept = sum(len(part) for part in parts if len(part) >= 3 or part in _SHORT_WORDS)
+    return " ".join(parts) if len(parts) > 1 and kept >= 0.8 * len(word) else word
 
 
 def _needs_reading(text: str | None) -> bool:
