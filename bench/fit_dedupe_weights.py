@@ -63,9 +63,9 @@ def train_rows(
         schema={"a": pl.Int64, "b": pl.Int64, "same": pl.Boolean},
         orient="row",
     ).unique(["a", "b"])
-    rows = with_scraped_columns(compared.join(labels, on=["a", "b"]).filter("modelled")).select(
-        "same", **pair_features()
-    )
+    rows = with_scraped_columns(
+        compared.join(labels, on=["a", "b"]).filter("modelled"), prepared
+    ).select("same", **pair_features())
     split_share = float(labels["same"].mean())  # type: ignore[arg-type]
     false_weight = (1 - TRUE_SHARE) / TRUE_SHARE * split_share / (1 - split_share)
     return rows.select(FEATURES).to_numpy(), rows["same"].to_numpy(), false_weight

@@ -236,7 +236,9 @@ def compared_pairs(
     modelled = scored["modelled"]
     probability = pl.Series("learned_p", [None] * scored.height, dtype=pl.Float64).scatter(
         modelled.arg_true(),
-        with_scraped_columns(scored.filter(modelled)).select(weights.probability()).to_series(),
+        with_scraped_columns(scored.filter(modelled), records)
+        .select(weights.probability())
+        .to_series(),
     )
     return scored.with_columns(probability), apart
 
