@@ -368,6 +368,15 @@ WALRUS = (
             ),
             True,
         ),
+        # ... where the conference's venue is of no known kind ("vldb").
+        (
+            "COL title VAL fast incremental maintenance of approximate histograms COL authors "
+            "VAL p gibbons , y matias , v poosala COL venue VAL vldb COL year VAL 1997",
+            "COL title VAL fast incremental maintenance of approximate histograms COL authors "
+            "VAL pb gibbons , y matias , v poosala COL venue VAL acm transactions on database "
+            "systems , COL year VAL 2002.0",
+            True,
+        ),
         # ... but not in one venue (in two of its forms).
         (
             WALRUS.format(venue="sigmod conference", year="1999"),

@@ -547,7 +547,11 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         & ~col("venues_alike")
         # A journal article is the later version, not the earlier: Cora's "Machine Learning
         # Journal", 1992, and "Machine Learning", 1997, are one paper, one citation misdated.
-        & ~pl.when(col("year_a") < col("year_b")).then(journal_a).otherwise(journal_b)
+        # (A venue of no known kind is no journal: unknown, it must not void the version.)
+        & ~pl.when(col("year_a") < col("year_b"))
+        .then(journal_a)
+        .otherwise(journal_b)
+        .fill_null(False)
     ).fill_null(False)
     # One paper printed twice (a conference paper and its journal version; other pages in
     # another year) is two works, each a version of the other: the same authors (known, or
