@@ -655,7 +655,7 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         "unvouched": col("modelled")
         & (
             ~ruled_alike & unstopped.fill_null(False)
-            | (col("year_a").is_null() | col("year_b").is_null())
+            | (col("year_a").is_null() & col("year_b").is_null())
         ),
     }
 
