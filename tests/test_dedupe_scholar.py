@@ -394,6 +394,15 @@ WALRUS = (
             "authors VAL acms anthology , p edition COL venue VAL  COL year VAL ",
             True,
         ),
+        # Two author lists of one year that share nobody, under all but the same title: given
+        # names scraped for surnames (Cluet, Veltri, Vodislav), weighed alike.
+        (
+            "COL title VAL views in a large scale xml repository COL authors VAL s cluet , "
+            "p veltri , d vodislav COL venue VAL vldb COL year VAL 2001",
+            "COL title VAL views in a large scale xml repository [ c ] COL authors VAL c sophie "
+            ", v pierangelo , v dan COL venue VAL  COL year VAL 2001.0",
+            True,
+        ),
         # A citation naming no venue, two years or more from the paper: another printing of it.
         (ECOBASE, ECOBASE_UNPLACED.format(authors="ak tanaka , p valduriez"), True),
         # ... but not by other authors.
