@@ -332,6 +332,21 @@ WALRUS = (
             ", pj haas COL venue VAL proc . acm sigmod conference on management of COL year VAL ",
             True,
         ),
+        # ... written with two digits ("vldb 97"), or a year off, as the citation's year may be.
+        (
+            "COL title VAL online aggregation COL authors VAL j hellerstein , p haas , h wang "
+            "COL venue VAL sigmod conference COL year VAL 1997",
+            "COL title VAL wang. , hj ( 97 ) online aggregation COL authors VAL jm hellerstein "
+            ", pj haas COL venue VAL proc . acm sigmod conference on management of COL year VAL ",
+            True,
+        ),
+        (
+            "COL title VAL online aggregation COL authors VAL j hellerstein , p haas , h wang "
+            "COL venue VAL sigmod conference COL year VAL 1997",
+            "COL title VAL wang. , hj ( 1996 ) online aggregation COL authors VAL jm hellerstein "
+            ", pj haas COL venue VAL proc . acm sigmod conference on management of COL year VAL ",
+            True,
+        ),
         # ... but another year is a title number.
         (
             "COL title VAL online aggregation COL authors VAL j hellerstein , p haas , h wang "

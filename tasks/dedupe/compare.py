@@ -270,11 +270,18 @@ def _inside(titles: pl.Series, a: pl.Series, b: pl.Series, most_words: int) -> p
 
 def _missing_numbers(title: pl.Expr, other: pl.Expr, year: pl.Expr, other_year: pl.Expr) -> pl.Expr:
     """Whether `title` holds a number `other` lacks, not counting, where `title`'s citation is
-    undated, the other's year (run into the title)."""
-    # (A list of the year, empty where dated: list.contains with a column is twice as slow.)
+    undated, the other's year (run into the title), a year either side of it (a citation's year
+    is often off by one) or its last two digits ("in vldb 02")."""
+    # (A list of the years, empty where dated: list.contains with a column is twice as slow.)
+    years = (other_year + offset for offset in (-1, 0, 1))
     run_in = (
         pl.when(year.is_null())
-        .then(pl.concat_list(other_year.cast(pl.Utf8)))
+        .then(
+            pl.concat_list(
+                *(y.cast(pl.Utf8) for y in years),
+                (other_year % 100).cast(pl.Utf8).str.zfill(2),
+            )
+        )
         .otherwise(pl.lit([], pl.List(pl.Utf8)))
     )
     return (
@@ -439,7 +446,9 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     # ("SQL 3" for "SQL3"); a dropped subtitle takes its numbers along ("... (FQAS 2000)"), so
     # then only the shorter title's numbers must recur in the longer one.
     # An undated citation's number that is the other's year is that year run into the title
-    # ("the third manifesto 1995", "wang hj 1997 online aggregation"), not a title number.
+    # ("the third manifesto 1995", "wang hj 1997 online aggregation", "... one look in vldb
+    # 02"), or a year either side of it, not a title number: another number is ("... 2019" and
+    # "... 2021", two editions of a WHO report).
     missing_a, missing_b = (
         _missing_numbers(*(col(f"{c}_{side}") for c in ("title_key", "year") for side in (x, y)))
         for x, y in (("a", "b"), ("b", "a"))
