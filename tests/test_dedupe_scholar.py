@@ -332,6 +332,21 @@ WALRUS = (
             ", pj haas COL venue VAL proc . acm sigmod conference on management of COL year VAL ",
             True,
         ),
+        # ... written with two digits ("vldb 97"), or a year off, as the citation's year may be.
+        (
+            "COL title VAL online aggregation COL authors VAL j hellerstein , p haas , h wang "
+            "COL venue VAL sigmod conference COL year VAL 1997",
+            "COL title VAL wang. , hj ( 97 ) online aggregation COL authors VAL jm hellerstein "
+            ", pj haas COL venue VAL proc . acm sigmod conference on management of COL year VAL ",
+            True,
+        ),
+        (
+            "COL title VAL online aggregation COL authors VAL j hellerstein , p haas , h wang "
+            "COL venue VAL sigmod conference COL year VAL 1997",
+            "COL title VAL wang. , hj ( 1996 ) online aggregation COL authors VAL jm hellerstein "
+            ", pj haas COL venue VAL proc . acm sigmod conference on management of COL year VAL ",
+            True,
+        ),
         # ... but another year is a title number.
         (
             "COL title VAL online aggregation COL authors VAL j hellerstein , p haas , h wang "
@@ -368,6 +383,15 @@ WALRUS = (
             ),
             True,
         ),
+        # ... where the conference's venue is of no known kind ("vldb").
+        (
+            "COL title VAL fast incremental maintenance of approximate histograms COL authors "
+            "VAL p gibbons , y matias , v poosala COL venue VAL vldb COL year VAL 1997",
+            "COL title VAL fast incremental maintenance of approximate histograms COL authors "
+            "VAL pb gibbons , y matias , v poosala COL venue VAL acm transactions on database "
+            "systems , COL year VAL 2002.0",
+            True,
+        ),
         # ... but not in one venue (in two of its forms).
         (
             WALRUS.format(venue="sigmod conference", year="1999"),
@@ -383,6 +407,15 @@ WALRUS = (
             "venue VAL sigmod conference COL year VAL 1997",
             "COL title VAL the whips prototype for data warehouse creation and maintenance . COL "
             "authors VAL acms anthology , p edition COL venue VAL  COL year VAL ",
+            True,
+        ),
+        # Two author lists of one year that share nobody, under all but the same title: given
+        # names scraped for surnames (Cluet, Veltri, Vodislav), weighed alike.
+        (
+            "COL title VAL views in a large scale xml repository COL authors VAL s cluet , "
+            "p veltri , d vodislav COL venue VAL vldb COL year VAL 2001",
+            "COL title VAL views in a large scale xml repository [ c ] COL authors VAL c sophie "
+            ", v pierangelo , v dan COL venue VAL  COL year VAL 2001.0",
             True,
         ),
         # A citation naming no venue, two years or more from the paper: another printing of it.
@@ -473,14 +506,56 @@ def test_the_weights_read_titles_without_their_glued_ends_and_misspelt_names() -
             ],
             "surnames_a": [["darwen", "date"], ["bernstein", "halevy", "pottinger"]],
             "surnames_b": [["darwen"], ["bemsten", "smith", "pottinger"]],
+            "a": [0, 1],
+            "b": [2, 3],
         }
     )
-    scraped = with_scraped_columns(pairs)
+    records = pl.DataFrame(
+        {"authors": ["h darwen; cj date", "pa bernstein; ay halevy", "h darwen", "p bemsten"]}
+    )
+    scraped = with_scraped_columns(pairs, records)
     assert scraped["trimmed_title_sim"].to_list()[0] == 1.0
     assert scraped["trimmed_title_sim"].to_list()[1] < 0.95
     # Glued words go from the ends, articles among them ("the", "a").
     assert scraped["trimmed_words"].to_list() == [2, 5]
     assert scraped["author_share"].to_list() == [1.0, pytest.approx(2 / 3)]
+    assert scraped["swapped_share"].to_list() == [0.0, 0.0]
+
+
+def test_the_weights_read_names_with_given_and_family_swapped() -> None:
+    """Scholar files "Byoung-Kee Yi" as "y byoung-kee" where DBLP has "b yi": no surname is
+    shared, yet each name is the other's with its parts swapped, at the same place (train
+    split: "fast time sequence indexing for arbitrary lp norms", Yi and Faloutsos)."""
+    dblp = ditto_item(
+        "DBLP:0",
+        "COL title VAL fast time sequence indexing for arbitrary lp norms COL authors VAL "
+        "b yi , c faloutsos COL venue VAL vldb COL year VAL 2000",
+    )
+    scholar = ditto_item(
+        "Scholar:1",
+        "COL title VAL fast time sequence indexing for arbitrary lp norms [ a ] COL authors VAL "
+        "y byoung-kee , f christos COL venue VAL COL year VAL 2000.0",
+    )
+    other = ditto_item(
+        "Scholar:2",
+        "COL title VAL fast time sequence indexing for arbitrary lp norms COL authors VAL "
+        "c yannis , f byron COL venue VAL COL year VAL 2000.0",
+    )
+    records = records_frame([reference(item.id, item.id, item) for item in (dblp, scholar, other)])
+    pairs = pl.DataFrame(
+        {
+            "a": [0, 0],
+            "b": [1, 2],
+            "title_key_a": records["title_key"].gather([0, 0]),
+            "title_key_b": records["title_key"].gather([1, 2]),
+            "surnames_a": records["surnames"].gather([0, 0]),
+            "surnames_b": records["surnames"].gather([1, 2]),
+        }
+    )
+    scraped = with_scraped_columns(pairs, records)
+    assert scraped["author_share"].to_list() == [0.0, 0.0]
+    assert scraped["swapped_share"].to_list() == [1.0, 0.0]
+    assert load_weights().coefficients[FEATURES.index("swapped_names")][1] > 0
 
 
 def test_a_garbled_copy_votes_by_its_title_inside_the_other(tmp_path: Path) -> None:

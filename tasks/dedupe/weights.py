@@ -9,6 +9,7 @@ it together; the rules' hard stops (other identifiers, numbers, venue kinds, tea
 """
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -96,24 +97,57 @@ def _author_share(a: list[str], b: list[str]) -> float:
     return found / len(short)
 
 
-def with_scraped_columns(pairs: pl.DataFrame) -> pl.DataFrame:
-    """The compared pairs with what the weights read name by name and word by word (few pairs:
-    only those they decide): `trimmed_title_sim`, the titles' similarity without the glued
-    words at their ends, `trimmed_words`, the shorter trimmed title's length, and
-    `author_share`, how much of the shorter author list the other holds."""
-    trimmed_sim, trimmed_words, share = [], [], []
-    for title_a, title_b, names_a, names_b in pairs.select(
-        "title_key_a", "title_key_b", "surnames_a", "surnames_b"
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _monograms(authors: str | None) -> list[tuple[str, str]]:
+    """Each author's first given and first family letter ("b yi" -> ("b", "y"))."""
+    letters = []
+    for name in (authors or "").split("; "):
+        # Words split at spaces only: "byoung-kee" is one family name.
+        firsts = [found[0] for word in name.lower().split() if (found := _LETTER.search(word))]
+        if len(firsts) >= 2:
+            letters.append((firsts[0], firsts[-1]))
+    return letters
+
+
+def _swapped_share(a: str | None, b: str | None) -> float:
+    """The share of the shorter author list whose name at the same place in the other list has
+    the given and family names swapped: Scholar files "Byoung-Kee Yi" as "y byoung-kee" where
+    DBLP has "b yi", so the surnames ("yi", "byoungkee") share nothing."""
+    x, y = _monograms(a), _monograms(b)
+    fewest = min(len(x), len(y))
+    if not fewest:
+        return 0.0
+    swapped = sum(
+        given == other_family and family == other_given and given != family
+        for (given, family), (other_given, other_family) in zip(x, y, strict=False)
+    )
+    return swapped / fewest
+
+
+def with_scraped_columns(pairs: pl.DataFrame, records: pl.DataFrame) -> pl.DataFrame:
+    """The compared pairs (rows a, b of `records`) with what the weights read name by name and
+    word by word (few pairs: only those they decide): `trimmed_title_sim`, the titles'
+    similarity without the glued words at their ends, `trimmed_words`, the shorter trimmed
+    title's length, `author_share`, how much of the shorter author list the other holds, and
+    `swapped_share`, how much of it the other holds with given and family names swapped."""
+    trimmed_sim, trimmed_words, share, swapped = [], [], [], []
+    authors = {f"authors_{side}": records["authors"].gather(pairs[side]) for side in ("a", "b")}
+    for title_a, title_b, names_a, names_b, authors_a, authors_b in pairs.select(
+        "title_key_a", "title_key_b", "surnames_a", "surnames_b", **authors
     ).iter_rows():
         names = [n for n in (names_a or []) + (names_b or []) if len(n) > 3]
         x, y = (_trimmed(t or "", names) for t in (title_a, title_b))
         trimmed_sim.append(max(fuzz.ratio(x, y), fuzz.token_sort_ratio(x, y)) / 100)
         trimmed_words.append(min(len(x.split()), len(y.split())))
         share.append(_author_share(names_a or [], names_b or []))
+        swapped.append(_swapped_share(authors_a, authors_b))
     return pairs.with_columns(
         trimmed_title_sim=pl.Series(trimmed_sim, dtype=pl.Float64),
         trimmed_words=pl.Series(trimmed_words, dtype=pl.Int64),
         author_share=pl.Series(share, dtype=pl.Float64),
+        swapped_share=pl.Series(swapped, dtype=pl.Float64),
     )
 
 
@@ -178,6 +212,7 @@ def pair_features() -> dict[str, pl.Expr]:
         "trimmed_words": (col("trimmed_words").clip(0, 20) / 10).cast(pl.Float64),
         "author_share": col("author_share"),
         "same_initial": _flag(initial("a") == initial("b")),
+        "swapped_names": col("swapped_share"),
     }
 
 
