@@ -299,12 +299,21 @@ def write_folder(
     assessed: Assessment,
     batch_size: int,
 ) -> tuple[Rendered, str]:
-    """An import's job folder and library rows, from its stored citations a batch at a time,
-    swapped in whole as `persist` does: what was written (the citations its report lists) and
-    the folder's path."""
+    """An import's library rows, then its job folder from its stored citations a batch at a
+    time, swapped in whole as `persist` does: what was written (the citations its report lists)
+    and the folder's path."""
     job_id, styles = params.job_id, params.chosen_styles()
     target = JobFolder(params.out_dir, job_id)
     with target.replacing() as folder:
+        others = other_tables(job_id, job, works, assessed)
+        # the citations are stored already: they get their scores and work columns. Saved
+        # before the folder is written, not after: DuckDB holds a transaction's rows in memory
+        # until it commits (~2 KB a row), which would come on top of what writing the folder
+        # leaves allocated. The folder is still swapped in only once the library holds the rows.
+        updates = assessed.citation_scores.join(works.columns, on="citation_id", how="left")
+        updated = {"citations": updates.with_columns(job_id=pl.lit(job_id))}
+        save_to_library(job_id, params.inputs, others, works, params.db, updated)
+        del updates, updated  # not held while the folder is written
         written = write_batches(folder, params, order, works, assessed.citation_scores, batch_size)
         listed = listing(written.listed, written.count, written.marks, styles)
         every = len(order) <= report.MAX_REPORTED_CITATIONS
@@ -316,23 +325,13 @@ def write_folder(
                 frames.citations_frame(job_id, []), assessed.citation_scores, works.columns
             )
         )
-        tables = {"citations": reported, **other_tables(job_id, job, works, assessed)}
+        tables = {"citations": reported, **others}
         files = listed.files | report_files(
             job_id, tables, listed, written.marks, works.links, whole
         )
         metrics = listed.metrics(assessed.metrics)
         rendered = Rendered(job_id, tables, files, works, metrics, job.errors, whole)
         write_outputs(folder, rendered, citations_written=True)
-        # the citations are stored already: they get their scores and work columns
-        updates = assessed.citation_scores.join(works.columns, on="citation_id", how="left")
-        save_to_library(
-            job_id,
-            params.inputs,
-            {k: v for k, v in tables.items() if k != "citations"},
-            works,
-            params.db,
-            {"citations": updates.with_columns(job_id=pl.lit(job_id))},
-        )
     return rendered, str(target.path)
 
 
