@@ -340,8 +340,8 @@ def finish_import(
     params: JobParams, job: ReadResult, order: Sequence[str], batch_size: int
 ) -> JobSummary:
     """How an import ends once its citations are stored: `finish_job`'s stages, each over the
-    stored citations a batch at a time (support -> dedupe -> score -> render + persist ->
-    publish), so that memory holds a batch and a few columns of every citation."""
+    stored citations a batch at a time (support -> dedupe -> score -> library rows -> render
+    + job folder -> publish), so that memory holds a batch and a few columns of every citation."""
     job_id, db = params.job_id, params.db
     records, scored = quoted(score_batches_step)(job_id, order, job.claims, batch_size, db)
     claims = link_claims(job.claims, [c.reference for c in scored.cited])
