@@ -165,7 +165,6 @@ def stored_batches(
 class Scored:
     """What the job-folder stage keeps of every citation: a few columns, never the citations."""
 
-    records: pl.DataFrame  # dedupe's match keys (job_records)
     scores: pl.DataFrame  # metrics.citation_scores
     tally: Tally
     cited: list[Checked]  # the citations claims name (claim support and claim scores need them)
@@ -173,8 +172,9 @@ class Scored:
 
 def score_batches(
     job_id: str, order: Sequence[str], claims: Sequence[Claim], batch_size: int, db: str | None
-) -> Scored:
-    """The first pass over the stored batches: what dedupe, scoring and metrics take."""
+) -> tuple[pl.DataFrame, Scored]:
+    """The first pass over the stored batches: dedupe's match keys (`job_records`), and what
+    scoring and metrics take."""
     named = {cid for claim in claims for cid in claim.citation_ids}
     records, scores, tally, cited = [], [], Tally(), list[Checked]()
     for checked in stored_batches(job_id, order, batch_size, db):
@@ -182,12 +182,8 @@ def score_batches(
         scores.append(citation_scores(checked))
         tally.add(c.result for c in checked)
         cited.extend(c for c in checked if c.reference.claim_ids or c.citation_id in named)
-    return Scored(
-        pl.concat(records) if records else job_records(job_id, []),
-        pl.concat(scores) if scores else citation_scores([]),
-        tally,
-        cited,
-    )
+    keys = pl.concat(records) if records else job_records(job_id, [])
+    return keys, Scored(pl.concat(scores) if scores else citation_scores([]), tally, cited)
 
 
 def batch_work_ids(columns: pl.DataFrame, checked: Sequence[Checked]) -> dict[str, str]:
@@ -299,12 +295,21 @@ def write_folder(
     assessed: Assessment,
     batch_size: int,
 ) -> tuple[Rendered, str]:
-    """An import's job folder and library rows, from its stored citations a batch at a time,
-    swapped in whole as `persist` does: what was written (the citations its report lists) and
-    the folder's path."""
+    """An import's library rows, then its job folder from its stored citations a batch at a
+    time, swapped in whole as `persist` does: what was written (the citations its report lists)
+    and the folder's path."""
     job_id, styles = params.job_id, params.chosen_styles()
     target = JobFolder(params.out_dir, job_id)
     with target.replacing() as folder:
+        others = other_tables(job_id, job, works, assessed)
+        # the citations are stored already: they get their scores and work columns. Saved
+        # before the folder is written, not after: DuckDB holds a transaction's rows in memory
+        # until it commits (~2 KB a row), which would come on top of what writing the folder
+        # leaves allocated. The folder is still swapped in only once the library holds the rows.
+        updates = assessed.citation_scores.join(works.columns, on="citation_id", how="left")
+        updated = {"citations": updates.with_columns(job_id=pl.lit(job_id))}
+        save_to_library(job_id, params.inputs, others, works, params.db, updated)
+        del updates, updated  # not held while the folder is written
         written = write_batches(folder, params, order, works, assessed.citation_scores, batch_size)
         listed = listing(written.listed, written.count, written.marks, styles)
         every = len(order) <= report.MAX_REPORTED_CITATIONS
@@ -316,23 +321,13 @@ def write_folder(
                 frames.citations_frame(job_id, []), assessed.citation_scores, works.columns
             )
         )
-        tables = {"citations": reported, **other_tables(job_id, job, works, assessed)}
+        tables = {"citations": reported, **others}
         files = listed.files | report_files(
             job_id, tables, listed, written.marks, works.links, whole
         )
         metrics = listed.metrics(assessed.metrics)
         rendered = Rendered(job_id, tables, files, works, metrics, job.errors, whole)
         write_outputs(folder, rendered, citations_written=True)
-        # the citations are stored already: they get their scores and work columns
-        updates = assessed.citation_scores.join(works.columns, on="citation_id", how="left")
-        save_to_library(
-            job_id,
-            params.inputs,
-            {k: v for k, v in tables.items() if k != "citations"},
-            works,
-            params.db,
-            {"citations": updates.with_columns(job_id=pl.lit(job_id))},
-        )
     return rendered, str(target.path)
 
 
@@ -345,15 +340,18 @@ def finish_import(
     params: JobParams, job: ReadResult, order: Sequence[str], batch_size: int
 ) -> JobSummary:
     """How an import ends once its citations are stored: `finish_job`'s stages, each over the
-    stored citations a batch at a time (support -> dedupe -> score -> render + persist ->
-    publish), so that memory holds a batch and a few columns of every citation."""
+    stored citations a batch at a time (support -> dedupe -> score -> library rows -> render
+    + job folder -> publish), so that memory holds a batch and a few columns of every citation."""
     job_id, db = params.job_id, params.db
-    scored = quoted(score_batches_step)(job_id, order, job.claims, batch_size, db)
+    records, scored = quoted(score_batches_step)(job_id, order, job.claims, batch_size, db)
     claims = link_claims(job.claims, [c.reference for c in scored.cited])
     job = ReadResult(references=[], claims=claims, errors=job.errors)
     supports = TASKS.support(claims, scored.cited)
     with write_lock(db):
-        works = quoted(dedupe_step)(job_id, scored.records, db)
+        works = quoted(dedupe_step)(job_id, records, db)
+        # `works` holds them with their work ids: not kept twice through the save and the
+        # folder (-24 MB at once at 40,000 citations)
+        del records
         duplicates = repeats_within_jobs(works.columns).height
         assessed = assessment(
             scored.scores, scored.tally, claims, scored.cited, duplicates, supports
