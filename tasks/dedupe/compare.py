@@ -61,9 +61,11 @@ _NUMERALS_ANYWHERE = rf"\d+|{_ROMAN}|\bi\b"
 
 
 _WHOLE = 0.999  # a part similarity this high: the shorter title is inside the longer
-# A title similarity this high outweighs two author lists that share nobody, where the learned
-# weights find the pair alike (at 0.90, DBLP-ACM joins one group's two papers of one year).
-_CLOSE = 0.95
+# Two author lists that share nobody are one team scraped wrong only where the titles are all
+# but the same (at 0.90, DBLP-ACM joins one group's two papers of one year) and the names are
+# swapped given for family ('c sophie' for S. Cluet) in at least half the places: otherwise two
+# teams under one title in one year are two papers (surveys, "... a review").
+_swapped_team = (pl.col("title_sim") >= 0.95) & (pl.col("swapped_share") >= 0.5)
 
 
 def _numerals(title: pl.Expr, pattern: str) -> pl.Expr:
@@ -237,13 +239,14 @@ def compared_pairs(
     # read title words one by one).
     weights = thresholds.weights or load_weights()
     modelled = scored["modelled"]
+    scraped = with_scraped_columns(scored.filter(modelled), records)
     probability = pl.Series("learned_p", [None] * scored.height, dtype=pl.Float64).scatter(
-        modelled.arg_true(),
-        with_scraped_columns(scored.filter(modelled), records)
-        .select(weights.probability())
-        .to_series(),
+        modelled.arg_true(), scraped.select(weights.probability()).to_series()
     )
-    return scored.with_columns(probability), apart
+    mirrored = pl.Series("swapped_share", [None] * scored.height, dtype=pl.Float64).scatter(
+        modelled.arg_true(), scraped["swapped_share"]
+    )
+    return scored.with_columns(probability, mirrored), apart
 
 
 def _inside(titles: pl.Series, a: pl.Series, b: pl.Series, most_words: int) -> pl.Series:
@@ -270,18 +273,24 @@ def _inside(titles: pl.Series, a: pl.Series, b: pl.Series, most_words: int) -> p
 
 def _missing_numbers(title: pl.Expr, other: pl.Expr, year: pl.Expr, other_year: pl.Expr) -> pl.Expr:
     """Whether `title` holds a number `other` lacks, not counting, where `title`'s citation is
-    undated, the other's year (run into the title), a year either side of it (a citation's year
-    is often off by one) or its last two digits ("in vldb 02")."""
+    undated, the other's year (run into the title); nor, where the other title names no number
+    of its own, a year either side of it (a citation's year is often off by one) or its last two
+    digits ("in vldb 02"). An edition's own year ("report 2020" against "report 2019") is a
+    number of the title, not a slip."""
     # (A list of the years, empty where dated: list.contains with a column is twice as slow.)
-    years = (other_year + offset for offset in (-1, 0, 1))
+    exact = other_year.cast(pl.Utf8)
+    near = (other_year - 1, other_year + 1)
     run_in = (
-        pl.when(year.is_null())
+        pl.when(year.is_null() & (_numerals(other, _NUMERALS_ANYWHERE).list.len() == 0))
         .then(
             pl.concat_list(
-                *(y.cast(pl.Utf8) for y in years),
+                exact,
+                *(y.cast(pl.Utf8) for y in near),
                 (other_year % 100).cast(pl.Utf8).str.zfill(2),
             )
         )
+        .when(year.is_null())
+        .then(pl.concat_list(exact))
         .otherwise(pl.lit([], pl.List(pl.Utf8)))
     )
     return (
@@ -507,14 +516,13 @@ def _evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
     # evidence together, under the same hard stops. Between two dated records they join no
     # short title and no two teams: clean lists (DBLP-ACM) hold a group's two papers of one
     # year ("Prospector: a content-based multimedia server ..." and "A Teradata content-based
-    # multimedia object manager ..."), "Book reviews" beside "Call for book reviews". Two teams
-    # under one title all but the same are one work, the names scraped wrong: "c sophie, v
-    # pierangelo, v dan" for Cluet, Veltri and Vodislav.
+    # multimedia object manager ..."), "Book reviews" beside "Call for book reviews"; but one
+    # team scraped wrong (`_swapped_team`) is one.
     threshold = (th.weights or load_weights()).threshold
     learned = (
         col("modelled")
         & (col("learned_p") >= threshold)
-        & (~_both("year") | (~short & (~col("teams_apart") | (col("title_sim") >= _CLOSE))))
+        & (~_both("year") | (~short & (~col("teams_apart") | _swapped_team)))
     ).fill_null(False)
     # What no likeness overrules: years too far apart, a short title unbacked, a recurring title
     # unplaced, other numbers, other kinds of venue, and other pages in another year (another

@@ -123,7 +123,8 @@ def _swapped_share(a: str | None, b: str | None) -> float:
         given == other_family and family == other_given and given != family
         for (given, family), (other_given, other_family) in zip(x, y, strict=False)
     )
-    return swapped / fewest
+    # one mirrored pair of initials ('j smith' and 's jones') is chance, not a swap
+    return swapped / fewest if swapped >= 2 else 0.0
 
 
 def with_scraped_columns(pairs: pl.DataFrame, records: pl.DataFrame) -> pl.DataFrame:
