@@ -56,10 +56,12 @@ def tasks_run_here(runner: TaskRunner[Any] | None = None) -> bool:
         runner = context.task_runner if context else task_runner()
     if isinstance(runner, ThreadPoolTaskRunner):
         return True
-    # prefect-dask's runner, judged by how it was made (a scheduler address means other hosts)
+    # prefect-dask's runner, judged by how it was made: a scheduler address means other hosts,
+    # and only a LocalCluster named as ours names it is known to keep its workers here
     cluster_kwargs = getattr(runner, "cluster_kwargs", None)
     return (
         getattr(runner, "address", "elsewhere") is None
+        and getattr(runner, "cluster_class", None) in (None, "distributed.LocalCluster")
         and isinstance(cluster_kwargs, dict)
         and cluster_kwargs.get("processes") is False
     )

@@ -114,3 +114,8 @@ def test_the_running_flows_runner_decides_not_the_environment(
     assert tasks_run_here(in_process) is True
     assert tasks_run_here(processes) is False
     assert tasks_run_here(DaskTaskRunner(address="tcp://h:8786")) is False
+    elsewhere = local_cluster_kwargs(2, processes=False)
+    other_cluster = DaskTaskRunner(
+        cluster_class="distributed.SpecCluster", cluster_kwargs=elsewhere
+    )
+    assert tasks_run_here(other_cluster) is False
