@@ -206,9 +206,15 @@ def _title_pairs(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
             <= CASE WHEN key LIKE 'tail %' OR key LIKE 'author %' THEN {blocking.tail_cap}
                     ELSE {blocking.block_cap} END
         """)
+    # Only the keys that make blocks, materialised before the self-join: planned as one query,
+    # DuckDB may join every key's records with each other first (6,000 generated titles of one
+    # template sharing a key: 36M rows, past its memory cap) and only then drop the big keys.
+    con.execute(
+        "CREATE TEMP TABLE blocked AS SELECT rid, key FROM title_keys JOIN blocks USING (key)"
+    )
     return f"""
         SELECT DISTINCT n.rid AS x, o.rid AS y, NULL AS relation, false AS keyed
-        FROM title_keys n JOIN blocks USING (key) JOIN title_keys o USING (key)
+        FROM blocked n JOIN blocked o USING (key)
         JOIN recs a ON a.rid = n.rid JOIN recs b ON b.rid = o.rid
         WHERE a.new
           AND (a.year IS NULL OR b.year IS NULL OR abs(a.year - b.year) <= {blocking.year_window}
