@@ -437,10 +437,11 @@ def save_to_library(
     works: JobDedupe,
     db: str | None,
     updates: dict[str, pl.DataFrame] | None = None,
+    threads: int | None = None,
 ) -> None:
     """Replace the job's rows in the library, and the works and links it touches (`updates`:
-    columns to set on rows stored already)."""
-    with Library(db_path_from_env(db)) as library:
+    columns to set on rows stored already; `threads`: DuckDB's for the write)."""
+    with Library(db_path_from_env(db), threads=threads) as library:
         library.save_job(
             job_id, list(inputs), tables, shared_rows(works), works.retired, updates=updates
         )

@@ -1,5 +1,8 @@
 """The DuckDB library and the job folder, on real files."""
 
+from pathlib import Path
+
+import duckdb
 import polars as pl
 import pytest
 
@@ -115,3 +118,12 @@ def test_parquet_written_atomically_and_reads_back(tmp_path):
     assert [p.name for p in folder.path.iterdir()] == ["citations.parquet"]  # no temp left
     with pytest.raises(ValueError):
         folder.write_text("../escape.txt", "x")
+
+
+def test_a_library_connection_takes_the_threads_it_is_given(tmp_path: Path) -> None:
+    # An import writes on one DuckDB thread (less memory held); an audit keeps DuckDB's default.
+    with Library(tmp_path / "lib.duckdb", threads=1) as library:
+        assert library.con.execute("SELECT current_setting('threads')").fetchone() == (1,)
+    with Library(tmp_path / "lib.duckdb") as library:
+        default = library.con.execute("SELECT current_setting('threads')").fetchone()
+    assert default == (duckdb.connect().execute("SELECT current_setting('threads')").fetchone())
