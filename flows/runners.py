@@ -24,7 +24,7 @@ KINDS = ("threads", "dask")
 
 def task_runner(kind: str | None = None, workers: int | None = None) -> TaskRunner[Any]:
     """A task runner by name: `threads` (env `CITEAUDIT_TASK_RUNNER`, default) or `dask`."""
-    kind = kind or _kind()
+    kind = kind or os.environ.get("CITEAUDIT_TASK_RUNNER", "threads")
     workers = workers or int(os.environ.get("CITEAUDIT_WORKERS", DEFAULT_WORKERS))
     if workers < 1:
         raise ValueError(f"workers must be at least 1, not {workers}")
@@ -33,18 +33,6 @@ def task_runner(kind: str | None = None, workers: int | None = None) -> TaskRunn
     if kind == "dask":
         return dask_task_runner(workers)
     raise ValueError(f"unknown task runner {kind!r} (known: {', '.join(KINDS)})")
-
-
-def _kind() -> str:
-    return os.environ.get("CITEAUDIT_TASK_RUNNER", "threads")
-
-
-def _dask_address() -> str | None:
-    return os.environ.get("CITEAUDIT_DASK_ADDRESS")
-
-
-def _dask_processes() -> bool:
-    return os.environ.get("CITEAUDIT_DASK_PROCESSES", "0") == "1"
 
 
 def tasks_run_here(runner: TaskRunner[Any] | None = None) -> bool:
@@ -77,10 +65,10 @@ def dask_task_runner(workers: int) -> TaskRunner[Any]:
             "CITEAUDIT_TASK_RUNNER=dask needs the dask extra: pip install 'citeaudit[dask]'"
         ) from exc
 
-    address = _dask_address()
+    address = os.environ.get("CITEAUDIT_DASK_ADDRESS")
     if address:
         return cast(TaskRunner[Any], DaskTaskRunner(address=address))
-    processes = _dask_processes()
+    processes = os.environ.get("CITEAUDIT_DASK_PROCESSES", "0") == "1"
     return cast(
         TaskRunner[Any],
         DaskTaskRunner(
