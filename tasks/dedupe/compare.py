@@ -239,14 +239,14 @@ def compared_pairs(
     # read title words one by one).
     weights = thresholds.weights or load_weights()
     modelled = scored["modelled"]
-    scraped = with_scraped_columns(scored.filter(modelled), records)
-    probability = pl.Series("learned_p", [None] * scored.height, dtype=pl.Float64).scatter(
-        modelled.arg_true(), scraped.select(weights.probability()).to_series()
+    decided = with_scraped_columns(scored.filter(modelled), records).select(
+        weights.probability().alias("learned_p"), "swapped_share"
     )
-    mirrored = pl.Series("swapped_share", [None] * scored.height, dtype=pl.Float64).scatter(
-        modelled.arg_true(), scraped["swapped_share"]
-    )
-    return scored.with_columns(probability, mirrored), apart
+    rows = modelled.arg_true()
+    return scored.with_columns(
+        pl.Series(name, [None] * scored.height, dtype=pl.Float64).scatter(rows, decided[name])
+        for name in decided.columns
+    ), apart
 
 
 def _inside(titles: pl.Series, a: pl.Series, b: pl.Series, most_words: int) -> pl.Series:
@@ -280,8 +280,9 @@ def _missing_numbers(title: pl.Expr, other: pl.Expr, year: pl.Expr, other_year: 
     # (A list of the years, empty where dated: list.contains with a column is twice as slow.)
     exact = other_year.cast(pl.Utf8)
     near = (other_year - 1, other_year + 1)
+    others = _numerals(other, _NUMERALS_ANYWHERE)
     run_in = (
-        pl.when(year.is_null() & (_numerals(other, _NUMERALS_ANYWHERE).list.len() == 0))
+        pl.when(year.is_null() & (others.list.len() == 0))
         .then(
             pl.concat_list(
                 exact,
@@ -295,7 +296,7 @@ def _missing_numbers(title: pl.Expr, other: pl.Expr, year: pl.Expr, other_year: 
     )
     return (
         _numerals(title, _NUMERALS)
-        .list.set_difference(_numerals(other, _NUMERALS_ANYWHERE))
+        .list.set_difference(others)
         .list.set_difference(run_in)
         .list.len()
         > 0
