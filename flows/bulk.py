@@ -66,6 +66,11 @@ DEFAULT_BATCH = 5_000
 BULK_THREADS = 1
 
 
+def _library(db: str | None) -> Library:
+    """The library, opened as an import opens it (on `BULK_THREADS`)."""
+    return Library(db_path_from_env(db), threads=BULK_THREADS)
+
+
 def file_digests(paths: Sequence[str]) -> dict[str, str]:
     """Each input file's content digest: what keys the import's progress and citation ids."""
     digests = {}
@@ -86,7 +91,7 @@ def input_fingerprint(digests: Sequence[str], input_format: str | None, batch_si
 
 @stage_task("bulk-batches-done")
 def batches_done_step(job_id: str, fingerprint: str, db: str | None) -> set[int]:
-    with Library(db_path_from_env(db), threads=BULK_THREADS) as library:
+    with _library(db) as library:
         return library.bulk_batches_done(job_id, fingerprint)
 
 
@@ -95,7 +100,7 @@ def store_batch(
 ) -> int:
     """One batch's rows and its `done` mark (tasks/store/bulk.py); how many rows."""
     frame = frames.citations_frame(job_id, checked)
-    with Library(db_path_from_env(db), threads=BULK_THREADS) as library:
+    with _library(db) as library:
         library.save_bulk_batch(job_id, batch, fingerprint, frame)
     return frame.height
 
@@ -153,7 +158,7 @@ def stored_rows(
 ) -> Iterator[pl.DataFrame]:
     """The job's stored citation rows named by `ids`, in that order, a batch at a time."""
     for start in range(0, len(ids), batch_size):
-        with Library(db_path_from_env(db), threads=BULK_THREADS) as library:
+        with _library(db) as library:
             yield library.rows_in_order("citations", job_id, ids[start : start + batch_size])
 
 
