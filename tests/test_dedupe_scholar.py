@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from bench.dedupe import dedupe_linked, pair_scores, versions
+from bench.dedupe_errors import RIGHT, fold_errors
 from bench.dedupe_sources import Labelled, LabelledPair, dblp_scholar, ditto_item, reference
 from tasks.dedupe import DedupeThresholds, records_frame
 from tasks.dedupe.assign import prepared_records
@@ -72,6 +73,22 @@ def test_scraped_pairs_of_the_sample_are_found(
     work_of, links = dedupe_linked([records])
     _, recall, _ = pair_scores(pairs, work_of, versions(links))
     assert recall >= 14 / 15
+
+
+def test_every_sample_pair_is_grouped_as_the_bench_scores_it(
+    sample: tuple[list[Labelled], list[LabelledPair]],
+) -> None:
+    """bench.dedupe_errors puts each pair in one group, and those it calls right are the ones
+    bench.dedupe scores right."""
+    records, pairs = sample
+    groups = fold_errors(records, pairs, DedupeThresholds())
+    work_of, links = dedupe_linked([records])
+    precision, recall, _ = pair_scores(pairs, work_of, versions(links))
+    wrong = [group for group, *_ in groups if group != RIGHT]
+    missed = sum(group.startswith("true") for group in wrong)
+    assert len(groups) == len(pairs)
+    assert missed == round((1 - recall) * sum(p.same for p in pairs))
+    assert precision < 1.0 or not any(group.startswith("false") for group in wrong)
 
 
 @pytest.mark.parametrize(
