@@ -66,6 +66,7 @@ def docx(path: Path) -> None:
         ("scan.png", lambda p: p.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64)), "a PNG image"),
         ("photo.jpg", lambda p: p.write_bytes(b"\xff\xd8\xff\xe0" + bytes(64)), "a JPEG image"),
         ("empty.bib", lambda p: p.write_text("  \n"), "empty"),
+        ("refs.bib", lambda p: p.write_bytes(b"@article{a,\x00\x01" + bytes(64)), "binary"),
         ("paper.pdf", lambda p: p.write_bytes(pdf_with_text("No identifier here")), "no DOI"),
     ],
 )

@@ -48,6 +48,11 @@ def refusal(path: Path) -> str | None:
     for magic, what in _IMAGES:
         if head.startswith(magic):
             return f"{what}, not a bibliography: {_ADVICE}"
+    # Imported here: tasks.read.text reads HTML through this module.
+    from tasks.read.text import is_binary
+
+    if is_binary(head):
+        return f"binary content (NUL bytes), not a bibliography: {_ADVICE}"
     return None
 
 

@@ -51,6 +51,12 @@ class Decoded:
     note: str | None = None  # why the text may not be what the file's author meant
 
 
+def is_binary(head: bytes) -> bool:
+    """Whether a file starting with `head` is binary: text never holds a NUL byte, unless it is
+    UTF-16 or UTF-32 with its BOM."""
+    return b"\x00" in head and not head.startswith(tuple(bom for bom, _ in _BOMS))
+
+
 def decode_bytes(data: bytes, *, partial: bool = False) -> str:
     """Text of `data`; `partial` for a head cut at an arbitrary byte (tolerates a split char)."""
     return decode(data, partial=partial).text
@@ -66,7 +72,7 @@ def decode(data: bytes, *, partial: bool = False) -> Decoded:
                 raise UnreadableFileError(
                     f"invalid {encoding} after its BOM ({exc.reason})"
                 ) from exc
-    if b"\x00" in data:
+    if is_binary(data):
         raise UnreadableFileError("binary content (NUL bytes)")
     try:
         return Decoded(_checked(data.decode("utf-8", errors)))
