@@ -3,6 +3,8 @@
 import gzip
 import json
 import math
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -384,3 +386,30 @@ def test_fixtures_rebuild_identically_from_shared_data(tmp_path: Path) -> None:
     build(SHARED, tmp_path)
     for built in tmp_path.iterdir():
         assert built.read_bytes() == (FIXTURES / built.name).read_bytes(), built.name
+
+
+def test_the_readme_recipe_leaves_nothing_behind(tmp_path: Path) -> None:
+    """`python -m tests.fake_registry --env-file F`, as the README's no-internet recipe runs it:
+    F appears once the registry answers, and stopping it removes F and its throwaway cache."""
+    env_file = tmp_path / "fake.env"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.fake_registry", "--env-file", str(env_file)],
+        cwd=Path(__file__).parents[1],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not env_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        env = dict(
+            line.removeprefix("export ").split("=", 1)
+            for line in env_file.read_text(encoding="utf-8").splitlines()
+        )
+        assert httpx.get(f"{env['CITEAUDIT_CROSSREF_URL']}/works", timeout=10).status_code == 200
+        state = Path(env["CITEAUDIT_CACHE_DIR"]).parent
+        assert state.is_dir()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert not env_file.exists()
+    assert not state.exists()

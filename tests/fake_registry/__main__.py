@@ -23,14 +23,17 @@ def main() -> None:
     parser.add_argument("--no-limits", action="store_true", help="switch rate limits off")
     parser.add_argument("--env-file", type=Path, help="write the environment here when ready")
     args = parser.parse_args()
-    state = Path(tempfile.mkdtemp(prefix="citeaudit-demo-"))
 
     def stop(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
-    with FakeRegistry(latency=args.latency, rate_limits=not args.no_limits) as registry:
-        env = point_env_at(registry, state)
+    # The throwaway cache goes with the registry: nothing of a demo is left in /tmp.
+    with (
+        tempfile.TemporaryDirectory(prefix="citeaudit-demo-") as state,
+        FakeRegistry(latency=args.latency, rate_limits=not args.no_limits) as registry,
+    ):
+        env = point_env_at(registry, Path(state))
         env.pop("CITEAUDIT_DB")  # the user's library stays theirs; the README names a demo one
         lines = "".join(f"export {name}={value}\n" for name, value in env.items())
         print(lines, end="", flush=True)
