@@ -1,7 +1,7 @@
 """Scheduled audits: which citations to re-check, and what changed since they were last checked.
 
 Plain functions over citation frames (the columns of tasks/frames.py); the flow
-(flows/scheduled.py) asks the registries and the library (tasks/store.py) stores the outcome."""
+(flows/scheduled.py) asks the registries and the library (tasks/store/) stores the outcome."""
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta

@@ -3,7 +3,7 @@
 Frames out (`citations_frame`, ...): the job's outputs, one row per input citation, input error
 and claim. Rows in (`reference_from_row`, `result_from_row`): a resumed bulk import and a
 scheduled audit start from rows already in the library, not from a fresh validation. Pure
-functions: building the tables is separate from writing them (tasks/store.py)."""
+functions: building the tables is separate from writing them (tasks/store/)."""
 
 import json
 from collections.abc import Mapping, Sequence

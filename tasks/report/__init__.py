@@ -1,6 +1,6 @@
 """The job report a person reads: `report.html` (self-contained, escaped, phone-friendly) and
 `report.md`. selection.py picks what is shown as typed rows; templates/ lay them out;
-render.py fills the templates. tasks/store.py writes the files."""
+render.py fills the templates. tasks/store/ writes the files."""
 
 from tasks.report.render import render_html, render_markdown
 from tasks.report.selection import (
