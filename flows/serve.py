@@ -5,6 +5,7 @@ The YAML is the one source of truth: the same names, parameters, tags and schedu
 `prefect deploy` (work pools) and `prefect.serve` (here)."""
 
 import importlib
+import os
 from importlib import resources
 from pathlib import Path
 from typing import Any, cast
@@ -79,6 +80,20 @@ def build_deployments(path: Path = DEPLOYMENTS_FILE) -> list[RunnerDeployment]:
     return [runner_deployment(config) for config in load_project(path).deployments]
 
 
+def how_to_run(deployments: list[RunnerDeployment], api_url: str) -> str:
+    """What `serve` prints as it starts. Prefect's own message points at a UI the background
+    server does not serve (it runs without one) and at `prefect deployment run` without the API
+    URL that finds these deployments from another shell."""
+    names = [f"{d.flow_name}/{d.name}" for d in deployments]
+    return (
+        f"serving {', '.join(names)} against {api_url} until Ctrl-C\n"
+        f"run one from another shell: PREFECT_API_URL={api_url} prefect deployment run "
+        f"'{names[0]}'"
+    )
+
+
 def serve_all(path: Path = DEPLOYMENTS_FILE, limit: int | None = None) -> None:
     """Serve every deployment until interrupted; `limit` caps concurrent flow runs."""
-    serve(*build_deployments(path), limit=limit)
+    deployments = build_deployments(path)
+    print(how_to_run(deployments, os.environ.get("PREFECT_API_URL", "")), flush=True)
+    serve(*deployments, limit=limit, print_starting_message=False)

@@ -194,6 +194,10 @@ def test_citeaudit_serve_runs_a_deployment(prefect_server, registry_env, tmp_pat
         server.wait(timeout=30)
         log.close()
     assert isinstance(run, FlowRun)
-    assert run.state and run.state.is_completed(), (tmp_path / "serve.log").read_text()
+    printed = (tmp_path / "serve.log").read_text()
+    assert run.state and run.state.is_completed(), printed
+    # what it tells the user works: the API URL with the run command, no link to a UI
+    assert f"PREFECT_API_URL={os.environ['PREFECT_API_URL']} prefect deployment run" in printed
+    assert "/deployments" not in printed
     table = pl.read_parquet(tmp_path / "out" / "served" / "citations.parquet")
     assert table.height > 0 and "verified" in set(table["status"])
