@@ -223,6 +223,8 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
                 summary = flow.with_options(task_runner=runner, on_running=[note_run])(**parameters)
         except NotABibliography as exc:  # an input changed after it was checked
             usage_error(str(exc))
+        except LibraryLocked as exc:  # its message says what happened and what to do
+            internal_error(str(exc))
         except Exception as exc:
             if os.environ.get("CITEAUDIT_DEBUG"):
                 raise
@@ -262,7 +264,10 @@ def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir
         RegistrySettings()
     except ValidationError as exc:
         usage_error(
-            "; ".join(f"CITEAUDIT_{str(e['loc'][0]).upper()}: {e['msg']}" for e in exc.errors())
+            "; ".join(
+                f"CITEAUDIT_{str(e['loc'][0]).upper()}: {e['msg'].removeprefix('Value error, ')}"
+                for e in exc.errors()
+            )
         )
     try:
         task_runner()

@@ -53,6 +53,7 @@ def test_fail_on_gates_a_bibliography(registry_env, tmp_path):
         ["audit", str(REPORT), "--job", "x", "--env", "CITEAUDIT_WORKERS=-1"],
         ["audit", str(REPORT), "--job", "x", "--env", "CITEAUDIT_TRUSTED_DOMAINS=/no/such/file"],
         ["audit", str(REPORT), "--job", "x", "--env", "CITEAUDIT_MAX_ATTEMPTS=many"],
+        ["audit", str(REPORT), "--job", "x", "--env", "CITEAUDIT_REGISTRIES=crossref,pubmd"],
         ["jobs", "--db", "no-such-library.duckdb"],
         ["report", "x", "--db", "no-such-library.duckdb"],
     ],
@@ -67,6 +68,7 @@ def test_usage_errors_exit_2_with_one_line(args, tmp_path, monkeypatch):
     assert result.exit_code == 2
     assert result.output.strip().startswith("citeaudit: error:")
     assert len(result.output.strip().splitlines()) == 1
+    assert "Value error" not in result.output  # pydantic's wording stays out of our message
     assert not (tmp_path / "out").exists()
     assert not (tmp_path.parent / "escape").exists()
     assert not (tmp_path / "no-such-library.duckdb").exists()

@@ -303,6 +303,7 @@ def test_a_job_the_locked_library_cannot_take_keeps_its_outputs_marked_not_store
     assert run.returncode == 3, run.stderr
     said = [line for line in run.stderr.splitlines() if line.startswith("citeaudit: error")]
     assert len(said) == 1 and "marked not stored" in said[0] and "Traceback" not in run.stderr
+    assert "JobNotStored" not in said[0]  # a sentence for the user, not our class name
     # The checked citations are kept, and every output says they are not in the library.
     assert pl.read_parquet(folder / "citations.parquet").height == len(FIRST)
     assert "run the same command again" in (folder / "NOT_STORED.txt").read_text()
