@@ -308,7 +308,8 @@ def audit(
     workers: Annotated[int, typer.Option(help="Parallel validation tasks.")] = 4,
     styles: Annotated[
         str | None,
-        typer.Option(help="Bibliography styles, comma-separated (default: the job's default)."),
+        # The default is models.job.DEFAULT_STYLES, not imported here so that --help stays fast.
+        typer.Option(help="Bibliography styles, comma-separated (default: apa)."),
     ] = None,
 ) -> None:
     """Validate every citation of INPUTS, write OUT/JOB/ and the library."""
