@@ -5,7 +5,6 @@ The YAML is the one source of truth: the same names, parameters, tags and schedu
 `prefect deploy` (work pools) and `prefect.serve` (here)."""
 
 import importlib
-import os
 from importlib import resources
 from pathlib import Path
 from typing import Any, cast
@@ -15,6 +14,8 @@ from prefect import Flow, serve
 from prefect.cli.deploy._models import DeploymentConfig, PrefectYamlModel, RawScheduleConfig
 from prefect.deployments.runner import RunnerDeployment
 from prefect.schedules import Cron, Schedule
+
+from flows.server import configured_api_url
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,5 +96,5 @@ def how_to_run(deployments: list[RunnerDeployment], api_url: str) -> str:
 def serve_all(path: Path = DEPLOYMENTS_FILE, limit: int | None = None) -> None:
     """Serve every deployment until interrupted; `limit` caps concurrent flow runs."""
     deployments = build_deployments(path)
-    print(how_to_run(deployments, os.environ.get("PREFECT_API_URL", "")), flush=True)
+    print(how_to_run(deployments, configured_api_url() or ""), flush=True)
     serve(*deployments, limit=limit, print_starting_message=False)
