@@ -1,15 +1,18 @@
 """`citeaudit registries`: which registries an audit asks, and why any is not asked."""
 
 from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
 from tasks.registries import registry_status
 from tasks.registries.limits import HostLimits
 from tasks.registries.settings import REGISTRY_NAMES, RegistrySettings
 
 
-def registry_lines(settings: RegistrySettings) -> list[str]:
-    """One line per registry: asked or not (and why), then its base URL, pace and credentials.
-    Keys are named, never shown."""
+def registry_rows(settings: RegistrySettings) -> list[tuple[str, str]]:
+    """Per registry, its name and what to say of it: asked or not (and why), then its base URL,
+    then its pace and credentials, each on a line of its own (an 80-column terminal fits a URL
+    whole there, not beside the rest). Keys are named, never shown."""
     limits: dict[str, HostLimits] = {
         "crossref": settings.crossref_limits(),
         "pubmed": settings.pubmed_limits(),
@@ -36,15 +39,15 @@ def registry_lines(settings: RegistrySettings) -> list[str]:
         ),
         "openalex": _given("OPENALEX_API_KEY", settings.openalex_api_key is not None, "required"),
     }
-    lines = []
+    rows = []
     for name, why in registry_status(settings).items():
         limit = limits[name]
-        details = [urls[name], f"{limit.max_rate:.2g} req/s, {limit.max_in_flight} at a time"]
+        pace = [f"{limit.max_rate:.2g} req/s, {limit.max_in_flight} at a time"]
         if name in credentials:
-            details.append(credentials[name])
+            pace.append(credentials[name])
         state = f"not asked: {why}" if why else "asked"
-        lines.append(f"{name:<17}{state}  ({'; '.join(details)})")
-    return lines
+        rows.append((name, "\n".join((state, urls[name], "; ".join(pace)))))
+    return rows
 
 
 def _given(variable: str, present: bool, effect: str) -> str:
@@ -52,9 +55,15 @@ def _given(variable: str, present: bool, effect: str) -> str:
 
 
 def show_registries(out: Console) -> None:
-    for line in registry_lines(RegistrySettings()):
-        out.print(line, highlight=False, soft_wrap=True)
+    # a borderless grid: a long line wraps at its spaces within its own column
+    table = Table.grid(padding=(0, 2))
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")
+    for name, text in registry_rows(RegistrySettings()):
+        table.add_row(name, Text(text))  # Text: a URL's brackets are not markup
+    out.print(table)
     out.print(
-        f"Choose with CITEAUDIT_REGISTRIES={','.join(REGISTRY_NAMES)} (any subset).",
+        "Choose with CITEAUDIT_REGISTRIES, a comma-separated subset of "
+        f"{', '.join(REGISTRY_NAMES)}.",
         highlight=False,
     )

@@ -2,6 +2,9 @@
 the fake registry: identifiers to their registry, titles to the registries of their kind, the
 first that verifies decides, preprints cited as published, registries that cannot be asked."""
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -268,7 +271,7 @@ def test_citeaudit_registries_says_what_is_asked_and_why(
     monkeypatch.setenv("CITEAUDIT_REGISTRIES", "crossref,s2,openalex")
     shown = CliRunner().invoke(app, ["registries"])
     assert shown.exit_code == 0, shown.output
-    rows = {line.split()[0]: line for line in shown.output.splitlines() if line.strip()}
+    rows = registry_blocks(shown.output)
     assert rows["semantic_scholar"].split()[1] == "asked"
     assert "S2_API_KEY set" in rows["semantic_scholar"]
     assert "not asked: no OPENALEX_API_KEY" in rows["openalex"]
@@ -277,6 +280,43 @@ def test_citeaudit_registries_says_what_is_asked_and_why(
     monkeypatch.setenv("CITEAUDIT_REGISTRIES", "crossref,dlbp")
     refused = CliRunner().invoke(app, ["registries"])
     assert refused.exit_code == 2 and "unknown registry dlbp" in refused.output
+
+
+def registry_blocks(output: str) -> dict[str, str]:
+    """`citeaudit registries` per registry: the line naming it and the indented lines under it."""
+    blocks: dict[str, str] = {}
+    for line in output.splitlines():
+        if line[:1].strip():
+            name = line.split()[0]
+            blocks[name] = line
+        elif line.strip():
+            blocks[name] += "\n" + line
+    return blocks
+
+
+def test_citeaudit_registries_fits_an_80_column_terminal() -> None:
+    from tasks.registries.settings import REGISTRY_NAMES, RegistrySettings
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENALEX_API_KEY", "S2_API_KEY")}
+    env.update(COLUMNS="80", CITEAUDIT_REGISTRIES="")
+    shown = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "registries"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert max(len(line) for line in shown.stdout.splitlines()) <= 80, shown.stdout
+    rows = registry_blocks(shown.stdout)
+    settings = RegistrySettings()
+    for name, url in [("pubmed", settings.pubmed_url), ("europepmc", settings.europepmc_url)]:
+        assert url in rows[name].split(), rows[name]  # a URL whole, never folded
+    lines = [line.strip() for line in rows["openalex"].splitlines()]
+    assert "not asked: no OPENALEX_API_KEY (OpenAlex requires a key)" in lines[0]
+    assert "S2_API_KEY not set" in rows["semantic_scholar"]
+    assert all(f"{name}," in shown.stdout for name in REGISTRY_NAMES[:-1])
+    assert f"{REGISTRY_NAMES[-1]}." in shown.stdout  # the names to choose from, whole
 
 
 @pytest.mark.parametrize(
