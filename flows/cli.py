@@ -453,18 +453,21 @@ def jobs(
 
     with open_library(db) as library:
         rows = library.jobs().to_dicts()
+    # The statuses share one column, a line each with its count: a column per status is wider
+    # than an 80-column terminal, which squeezed the counts out of sight.
     table = Table(title=f"{len(rows)} jobs")
-    table.add_column("job", no_wrap=True)
+    table.add_column("job", overflow="fold")
     table.add_column("updated", no_wrap=True)
-    for column in ("citations", *(s.value for s in Status), "input errors"):
-        table.add_column(column, justify="right")
+    table.add_column("citations", justify="right")
+    table.add_column("statuses")
+    table.add_column("input errors", justify="right")
     for row in rows:
         counts = json.loads(row["status_counts"] or "{}")
         table.add_row(
             row["job_id"],
             f"{row['updated_at']:%Y-%m-%d}",
             str(row["n_citations"]),
-            *(str(counts.get(s.value, 0)) for s in Status),
+            "\n".join(f"{counts[s.value]} {s.value}" for s in Status if counts.get(s.value)),
             str(row["n_input_errors"]),
         )
     out.print(table)

@@ -1,11 +1,16 @@
 """`citeaudit` as a user runs it: exit codes, messages, outputs."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from flows.audit import run_pipeline
 from flows.cli import app
+from models.job import JobParams
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPORT = FIXTURES / "reflists" / "crew_report.md"
@@ -34,6 +39,44 @@ def test_audit_prints_counts_and_exits_0(registry_env, tmp_path):
 def test_fail_on_gates_a_bibliography(registry_env, tmp_path):
     assert audit(tmp_path, "--styles", "apa", "--fail-on", "not_found").exit_code == 1
     assert audit(tmp_path, "--styles", "apa", "--fail-on", "unmatched").exit_code == 0
+
+
+def test_jobs_fits_an_80_column_terminal(registry_env, tmp_path):
+    db, long_job = str(tmp_path / "library.duckdb"), "crew-run-17-of-the-literature-review"
+    summaries = [
+        run_pipeline(
+            JobParams(
+                inputs=[str(REPORT)], job_id=job, out_dir=str(tmp_path / "out"), db=db, styles=[]
+            )
+        )
+        for job in ("crew-run-17", long_job)
+    ]
+    listed = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "jobs", "--db", db],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80"},
+        timeout=120,
+    )
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, listed.stdout
+    shown: list[list[list[str]]] = []  # per job, its row's lines, split into cells
+    for line in lines:
+        if line.startswith("│"):
+            cells = [c.strip() for c in line[1:-1].split("│")]
+            if cells[1]:  # its date: a job's first line
+                shown.append([])
+            shown[-1].append(cells)
+    rows = {"".join(cells[0] for cells in row): row for row in shown}
+    assert set(rows) == {s.job_id for s in summaries}  # a long id folded, not cut short
+    for summary in summaries:
+        row = rows[summary.job_id]
+        assert row[0][2] == str(summary.citations)
+        assert row[0][4] == str(len(summary.input_errors))
+        counts = {f"{n} {status}" for status, n in summary.status_counts.items() if n}
+        assert {cells[3] for cells in row if cells[3]} == counts  # each whole, on its own line
+        assert len(counts) > 1
 
 
 @pytest.mark.parametrize(
