@@ -18,6 +18,7 @@ from mcp.types import CallToolResult, ContentBlock, TextContent
 from pydantic import Field
 
 from flows.agent_service import AgentService, Answer, one_line_error
+from flows.version import citeaudit_version
 from tasks.render.csl_styles import STYLES
 
 JOB = Field(description="the research job (crew run) the citations belong to, e.g. 'crew-run-17'")
@@ -29,7 +30,14 @@ INSTRUCTIONS = (
 
 
 class CitationServer(FastMCP):
-    """FastMCP whose tool errors are one line: the argument and what is wrong with it."""
+    """FastMCP that tells its clients citeaudit's version, and whose tool errors are one line:
+    the argument and what is wrong with it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # FastMCP takes no version (mcp 1.x), so the low-level server it wraps, which answers
+        # `initialize`, would report the mcp library's own as serverInfo.version.
+        self._mcp_server.version = citeaudit_version()
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any]

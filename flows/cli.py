@@ -39,9 +39,9 @@ err = Console(stderr=True)
 
 def show_version(value: bool) -> None:
     if value:
-        from importlib.metadata import version
+        from flows.version import citeaudit_version
 
-        typer.echo(f"citeaudit {version('citeaudit')}")
+        typer.echo(f"citeaudit {citeaudit_version()}")
         raise typer.Exit()
 
 

@@ -50,7 +50,7 @@ async def session_calls(env: dict[str, str]) -> dict:
         stdio_client(server(env)) as (other_read, other_write),
         ClientSession(other_read, other_write) as other,
     ):
-        await session.initialize()
+        seen["initialize"] = await session.initialize()
         await other.initialize()
         tools = (await session.list_tools()).tools
         seen["tools"] = {t.name: t for t in tools}
@@ -105,6 +105,14 @@ def test_the_server_lists_the_five_tools_with_their_arguments(seen):
     assert {"doi", "pmid", "arxiv", "url", "reference", "claim", "page"} <= set(add["properties"])
     formats = tools["export_citations"].inputSchema["properties"]["format"]
     assert formats["enum"] == ["bibtex", "ris", "csljson"]
+
+
+def test_the_server_names_citeaudit_and_its_version(seen):
+    from importlib.metadata import version
+
+    server = seen["initialize"].serverInfo
+    assert (server.name, server.version) == ("citeaudit", version("citeaudit"))
+    assert server.version != version("mcp")  # what FastMCP reports unless told
 
 
 def test_each_tool_answers_in_text_and_as_structured_json(seen):

@@ -1,0 +1,8 @@
+"""The installed citeaudit's version, as its package metadata gives it (`pyproject.toml`)."""
+
+from importlib.metadata import version
+
+
+def citeaudit_version() -> str:
+    """What `citeaudit --version` prints and the MCP server reports to its clients."""
+    return version("citeaudit")
