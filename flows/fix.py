@@ -48,14 +48,8 @@ def fix(
     report = sys.stderr if output is None else sys.stdout
     for error in read.errors:
         print(f"{error.source_file}:{error.entry_key or error.line}: {error.reason}", file=report)
-    corrected = sum(1 for f in fixed.fixes if f.status == "verified")
     print(fixed.diff(), end="", file=report)
-    print(
-        f"{len(refs)} entries: {corrected} corrected, "
-        f"{len(fixed.fixes) - corrected} marked (field `citeaudit`), "
-        f"{len(refs) - len(fixed.fixes)} unchanged",
-        file=report,
-    )
+    print(fixed.summary(len(refs)), file=report)
     if output is None:
         sys.stdout.write(fixed.text)
     else:

@@ -150,10 +150,8 @@ def _written(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def test_fix_command_writes_a_new_file_and_prints_the_diff(fake_registry, tmp_path: Path) -> None:
-    source = ROOT / "examples" / "references.bib"
-    before = source.read_text(encoding="utf-8")
-    out = tmp_path / "fixed.bib"
+def run_fix(fake_registry: Any, tmp_path: Path, source: Path, out: Path) -> str:
+    """`citeaudit fix SOURCE -o OUT` as a process; what it prints."""
     done = subprocess.run(
         [
             sys.executable,
@@ -171,13 +169,29 @@ def test_fix_command_writes_a_new_file_and_prints_the_diff(fake_registry, tmp_pa
         env={**os.environ, **point_env_at(fake_registry, tmp_path)},
     )
     assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_fix_command_writes_a_new_file_and_prints_the_diff(fake_registry, tmp_path: Path) -> None:
+    source = ROOT / "examples" / "references.bib"
+    before = source.read_text(encoding="utf-8")
+    out = tmp_path / "fixed.bib"
+    printed = run_fix(fake_registry, tmp_path, source, out)
     assert source.read_text(encoding="utf-8") == before  # the input is never touched
     fixed = out.read_text(encoding="utf-8")
-    assert "@made2023up (unmatched)" in done.stdout and "@wrongdoi2019 (mismatch)" in done.stdout
+    assert "@made2023up (unmatched)" in printed and "@wrongdoi2019 (mismatch)" in printed
     assert fixed.count("citeaudit = {") == 2
-    assert "5 entries: 3 corrected, 2 marked" in done.stdout
+    assert printed.endswith(
+        "5 entries: 3 corrected, 2 marked (field `citeaudit`), 0 already marked, 0 unchanged\n"
+    )
     unchanged = [line for line in before.splitlines() if line not in fixed.splitlines()]
     assert unchanged == []  # every line the user wrote is still there
+    # Fixed again: nothing changes, and the entries still marked are not counted as clean.
+    again = run_fix(fake_registry, tmp_path, out, tmp_path / "fixed-again.bib")
+    assert (tmp_path / "fixed-again.bib").read_text(encoding="utf-8") == fixed
+    assert again == (
+        "5 entries: 0 corrected, 0 marked (field `citeaudit`), 2 already marked, 3 unchanged\n"
+    )
 
 
 def test_fix_usage_errors(tmp_path: Path) -> None:

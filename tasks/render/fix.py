@@ -49,6 +49,17 @@ class EntryFix:
 class FixedBibliography:
     text: str
     fixes: list[EntryFix] = field(default_factory=list)
+    # entries left as they were that still carry the mark an earlier run gave them
+    already_marked: int = 0
+
+    def summary(self, entries: int) -> str:
+        """The closing count of `entries` audited: each in one of the four groups."""
+        corrected = sum(1 for fix in self.fixes if fix.status == "verified")
+        unchanged = entries - len(self.fixes) - self.already_marked
+        return (
+            f"{entries} entries: {corrected} corrected, {len(self.fixes) - corrected} marked "
+            f"(field `{MARK_FIELD}`), {self.already_marked} already marked, {unchanged} unchanged"
+        )
 
     def diff(self) -> str:
         """Entry by entry: `@key (status)`, then `- field = old` / `+ field = new` lines."""
@@ -79,8 +90,11 @@ def fix_bibtex(
         if ref is None or start < 0:
             continue
         result = results[ref.citation_id]
-        changes = _changes(entry.entry_type.lower(), _values(raw), ref.item, result)
+        values = _values(raw)
+        changes = _changes(entry.entry_type.lower(), values, ref.item, result)
         if not changes:
+            if MARK_FIELD in values:  # a mark no longer earned would be a change: this holds
+                fixed.already_marked += 1
             continue
         pieces += [text[cursor:start], _rewrite(raw, changes)]
         cursor = start + len(raw)
