@@ -18,8 +18,8 @@ from mcp.types import CallToolResult, ContentBlock, TextContent
 from pydantic import Field
 
 from flows.agent_service import AgentService, Answer, one_line_error
-from flows.version import citeaudit_version
 from tasks.render.csl_styles import STYLES
+from tasks.version import citeaudit_version
 
 JOB = Field(description="the research job (crew run) the citations belong to, e.g. 'crew-run-17'")
 INSTRUCTIONS = (

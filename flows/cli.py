@@ -39,7 +39,7 @@ err = Console(stderr=True)
 
 def show_version(value: bool) -> None:
     if value:
-        from flows.version import citeaudit_version
+        from tasks.version import citeaudit_version
 
         typer.echo(f"citeaudit {citeaudit_version()}")
         raise typer.Exit()

@@ -13,6 +13,7 @@ import pytest
 
 from tasks.registries import Registries, RegistryPool, RegistryRequestError, RegistrySettings
 from tasks.registries.crossref import _filter_params
+from tasks.version import citeaudit_version
 from tests.fake_registry.server import FakeRegistry
 
 DATACITE_DOI = "10.5061/dryad.8515"
@@ -429,6 +430,19 @@ def test_cache_can_be_disabled(fake: FakeRegistry, make_registries: MakeRegistri
     registries.crossref.fetch_dois(dois)
     registries.crossref.fetch_dois(dois)
     assert fake.count("works_filter") == 2
+
+
+def test_requests_name_the_installed_citeaudit_and_crossref_gets_the_contact(
+    fake: FakeRegistry, make_registries: MakeRegistries
+) -> None:
+    registries = make_registries(mailto=MAILTO)
+    registries.crossref.fetch_dois(crossref_dois(fake, 1))
+    registries.pubmed.fetch_pmids(pmids(fake, 1))
+    agents = {r.service: r.user_agent for r in fake.log}
+    assert {"crossref", "eutils"} <= agents.keys()
+    for agent in agents.values():
+        assert agent.startswith(f"citeaudit/{citeaudit_version()} (")
+    assert f"mailto:{MAILTO}" in agents["crossref"]  # Crossref's etiquette asks for a contact
 
 
 def test_secrets_are_sent_but_never_in_errors_nor_on_disk(

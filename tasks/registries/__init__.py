@@ -37,6 +37,7 @@ from tasks.registries.pubmed import PubMedClient
 from tasks.registries.semantic_scholar import SemanticScholarClient
 from tasks.registries.settings import REGISTRY_NAMES, RegistrySettings
 from tasks.registries.transports import Credentials, HttpStats
+from tasks.version import citeaudit_version
 
 __all__ = [
     "REGISTRY_NAMES",
@@ -55,7 +56,8 @@ __all__ = [
     "RegistryUnavailable",
 ]
 
-USER_AGENT = "citeaudit/0.1 (https://github.com/citeaudit{contact})"
+# The version the registries see is the installed one, read where --version reads it.
+USER_AGENT = f"citeaudit/{citeaudit_version()} (https://github.com/citeaudit{{contact}})"
 
 
 def _crossref_credentials(mailto: str | None) -> Credentials:

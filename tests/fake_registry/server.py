@@ -79,6 +79,7 @@ class RequestRecord:
     status: int | None
     fault: str | None
     host: str = ""  # the Host header: which name the client addressed
+    user_agent: str = ""
 
 
 @dataclass(frozen=True)
@@ -616,6 +617,7 @@ class _Handler(BaseHTTPRequestHandler):
                     status=None if rule and rule.fault is Fault.DROP else reply.status,
                     fault=rule.fault.value if rule else None,
                     host=host,
+                    user_agent=self.headers.get("User-Agent", ""),
                 )
             )
             if registry.latency:

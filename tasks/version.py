@@ -4,5 +4,5 @@ from importlib.metadata import version
 
 
 def citeaudit_version() -> str:
-    """What `citeaudit --version` prints and the MCP server reports to its clients."""
+    """What `citeaudit --version` prints, the MCP server reports and the registries see."""
     return version("citeaudit")
