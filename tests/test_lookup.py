@@ -1,6 +1,9 @@
 """lookup_references over real HTTP against the fake registry (tests/fake_registry)."""
 
+import gzip
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +14,7 @@ from tasks.lookup import lookup_references
 from tasks.registries import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 
+ICLR_CROSSREF = Path(__file__).parent / "fixtures" / "registry" / "iclr_crossref_works.jsonl.gz"
 PLOS = "10.1371/journal.pone.0033693"
 PLOS_TITLE = (
     "Methylphenidate exposure induces dopamine neuron loss and activation of microglia in the "
@@ -163,6 +167,73 @@ def test_pmid_reference_is_checked_at_pubmed(registries: Registries) -> None:
     [result] = lookup_references([cited], registries)
     assert result.status == Status.VERIFIED, result.reason
     assert result.registry == "pubmed" and result.matched_id == "24349601"
+
+
+def test_a_record_keeping_only_the_first_author_does_not_contradict_the_rest(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    # Crossref's real record of the Protein Data Bank paper (an old deposit) names only its first
+    # author; the eight the paper has, cited in full, are not a wrong list.
+    with gzip.open(ICLR_CROSSREF, "rt") as lines:
+        record = next(w for w in map(json.loads, lines) if w["DOI"] == "10.1093/nar/28.1.235")
+    assert [a["family"] for a in record["author"]] == ["Berman"]
+    fake_registry.add_crossref_work(record)
+    authors = people(
+        "Helen M. Berman", "John Westbrook", "Zukang Feng", "Gary Gilliland", "T. N. Bhat",
+        "Helge Weissig", "Ilya N. Shindyalov", "Philip E. Bourne",
+    )  # fmt: skip
+    cited = ref(
+        "pdb",
+        ids=Identifiers(doi="10.1093/nar/28.1.235"),
+        title="The protein data bank",
+        author=authors,
+        issued=CSLDate.from_year(2000),
+        **{"container-title": "Nucleic Acids Research"},
+    )
+    # Another first author is still a wrong list.
+    wrong = ref(
+        "pdb-wrong",
+        ids=Identifiers(doi="10.1093/nar/28.1.235"),
+        title="The protein data bank",
+        author=people("John Westbrook", "Helen M. Berman"),
+        issued=CSLDate.from_year(2000),
+    )
+    results = lookup_references([cited, wrong], registries)
+    assert [r.status for r in results] == [Status.VERIFIED, Status.MISMATCH], results[1].reason
+    assert "authors" in results[0].reason and "authors" in results[1].reason
+
+
+def test_a_group_author_is_not_compared_with_the_people_a_record_lists(
+    registries: Registries,
+) -> None:
+    # The GPT-4 report's byline is "OpenAI"; arXiv lists its 279 people. "Meta Team" likewise.
+    gpt4 = ref(
+        "gpt4",
+        ids=Identifiers(arxiv="2303.08774"),
+        title="GPT-4 technical report",
+        author=[CSLName(literal="OpenAI")],
+        issued=CSLDate.from_year(2023),
+    )
+    llama = ref(
+        "llama",
+        ids=Identifiers(arxiv="2407.21783"),
+        title="The llama 3 herd of models",
+        author=[CSLName(given="Meta", family="Team")],
+        issued=CSLDate.from_year(2024),
+    )
+    # A person the record does not list still contradicts it.
+    person = ref(
+        "person",
+        ids=Identifiers(arxiv="2303.08774"),
+        title="GPT-4 technical report",
+        author=people("Jane Doe"),
+        issued=CSLDate.from_year(2023),
+    )
+    results = lookup_references([gpt4, llama, person], registries)
+    assert [r.status for r in results] == [Status.VERIFIED, Status.VERIFIED, Status.MISMATCH], [
+        r.reason for r in results
+    ]
+    assert results[0].registry == "arxiv" and results[0].agreement.authors is None
 
 
 def test_arxiv_id_is_looked_up_as_its_datacite_doi_when_arxiv_is_off(
