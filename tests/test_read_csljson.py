@@ -65,3 +65,14 @@ def test_a_loosely_keyed_json_list_is_read_as_the_csl_it_stands_for() -> None:
         return (item.title, names, item.year(), item.container_title, ref.ids.doi, ref.ids.arxiv)
 
     assert [fields(r) for r in loose.references] == [fields(r) for r in csl.references]
+
+
+def test_a_one_word_author_is_read_as_a_group_not_a_surname(tmp_path: Path) -> None:
+    # "OpenAI" as a surname is a person the GPT-4 report's record does not list (a mismatch on
+    # authors); as CSL's literal it is the group byline it is.
+    path = tmp_path / "refs.json"
+    path.write_text(json.dumps([{"title": "Gpt-4 technical report", "authors": ["OpenAI"]}]))
+    (reference,) = read([path]).references
+    assert [n.model_dump(exclude_none=True) for n in reference.item.author or []] == [
+        {"literal": "OpenAI"}
+    ]

@@ -160,6 +160,8 @@ def _vancouver(text: str) -> list[str]:
 
 
 def _name(text: str) -> CSLName:
+    if len(text.split()) == 1:  # a group or a mononym ("OpenAI"): CSL's literal, not a surname
+        return CSLName.model_validate({"literal": text})
     if m := _SURNAME_INITIALS.match(text):  # PubMed style: "Costa-Matos L"
         return CSLName.model_validate({"family": m.group(1), "given": m.group(2)})
     parts = parse_single_name_into_parts(text, strict=False)
