@@ -113,6 +113,27 @@ def test_doi_decides_when_a_pmid_is_also_given(
     assert fake_registry.count("efetch") == 0
 
 
+def test_a_doi_not_found_beside_a_pmid_that_verifies_is_a_real_work(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    # PubMed holds PMID 9997 (DOI 10.1016/0005-2795(76)90109-4); the citer mistyped the DOI.
+    fields: dict[str, Any] = {
+        "title": "Magnetic studies of Chromatium flavocytochrome C552. A mechanism for "
+        "heme-flavin interaction",
+        "issued": CSLDate.from_year(1976),
+        "container-title": "Biochimica et biophysica acta",
+    }
+    typo = ref("typo", ids=Identifiers(doi="10.1016/0005-2795(76)90109-9", pmid="9997"), **fields)
+    # Neither identifier held: the DOI's not_found stands.
+    made_up = ref("made-up", ids=Identifiers(doi="10.5555/citeaudit.no-such", pmid="1"), **fields)
+    results = lookup_references([typo, made_up], registries)
+    assert [r.status for r in results] == [Status.VERIFIED, Status.NOT_FOUND], results[0].reason
+    assert results[0].registry == "pubmed" and results[0].matched_id == "9997"
+    assert "Crossref does not hold DOI 10.1016/0005-2795(76)90109-9" in results[0].reason
+    assert results[0].asked == ["crossref", "pubmed"]
+    assert results[1].reason.startswith("Crossref does not hold DOI 10.5555/citeaudit.no-such")
+
+
 def test_free_text_year_is_read_from_its_words_not_from_its_doi(registries: Registries) -> None:
     # The record is 2014 and so is the DOI's "matpur.2014": a citer's 2011 is still wrong.
     refs = [
