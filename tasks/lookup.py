@@ -355,7 +355,7 @@ def _names_another_paper(ref: Reference, result: ValidationResult) -> bool:
     return (
         result.status is Status.MISMATCH
         and bool(ref.item.title)
-        and names_another_paper(result.agreement)
+        and names_another_paper(result.agreement, result.registry)
     )
 
 

@@ -134,6 +134,30 @@ def test_a_doi_not_found_beside_a_pmid_that_verifies_is_a_real_work(
     assert results[1].reason.startswith("Crossref does not hold DOI 10.5555/citeaudit.no-such")
 
 
+def test_an_arxiv_paper_retitled_between_versions_is_not_called_another_paper(
+    registries: Registries,
+) -> None:
+    # arXiv 1711.05101 is "Fixing Weight Decay Regularization in Adam" in the fake (its v1 title);
+    # cited as it has been titled since, by its two authors: a title to correct, not another
+    # paper the id names.
+    retitled = ref(
+        "adamw",
+        ids=Identifiers(arxiv="1711.05101"),
+        title="Decoupled weight decay regularization",
+        author=people("Ilya Loshchilov", "Frank Hutter"),
+        issued=CSLDate.from_year(2019),
+    )
+    other_authors = retitled.model_copy(
+        update={"item": retitled.item.model_copy(update={"author": people("Jane Doe")})}
+    )
+    results = lookup_references([retitled, other_authors], registries)
+    assert [r.status for r in results] == [Status.MISMATCH, Status.MISMATCH]
+    assert results[0].reason.startswith(
+        "arXiv id 1711.05101 exists, but the reference disagrees on title (record: 'Fixing"
+    ), results[0].reason
+    assert "different paper" in results[1].reason
+
+
 def test_free_text_year_is_read_from_its_words_not_from_its_doi(registries: Registries) -> None:
     # The record is 2014 and so is the DOI's "matpur.2014": a citer's 2011 is still wrong.
     refs = [
