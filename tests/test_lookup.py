@@ -158,6 +158,20 @@ def test_an_arxiv_paper_retitled_between_versions_is_not_called_another_paper(
     assert "different paper" in results[1].reason
 
 
+def test_aistats_cited_by_its_subject_is_its_venue(registries: Registries) -> None:
+    # Google Scholar's venue for AISTATS papers; the registries write the conference's name.
+    cited = ref(
+        "hyperband",
+        title="Non-stochastic best arm identification and hyperparameter optimization",
+        author=people("Kevin Jamieson", "Ameet Talwalkar"),
+        issued=CSLDate.from_year(2016),
+        **{"container-title": "Artificial intelligence and statistics"},
+    )
+    [result] = lookup_references([cited], registries)
+    assert result.status == Status.VERIFIED, result.reason
+    assert "venue" in result.reason
+
+
 def test_free_text_year_is_read_from_its_words_not_from_its_doi(registries: Registries) -> None:
     # The record is 2014 and so is the DOI's "matpur.2014": a citer's 2011 is still wrong.
     refs = [
