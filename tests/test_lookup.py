@@ -172,6 +172,33 @@ def test_aistats_cited_by_its_subject_is_its_venue(registries: Registries) -> No
     assert "venue" in result.reason
 
 
+def test_a_book_cited_by_its_publisher_is_not_contradicted_by_its_series(
+    fake_registry: FakeRegistry,
+) -> None:
+    # RefChecker's ICLR lists give a book's publisher as its venue; OpenAlex names its series.
+    settings = fake_registry.settings(max_attempts=1, openalex_api_key="key")
+    books = [
+        ref(
+            "fsda",
+            title="Functional and shape data analysis",
+            author=people("A. Srivastava", "E. P. Klassen"),
+            issued=CSLDate.from_year(2016),
+            **{"container-title": "Springer"},  # record: 'Springer series in statistics'
+        ),
+        ref(
+            "hep",
+            title="Sex and Gender Differences in Pharmacology",
+            author=people("Vera Regitz-Zagrosek"),
+            issued=CSLDate.from_year(2012),
+            **{"container-title": "Springer"},  # record: 'Handbook of experimental pharmacology'
+        ),
+    ]
+    with Registries.from_settings(settings, RegistryPool()) as clients:
+        results = lookup_references(books, clients)
+    assert [r.status for r in results] == [Status.VERIFIED] * 2, [r.reason for r in results]
+    assert [r.agreement.container for r in results] == [None, None]
+
+
 def test_free_text_year_is_read_from_its_words_not_from_its_doi(registries: Registries) -> None:
     # The record is 2014 and so is the DOI's "matpur.2014": a citer's 2011 is still wrong.
     refs = [
