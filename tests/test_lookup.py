@@ -260,8 +260,7 @@ def test_a_record_keeping_only_the_first_author_does_not_contradict_the_rest(
 ) -> None:
     # Crossref's real record of the Protein Data Bank paper (an old deposit) names only its first
     # author; the eight the paper has, cited in full, are not a wrong list.
-    with gzip.open(ICLR_CROSSREF, "rt") as lines:
-        record = next(w for w in map(json.loads, lines) if w["DOI"] == "10.1093/nar/28.1.235")
+    record = iclr_crossref_work("10.1093/nar/28.1.235")
     assert [a["family"] for a in record["author"]] == ["Berman"]
     fake_registry.add_crossref_work(record)
     authors = people(
@@ -287,6 +286,33 @@ def test_a_record_keeping_only_the_first_author_does_not_contradict_the_rest(
     results = lookup_references([cited, wrong], registries)
     assert [r.status for r in results] == [Status.VERIFIED, Status.MISMATCH], results[1].reason
     assert "authors" in results[0].reason and "authors" in results[1].reason
+
+
+def iclr_crossref_work(doi: str) -> dict[str, Any]:
+    """A real Crossref record recorded for the ICLR bibliographies (tests/test_iclr_audit.py)."""
+    with gzip.open(ICLR_CROSSREF, "rt") as lines:
+        return next(w for w in map(json.loads, lines) if w["DOI"] == doi)
+
+
+def test_the_sponsors_a_record_lists_as_authors_are_not_missing_people(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    # OSTI's Crossref record of an RMI report lists its five authors among three organisations
+    # (its sponsors and contractors); the report is cited by its five authors.
+    record = iclr_crossref_work("10.2172/2589179")
+    assert sum("name" in a for a in record["author"]) == 3
+    fake_registry.add_crossref_work(record)
+    cited = ref(
+        "der",
+        ids=Identifiers(doi="10.2172/2589179"),
+        title="Aggregated distributed energy resources in 2024: The fundamentals",
+        author=people("Stephanie Bieler", "Cara Goldenberg", "Avery McEvoy", "Katerina Stephan",
+                      "Alex Walmsley"),
+        issued=CSLDate.from_year(2024),
+    )  # fmt: skip
+    [result] = lookup_references([cited], registries)
+    assert result.status == Status.VERIFIED, result.reason
+    assert result.agreement.authors == 1.0
 
 
 def test_a_group_author_is_not_compared_with_the_people_a_record_lists(

@@ -18,7 +18,7 @@ _GROUP_WORDS = frozenset({
     "team", "consortium", "collaboration", "collaborative", "group", "initiative", "committee",
     "organization", "organisation", "institute", "center", "centre", "association", "society",
     "council", "foundation", "network", "project", "lab", "laboratory", "laboratories", "inc",
-    "ltd", "corporation", "agency",
+    "ltd", "corporation", "agency", "office", "department", "ministry", "bureau", "commission",
 })  # fmt: skip
 
 
@@ -28,10 +28,11 @@ def author_agreement(claimed: list[CSLName], record: list[CSLName]) -> float | N
     Order-insensitive (databases reorder, e.g. DBLP vs ACM). With "et al." in the claimed list, only
     the listed names must be found; without it, missing or extra authors count against agreement
     (a partial list presented as complete is a wrong list). A record that keeps only the first of
-    the claimed names is scored on the names it keeps; a group author cited for a record of
-    people is not compared."""
-    theirs = [n for n in named(record) if _has_name(n)]
-    mine = _comparable_names([n for n in named(claimed) if _has_name(n)], theirs)
+    the claimed names is scored on the names it keeps; a group on one side that the other, of
+    people only, does not name is not compared."""
+    cited = [n for n in named(claimed) if _has_name(n)]
+    listed = [n for n in named(record) if _has_name(n)]
+    mine, theirs = _people_of(cited, listed), _people_of(listed, cited)
     if not mine or not theirs:
         return None
     truncated = any(n.is_et_al() for n in claimed) or _is_leading_run(mine, theirs)
@@ -59,13 +60,14 @@ def author_agreement(claimed: list[CSLName], record: list[CSLName]) -> float | N
     return min(1.0, found / denominator)
 
 
-def _comparable_names(mine: list[CSLName], theirs: list[CSLName]) -> list[CSLName]:
-    """The claimed names to compare with a record's: a group author ("OpenAI", "Meta Team") that
-    the record lists as its people (the GPT-4 report's 279 authors) is set aside, since a byline
-    naming the group is no claim about its members. Against a record of groups, all count."""
-    if any(_is_group(n) for n in theirs):
-        return mine
-    return [n for n in mine if not _is_group(n) or any(name_agreement(n, t) for t in theirs)]
+def _people_of(names: list[CSLName], other: list[CSLName]) -> list[CSLName]:
+    """The names of one list to compare with the other's: a group the other list does not name
+    is set aside when the other lists people only. A byline naming the group ("OpenAI", "Meta
+    Team") is no claim about the 279 people a record lists; a record's sponsors listed as
+    authors (OSTI's 'USDOE Office of Electricity') are none of the people cited."""
+    if any(_is_group(n) for n in other):
+        return names
+    return [n for n in names if not _is_group(n) or any(name_agreement(n, o) for o in other)]
 
 
 def _is_group(name: CSLName) -> bool:
