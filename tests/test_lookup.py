@@ -199,6 +199,25 @@ def test_a_book_cited_by_its_publisher_is_not_contradicted_by_its_series(
     assert [r.agreement.container for r in results] == [None, None]
 
 
+def test_an_institutional_repository_is_no_venue(fake_registry: FakeRegistry) -> None:
+    # OpenAlex's record of this ICML 2015 paper is Caltech's copy: its source, a repository
+    # named 'CaltechAUTHORS', says nothing of where the paper appeared.
+    settings = fake_registry.settings(max_attempts=1, openalex_api_key="key")
+    cited = ref(
+        "safeopt",
+        title="Safe Exploration for Optimization with Gaussian Processes",
+        author=people("Yanan Sui", "Alkis Gotovos", "Joel W. Burdick", "Andreas Krause"),
+        issued=CSLDate.from_year(2015),
+        **{"container-title": "Proceedings of the 32nd International Conference on Machine "
+           "Learning, ICML 2015"},
+    )  # fmt: skip
+    with Registries.from_settings(settings, RegistryPool()) as clients:
+        [result] = lookup_references([cited], clients)
+    assert result.status == Status.VERIFIED, result.reason
+    assert result.registry == "openalex" and result.record is not None
+    assert result.record.container_title is None
+
+
 def test_free_text_year_is_read_from_its_words_not_from_its_doi(registries: Registries) -> None:
     # The record is 2014 and so is the DOI's "matpur.2014": a citer's 2011 is still wrong.
     refs = [
