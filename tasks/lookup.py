@@ -9,6 +9,8 @@ Routing, per reference (the first that applies; a registry not asked is skipped)
     none of these        a title search in the registries that index the reference's kind of
                          work (tasks/registries/routing.py), each candidate list judged by
                          `decide_unidentified`; the first registry that verifies decides
+A reference with several identifiers is decided by the first; one whose first is not found is
+asked by the next (a PMID whose record verifies it proves the work real beside a mistyped DOI).
 An identifier whose registry could not be asked is tried by the same id elsewhere: a DOI at
 OpenAlex (batched, when its key is set), then what is still unanswered at Semantic Scholar.
 An identifier that resolves to another paper altogether (a `mismatch` on title) is followed by a
@@ -87,15 +89,18 @@ def _look_up(refs: Sequence[Reference], registries: Registries) -> list[Validati
     trails = [_Trail() for _ in refs]
     results: dict[int, ValidationResult] = {}
     by_registry: dict[str, dict[int, str]] = {}
+    routes: dict[int, list[tuple[str, str]]] = {}
     for index, ref in enumerate(refs):
         if not ref.scholarly:
             results[index] = _unverified(ref, "not a scholarly source: no registry can hold it")
             continue
-        if route := _id_route(_identifiers(ref), active):
-            by_registry.setdefault(route[0], {})[index] = route[1]
+        if found := _id_routes(_identifiers(ref), active):
+            routes[index] = found
+            by_registry.setdefault(found[0][0], {})[index] = found[0][1]
     for name, wanted in by_registry.items():
         fetch, batch_size = _fetcher(registries, name)
         _check_identified(refs, name, wanted, fetch, batch_size, results, trails)
+    _ask_by_other_ids(refs, routes, registries, results, trails)
     for name, forms in _FALLBACKS:
         if name in active:
             _ask_elsewhere(refs, by_registry, name, forms, registries, results, trails)
@@ -118,22 +123,24 @@ def _look_up(refs: Sequence[Reference], registries: Registries) -> list[Validati
     ]
 
 
-def _id_route(ids: Identifiers, active: set[str]) -> tuple[str, str] | None:
-    """The registry an identifier is looked up at, and the identifier as it is asked."""
+def _id_routes(ids: Identifiers, active: set[str]) -> list[tuple[str, str]]:
+    """Each identifier's registry and the identifier as it is asked there, in precedence order:
+    the first decides, the others are asked only when the first is not found."""
+    routes: list[tuple[str, str]] = []
     arxiv_doi = normalize_arxiv(ids.doi) if ids.doi and ids.doi.startswith("10.48550/") else None
     if arxiv_doi and "arxiv" in active:
-        return "arxiv", arxiv_doi
-    if ids.doi and "crossref" in active:
-        return "crossref", ids.doi
+        routes.append(("arxiv", arxiv_doi))
+    elif ids.doi and "crossref" in active:
+        routes.append(("crossref", ids.doi))
     if ids.pmid and "pubmed" in active:
-        return "pubmed", ids.pmid
+        routes.append(("pubmed", ids.pmid))
     if ids.pmcid and "europepmc" in active:
-        return "europepmc", ids.pmcid
+        routes.append(("europepmc", ids.pmcid))
     if ids.arxiv and "arxiv" in active:
-        return "arxiv", ids.arxiv
-    if ids.arxiv and "crossref" in active:
-        return "crossref", f"10.48550/arxiv.{ids.arxiv}"
-    return None
+        routes.append(("arxiv", ids.arxiv))
+    elif ids.arxiv and "crossref" in active:
+        routes.append(("crossref", f"10.48550/arxiv.{ids.arxiv}"))
+    return list(dict.fromkeys(routes))
 
 
 def _fetcher(registries: Registries, name: str) -> tuple[Fetch, int]:
@@ -182,6 +189,41 @@ def _check_identified(
 def _batch_share(distinct: int, batch_size: int) -> float:
     """Each citation's share of the requests that asked for `distinct` ids in batches."""
     return math.ceil(distinct / batch_size) / distinct if distinct else 0.0
+
+
+def _ask_by_other_ids(
+    refs: Sequence[Reference],
+    routes: dict[int, list[tuple[str, str]]],
+    registries: Registries,
+    results: dict[int, ValidationResult],
+    trails: list[_Trail],
+) -> None:
+    """A reference whose first identifier is not found, asked by its next ones in turn: a PMID
+    whose PubMed record verifies it proves the work real whatever the DOI beside it (a typo, or
+    a DOI the registry lacks). Verified, its reason naming the identifier not found; when no
+    other identifier verifies it, the not_found stands."""
+    pending = {
+        index: found[1:]
+        for index, found in routes.items()
+        if len(found) > 1 and results[index].status is Status.NOT_FOUND
+    }
+    while pending:
+        by_registry: dict[str, dict[int, str]] = {}
+        for index, rest in pending.items():
+            by_registry.setdefault(rest[0][0], {})[index] = rest[0][1]
+        for name, wanted in by_registry.items():
+            fetch, batch_size = _fetcher(registries, name)
+            checked: dict[int, ValidationResult] = {}
+            _check_identified(refs, name, wanted, fetch, batch_size, checked, trails)
+            for index, result in checked.items():
+                if result.status is Status.VERIFIED:
+                    reason = f"{result.reason}; but {results[index].reason}"
+                    results[index] = result.model_copy(update={"reason": reason})
+        pending = {
+            index: rest[1:]
+            for index, rest in pending.items()
+            if len(rest) > 1 and results[index].status is Status.NOT_FOUND
+        }
 
 
 def _ask_elsewhere(
@@ -313,7 +355,7 @@ def _names_another_paper(ref: Reference, result: ValidationResult) -> bool:
     return (
         result.status is Status.MISMATCH
         and bool(ref.item.title)
-        and names_another_paper(result.agreement)
+        and names_another_paper(result.agreement, result.registry)
     )
 
 

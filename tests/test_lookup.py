@@ -1,6 +1,9 @@
 """lookup_references over real HTTP against the fake registry (tests/fake_registry)."""
 
+import gzip
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +14,7 @@ from tasks.lookup import lookup_references
 from tasks.registries import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 
+ICLR_CROSSREF = Path(__file__).parent / "fixtures" / "registry" / "iclr_crossref_works.jsonl.gz"
 PLOS = "10.1371/journal.pone.0033693"
 PLOS_TITLE = (
     "Methylphenidate exposure induces dopamine neuron loss and activation of microglia in the "
@@ -109,6 +113,111 @@ def test_doi_decides_when_a_pmid_is_also_given(
     assert fake_registry.count("efetch") == 0
 
 
+def test_a_doi_not_found_beside_a_pmid_that_verifies_is_a_real_work(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    # PubMed holds PMID 9997 (DOI 10.1016/0005-2795(76)90109-4); the citer mistyped the DOI.
+    fields: dict[str, Any] = {
+        "title": "Magnetic studies of Chromatium flavocytochrome C552. A mechanism for "
+        "heme-flavin interaction",
+        "issued": CSLDate.from_year(1976),
+        "container-title": "Biochimica et biophysica acta",
+    }
+    typo = ref("typo", ids=Identifiers(doi="10.1016/0005-2795(76)90109-9", pmid="9997"), **fields)
+    # Neither identifier held: the DOI's not_found stands.
+    made_up = ref("made-up", ids=Identifiers(doi="10.5555/citeaudit.no-such", pmid="1"), **fields)
+    results = lookup_references([typo, made_up], registries)
+    assert [r.status for r in results] == [Status.VERIFIED, Status.NOT_FOUND], results[0].reason
+    assert results[0].registry == "pubmed" and results[0].matched_id == "9997"
+    assert "Crossref does not hold DOI 10.1016/0005-2795(76)90109-9" in results[0].reason
+    assert results[0].asked == ["crossref", "pubmed"]
+    assert results[1].reason.startswith("Crossref does not hold DOI 10.5555/citeaudit.no-such")
+
+
+def test_an_arxiv_paper_retitled_between_versions_is_not_called_another_paper(
+    registries: Registries,
+) -> None:
+    # arXiv 1711.05101 is "Fixing Weight Decay Regularization in Adam" in the fake (its v1 title);
+    # cited as it has been titled since, by its two authors: a title to correct, not another
+    # paper the id names.
+    retitled = ref(
+        "adamw",
+        ids=Identifiers(arxiv="1711.05101"),
+        title="Decoupled weight decay regularization",
+        author=people("Ilya Loshchilov", "Frank Hutter"),
+        issued=CSLDate.from_year(2019),
+    )
+    other_authors = retitled.model_copy(
+        update={"item": retitled.item.model_copy(update={"author": people("Jane Doe")})}
+    )
+    results = lookup_references([retitled, other_authors], registries)
+    assert [r.status for r in results] == [Status.MISMATCH, Status.MISMATCH]
+    assert results[0].reason.startswith(
+        "arXiv id 1711.05101 exists, but the reference disagrees on title (record: 'Fixing"
+    ), results[0].reason
+    assert "different paper" in results[1].reason
+
+
+def test_aistats_cited_by_its_subject_is_its_venue(registries: Registries) -> None:
+    # Google Scholar's venue for AISTATS papers; the registries write the conference's name.
+    cited = ref(
+        "hyperband",
+        title="Non-stochastic best arm identification and hyperparameter optimization",
+        author=people("Kevin Jamieson", "Ameet Talwalkar"),
+        issued=CSLDate.from_year(2016),
+        **{"container-title": "Artificial intelligence and statistics"},
+    )
+    [result] = lookup_references([cited], registries)
+    assert result.status == Status.VERIFIED, result.reason
+    assert "venue" in result.reason
+
+
+def test_a_book_cited_by_its_publisher_is_not_contradicted_by_its_series(
+    fake_registry: FakeRegistry,
+) -> None:
+    # RefChecker's ICLR lists give a book's publisher as its venue; OpenAlex names its series.
+    settings = fake_registry.settings(max_attempts=1, openalex_api_key="key")
+    books = [
+        ref(
+            "fsda",
+            title="Functional and shape data analysis",
+            author=people("A. Srivastava", "E. P. Klassen"),
+            issued=CSLDate.from_year(2016),
+            **{"container-title": "Springer"},  # record: 'Springer series in statistics'
+        ),
+        ref(
+            "hep",
+            title="Sex and Gender Differences in Pharmacology",
+            author=people("Vera Regitz-Zagrosek"),
+            issued=CSLDate.from_year(2012),
+            **{"container-title": "Springer"},  # record: 'Handbook of experimental pharmacology'
+        ),
+    ]
+    with Registries.from_settings(settings, RegistryPool()) as clients:
+        results = lookup_references(books, clients)
+    assert [r.status for r in results] == [Status.VERIFIED] * 2, [r.reason for r in results]
+    assert [r.agreement.container for r in results] == [None, None]
+
+
+def test_an_institutional_repository_is_no_venue(fake_registry: FakeRegistry) -> None:
+    # OpenAlex's record of this ICML 2015 paper is Caltech's copy: its source, a repository
+    # named 'CaltechAUTHORS', says nothing of where the paper appeared.
+    settings = fake_registry.settings(max_attempts=1, openalex_api_key="key")
+    cited = ref(
+        "safeopt",
+        title="Safe Exploration for Optimization with Gaussian Processes",
+        author=people("Yanan Sui", "Alkis Gotovos", "Joel W. Burdick", "Andreas Krause"),
+        issued=CSLDate.from_year(2015),
+        **{"container-title": "Proceedings of the 32nd International Conference on Machine "
+           "Learning, ICML 2015"},
+    )  # fmt: skip
+    with Registries.from_settings(settings, RegistryPool()) as clients:
+        [result] = lookup_references([cited], clients)
+    assert result.status == Status.VERIFIED, result.reason
+    assert result.registry == "openalex" and result.record is not None
+    assert result.record.container_title is None
+
+
 def test_free_text_year_is_read_from_its_words_not_from_its_doi(registries: Registries) -> None:
     # The record is 2014 and so is the DOI's "matpur.2014": a citer's 2011 is still wrong.
     refs = [
@@ -163,6 +272,99 @@ def test_pmid_reference_is_checked_at_pubmed(registries: Registries) -> None:
     [result] = lookup_references([cited], registries)
     assert result.status == Status.VERIFIED, result.reason
     assert result.registry == "pubmed" and result.matched_id == "24349601"
+
+
+def test_a_record_keeping_only_the_first_author_does_not_contradict_the_rest(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    # Crossref's real record of the Protein Data Bank paper (an old deposit) names only its first
+    # author; the eight the paper has, cited in full, are not a wrong list.
+    record = iclr_crossref_work("10.1093/nar/28.1.235")
+    assert [a["family"] for a in record["author"]] == ["Berman"]
+    fake_registry.add_crossref_work(record)
+    authors = people(
+        "Helen M. Berman", "John Westbrook", "Zukang Feng", "Gary Gilliland", "T. N. Bhat",
+        "Helge Weissig", "Ilya N. Shindyalov", "Philip E. Bourne",
+    )  # fmt: skip
+    cited = ref(
+        "pdb",
+        ids=Identifiers(doi="10.1093/nar/28.1.235"),
+        title="The protein data bank",
+        author=authors,
+        issued=CSLDate.from_year(2000),
+        **{"container-title": "Nucleic Acids Research"},
+    )
+    # Another first author is still a wrong list.
+    wrong = ref(
+        "pdb-wrong",
+        ids=Identifiers(doi="10.1093/nar/28.1.235"),
+        title="The protein data bank",
+        author=people("John Westbrook", "Helen M. Berman"),
+        issued=CSLDate.from_year(2000),
+    )
+    results = lookup_references([cited, wrong], registries)
+    assert [r.status for r in results] == [Status.VERIFIED, Status.MISMATCH], results[1].reason
+    assert "authors" in results[0].reason and "authors" in results[1].reason
+
+
+def iclr_crossref_work(doi: str) -> dict[str, Any]:
+    """A real Crossref record recorded for the ICLR bibliographies (tests/test_iclr_audit.py)."""
+    with gzip.open(ICLR_CROSSREF, "rt") as lines:
+        return next(w for w in map(json.loads, lines) if w["DOI"] == doi)
+
+
+def test_the_sponsors_a_record_lists_as_authors_are_not_missing_people(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    # OSTI's Crossref record of an RMI report lists its five authors among three organisations
+    # (its sponsors and contractors); the report is cited by its five authors.
+    record = iclr_crossref_work("10.2172/2589179")
+    assert sum("name" in a for a in record["author"]) == 3
+    fake_registry.add_crossref_work(record)
+    cited = ref(
+        "der",
+        ids=Identifiers(doi="10.2172/2589179"),
+        title="Aggregated distributed energy resources in 2024: The fundamentals",
+        author=people("Stephanie Bieler", "Cara Goldenberg", "Avery McEvoy", "Katerina Stephan",
+                      "Alex Walmsley"),
+        issued=CSLDate.from_year(2024),
+    )  # fmt: skip
+    [result] = lookup_references([cited], registries)
+    assert result.status == Status.VERIFIED, result.reason
+    assert result.agreement.authors == 1.0
+
+
+def test_a_group_author_is_not_compared_with_the_people_a_record_lists(
+    registries: Registries,
+) -> None:
+    # The GPT-4 report's byline is "OpenAI"; arXiv lists its 279 people. "Meta Team" likewise.
+    gpt4 = ref(
+        "gpt4",
+        ids=Identifiers(arxiv="2303.08774"),
+        title="GPT-4 technical report",
+        author=[CSLName(literal="OpenAI")],
+        issued=CSLDate.from_year(2023),
+    )
+    llama = ref(
+        "llama",
+        ids=Identifiers(arxiv="2407.21783"),
+        title="The llama 3 herd of models",
+        author=[CSLName(given="Meta", family="Team")],
+        issued=CSLDate.from_year(2024),
+    )
+    # A person the record does not list still contradicts it.
+    person = ref(
+        "person",
+        ids=Identifiers(arxiv="2303.08774"),
+        title="GPT-4 technical report",
+        author=people("Jane Doe"),
+        issued=CSLDate.from_year(2023),
+    )
+    results = lookup_references([gpt4, llama, person], registries)
+    assert [r.status for r in results] == [Status.VERIFIED, Status.VERIFIED, Status.MISMATCH], [
+        r.reason for r in results
+    ]
+    assert results[0].registry == "arxiv" and results[0].agreement.authors is None
 
 
 def test_arxiv_id_is_looked_up_as_its_datacite_doi_when_arxiv_is_off(

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+from models.audit import Reference
 from tasks.read.csljson import read
 
 FIXTURES = Path(__file__).parent / "fixtures" / "reflists"
@@ -48,3 +49,30 @@ def test_broken_json_is_one_error(tmp_path: Path) -> None:
     result = read([path])
     assert result.references == []
     assert len(result.errors) == 1 and result.errors[0].line == 2
+
+
+def test_a_loosely_keyed_json_list_is_read_as_the_csl_it_stands_for() -> None:
+    # RefChecker's extraction of an ICLR-2026 bibliography (authors as strings, `year`, `venue`,
+    # `doi`, `url`), and the same list converted to CSL for tests/test_iclr_audit.py: both read
+    # alike. Read as CSL alone, each entry kept only its title.
+    loose = read([FIXTURES / "refchecker" / "openreview_5vdw8Qmrre.json"])
+    csl = read([FIXTURES / "iclr2026" / "openreview_5vdw8Qmrre.json"])
+    assert loose.errors == [] and len(loose.references) == len(csl.references) == 47
+
+    def fields(ref: Reference) -> tuple[object, ...]:
+        item = ref.item
+        names = [n.family or n.literal for n in item.author or []]
+        return (item.title, names, item.year(), item.container_title, ref.ids.doi, ref.ids.arxiv)
+
+    assert [fields(r) for r in loose.references] == [fields(r) for r in csl.references]
+
+
+def test_a_one_word_author_is_read_as_a_group_not_a_surname(tmp_path: Path) -> None:
+    # "OpenAI" as a surname is a person the GPT-4 report's record does not list (a mismatch on
+    # authors); as CSL's literal it is the group byline it is.
+    path = tmp_path / "refs.json"
+    path.write_text(json.dumps([{"title": "Gpt-4 technical report", "authors": ["OpenAI"]}]))
+    (reference,) = read([path]).references
+    assert [n.model_dump(exclude_none=True) for n in reference.item.author or []] == [
+        {"literal": "OpenAI"}
+    ]

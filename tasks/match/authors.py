@@ -13,6 +13,13 @@ _SURNAME_RATIO = 88
 _ORGANISATION_RATIO = 85
 # The fewest leading names that read as a deliberately shortened list rather than a partial one.
 TRUNCATED_LIST_MIN = 3
+# Words that make a name a group author, not a person ("Gemma Team", "World Health Organization").
+_GROUP_WORDS = frozenset({
+    "team", "consortium", "collaboration", "collaborative", "group", "initiative", "committee",
+    "organization", "organisation", "institute", "center", "centre", "association", "society",
+    "council", "foundation", "network", "project", "lab", "laboratory", "laboratories", "inc",
+    "ltd", "corporation", "agency", "office", "department", "ministry", "bureau", "commission",
+})  # fmt: skip
 
 
 def author_agreement(claimed: list[CSLName], record: list[CSLName]) -> float | None:
@@ -20,12 +27,19 @@ def author_agreement(claimed: list[CSLName], record: list[CSLName]) -> float | N
 
     Order-insensitive (databases reorder, e.g. DBLP vs ACM). With "et al." in the claimed list, only
     the listed names must be found; without it, missing or extra authors count against agreement
-    (a partial list presented as complete is a wrong list)."""
-    mine = [n for n in named(claimed) if _has_name(n)]
-    theirs = [n for n in named(record) if _has_name(n)]
+    (a partial list presented as complete is a wrong list). A record that keeps only the first of
+    the claimed names is scored on the names it keeps; a group on one side that the other, of
+    people only, does not name is not compared."""
+    cited = [n for n in named(claimed) if _has_name(n)]
+    listed = [n for n in named(record) if _has_name(n)]
+    mine, theirs = _people_of(cited, listed), _people_of(listed, cited)
     if not mine or not theirs:
         return None
     truncated = any(n.is_et_al() for n in claimed) or _is_leading_run(mine, theirs)
+    # Some registries keep only the first author(s): an old Crossref deposit gives the Protein
+    # Data Bank's eight authors as 'Berman, H. M.'. The names they drop cannot be checked, so
+    # they do not count against the claimed ones that follow.
+    record_truncated = _is_leading_run(theirs, mine, minimum=1)
     unused = list(range(len(theirs)))
     found = 0.0
     for name in mine:
@@ -37,14 +51,40 @@ def author_agreement(claimed: list[CSLName], record: list[CSLName]) -> float | N
         if best_index >= 0:
             unused.remove(best_index)
             found += best
-    denominator = len(mine) if truncated else max(len(mine), len(theirs))
+    if truncated:
+        denominator = len(mine)
+    elif record_truncated:
+        denominator = len(theirs)
+    else:
+        denominator = max(len(mine), len(theirs))
     return min(1.0, found / denominator)
 
 
-def _is_leading_run(mine: list[CSLName], theirs: list[CSLName]) -> bool:
+def _people_of(names: list[CSLName], other: list[CSLName]) -> list[CSLName]:
+    """The names of one list to compare with the other's: a group the other list does not name
+    is set aside when the other lists people only. A byline naming the group ("OpenAI", "Meta
+    Team") is no claim about the 279 people a record lists; a record's sponsors listed as
+    authors (OSTI's 'USDOE Office of Electricity') are none of the people cited."""
+    if any(_is_group(n) for n in other):
+        return names
+    return [n for n in names if not _is_group(n) or any(name_agreement(n, o) for o in other)]
+
+
+def _is_group(name: CSLName) -> bool:
+    """A group author: one word in CSL's literal form (`OpenAI`, `Anthropic`), or a name with a
+    word only groups carry (`Gemma Team`, read by BibTeX as given `Gemma`, family `Team`)."""
+    literal = (name.literal or "").split()
+    single = len(literal) == 1 and not (name.family or name.given)
+    text = words(name.literal or f"{name.given or ''} {name.family or ''}")
+    return single or any(w in _GROUP_WORDS for w in text)
+
+
+def _is_leading_run(
+    mine: list[CSLName], theirs: list[CSLName], minimum: int = TRUNCATED_LIST_MIN
+) -> bool:
     """A long list cut after its first names, in order (APA, Vancouver and most styles print the
     first 3 to 20 authors, then "et al."; some formats lose the "et al." marker)."""
-    if len(mine) < TRUNCATED_LIST_MIN or len(mine) >= len(theirs):
+    if len(mine) < minimum or len(mine) >= len(theirs):
         return False
     return all(name_agreement(a, b) == 1.0 for a, b in zip(mine, theirs, strict=False))
 

@@ -30,7 +30,9 @@ Decision table (thresholds are the module constants below):
 
     identified record:  no claimed field to compare          -> verified (existence only)
                         any field contradicts                -> mismatch (title < 0.60: "resolves
-                                                                to a different paper")
+                                                                to a different paper", unless an
+                                                                arXiv record has the authors: a
+                                                                version's title)
                         otherwise                            -> verified
     search candidates:  title agrees, nothing contradicts,
                         and authors or year agrees           -> candidate accepted
@@ -425,7 +427,7 @@ def _mismatch_reason(
     agreement: FieldAgreement,
     decision: Decision,
 ) -> str:
-    if names_another_paper(agreement):
+    if names_another_paper(agreement, found.registry):
         return (
             f"{kind} resolves to a different paper: '{found.item.title}' "
             f"(title similarity {agreement.title:.2f})"
@@ -434,9 +436,15 @@ def _mismatch_reason(
     return f"{kind} {found.identifier} exists, but the reference disagrees on " + "; ".join(details)
 
 
-def names_another_paper(agreement: FieldAgreement) -> bool:
-    """The identifier's record is another paper, not the cited one with a wrong field."""
-    return agreement.title is not None and agreement.title < TITLE_DIFFERENT_PAPER
+def names_another_paper(agreement: FieldAgreement, registry: str | None = None) -> bool:
+    """The identifier's record is another paper, not the cited one with a wrong field. An arXiv
+    record whose authors are the ones cited is the same paper under another version's title
+    (1711.05101 is "Fixing Weight Decay Regularization in Adam" in v1, "Decoupled Weight Decay
+    Regularization" since): a title to correct. A DOI's record keeps one title."""
+    retitled = (
+        registry == "arxiv" and agreement.authors is not None and agreement.authors >= AUTHORS_AGREE
+    )
+    return agreement.title is not None and agreement.title < TITLE_DIFFERENT_PAPER and not retitled
 
 
 def _unmatched_reason(decision: Decision, candidate: RegistryRecord) -> str:

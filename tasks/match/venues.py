@@ -4,7 +4,9 @@ Res."), subtitles after a dash, publisher prefixes (IEEE/CVF), years and ordinal
 
 Known venues come from tasks/data/venues.tsv (key, kind, canonical name, variants). Preprint
 servers and proceedings series (arXiv, PMLR, LNCS) name where a paper is hosted, not which venue
-accepted it, so they are not compared with a venue: the result is None, not a disagreement.
+accepted it, and publishers (Springer, Wiley) who printed it, where a book is cited by its
+publisher and its record names its series: none is compared with a venue, the result is None,
+not a disagreement.
 """
 
 import re
@@ -17,7 +19,7 @@ from rapidfuzz import fuzz
 from tasks.textnorm import fold, words
 
 VENUES_FILE = Path(__file__).resolve().parents[1] / "data" / "venues.tsv"
-NOT_COMPARABLE_KINDS = frozenset({"preprint", "series"})
+NOT_COMPARABLE_KINDS = frozenset({"preprint", "series", "publisher"})
 
 # Words that do not tell venues apart: function words, "Proceedings of the", publisher prefixes.
 _NOISE = frozenset(

@@ -89,6 +89,47 @@ def entry_error(path: Path, entry: str, reason: str) -> InputError:
     return InputError(source_file=str(path), entry_key=entry, reason=reason)
 
 
+# Loose metadata keys -> CSL variable (first key present wins): what agents and generic JSON
+# reference lists (RefChecker's {"authors": [...], "year": 2024, "venue": ...}) write.
+_TEXT_FIELDS: dict[str, tuple[str, ...]] = {
+    "title": ("title",),
+    "container-title": ("container-title", "container_title", "journal", "venue", "publication"),
+    "publisher": ("publisher",),
+    "volume": ("volume",),
+    "issue": ("issue", "number"),
+    "page": ("page", "pages"),
+    "DOI": ("doi", "DOI"),
+    "PMID": ("pmid", "PMID"),
+    "PMCID": ("pmcid", "PMCID"),
+    "ISBN": ("isbn", "ISBN"),
+    "URL": ("url", "URL"),
+    "type": ("type",),
+}
+_NAME_KEYS = ("author", "authors")
+_DATE_KEYS = ("year", "date", "issued", "published")
+
+
+def loose_csl_fields(meta: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    """CSL variables read from loosely keyed metadata, and the keys they were read from."""
+    used: set[str] = set()
+    fields: dict[str, Any] = {}
+    for csl_key, keys in _TEXT_FIELDS.items():
+        for k in keys:
+            if meta.get(k) not in (None, ""):
+                fields[csl_key] = meta[k]
+                used.add(k)
+                break
+    name_key = next((k for k in _NAME_KEYS if meta.get(k)), None)
+    if name_key:
+        fields["author"] = csl_names(meta[name_key])
+        used.add(name_key)
+    date_key = next((k for k in _DATE_KEYS if meta.get(k) not in (None, "")), None)
+    if date_key:
+        fields["issued"] = csl_date(meta[date_key])
+        used.add(date_key)
+    return fields, used
+
+
 def csl_names(value: Any) -> list[CSLName] | None:
     """Authors as agents write them: one string ("A and B", "A; B"), a list of strings, or
     CSL-like dicts. An "et al." (or "others") stays as the list's last name, the marker that the
@@ -119,6 +160,8 @@ def _vancouver(text: str) -> list[str]:
 
 
 def _name(text: str) -> CSLName:
+    if len(text.split()) == 1:  # a group or a mononym ("OpenAI"): CSL's literal, not a surname
+        return CSLName.model_validate({"literal": text})
     if m := _SURNAME_INITIALS.match(text):  # PubMed style: "Costa-Matos L"
         return CSLName.model_validate({"family": m.group(1), "given": m.group(2)})
     parts = parse_single_name_into_parts(text, strict=False)

@@ -1,6 +1,8 @@
 """CSL-JSON reader: a list of items (Zotero, pandoc, manubot) or a single item (Crossref content
 negotiation). An item that is not a valid CSL item becomes an InputError; the others are kept.
 An item without `id` (some exporters leave it out) gets its position, `#3`, rather than being lost.
+Generic JSON reference lists that key their fields loosely (`authors`, `year`, `venue`, `doi`)
+are read as the CSL variables they stand for.
 """
 
 import codecs
@@ -13,6 +15,7 @@ from pydantic import ValidationError
 
 from models.audit import InputError, ReadResult
 from models.csl import CSLItem
+from tasks.read.agent_json import loose_csl_fields
 from tasks.read.common import (
     make_reference,
     merged,
@@ -83,7 +86,7 @@ def _read_item(path: Path, position: int, data: Any) -> ReadResult:
     if isinstance(data, dict) and data.get("id"):
         key = str(data["id"])
     try:
-        item = CSLItem.from_csl(_with_id(data, f"#{position}"))
+        item = CSLItem.from_csl(_with_loose_fields(_with_id(data, f"#{position}")))
     except (ValidationError, TypeError) as exc:
         reason = f"not a CSL item: {_reason(exc)}"
         return ReadResult(errors=[InputError(source_file=str(path), entry_key=key, reason=reason)])
@@ -94,6 +97,14 @@ def _with_id(data: Any, fallback: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise TypeError(f"expected an object, found {type(data).__name__}")
     return data if data.get("id") not in (None, "") else {**data, "id": fallback}
+
+
+def _with_loose_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """The item with the CSL variables it lacks read from loose keys: a generic JSON reference
+    list (RefChecker's: `authors` as strings, `year`, `venue`, `url`) would otherwise be
+    audited on its title alone, its authors, year and venue silently dropped."""
+    loose, _ = loose_csl_fields(data)
+    return {**data, **{key: value for key, value in loose.items() if key not in data}}
 
 
 def _reason(exc: Exception) -> str:

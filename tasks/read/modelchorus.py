@@ -19,10 +19,9 @@ from models.csl import CSLItem
 from tasks.citation_ids import unused_id
 from tasks.identifiers import normalize_doi, normalize_isbn
 from tasks.read.agent_json import (
-    csl_date,
-    csl_names,
     entry_error,
     load_shape,
+    loose_csl_fields,
     reference,
     sniff_json,
     validation_reason,
@@ -30,24 +29,6 @@ from tasks.read.agent_json import (
 from tasks.read.common import read_each
 
 FORMAT = "modelchorus"
-
-# metadata keys a crew writes -> CSL variable (first key present wins)
-_TEXT_FIELDS: dict[str, tuple[str, ...]] = {
-    "title": ("title",),
-    "container-title": ("container-title", "container_title", "journal", "venue", "publication"),
-    "publisher": ("publisher",),
-    "volume": ("volume",),
-    "issue": ("issue", "number"),
-    "page": ("page", "pages"),
-    "DOI": ("doi", "DOI"),
-    "PMID": ("pmid", "PMID"),
-    "PMCID": ("pmcid", "PMCID"),
-    "ISBN": ("isbn", "ISBN"),
-    "URL": ("url", "URL"),
-    "type": ("type",),
-}
-_NAME_KEYS = ("author", "authors")
-_DATE_KEYS = ("year", "date", "issued", "published")
 
 
 def _claim_list(data: Any) -> list[Any] | None:
@@ -128,22 +109,8 @@ def _item(entry: str, citation: Citation) -> CSLItem:
     """The claimed work: the citation's metadata in CSL, identifiers from `source` when the
     metadata has none; metadata CSL has no variable for is kept under `modelchorus`."""
     meta = citation.metadata
-    used: set[str] = set()
-    fields: dict[str, Any] = {"id": entry}
-    for csl_key, keys in _TEXT_FIELDS.items():
-        for k in keys:
-            if meta.get(k) not in (None, ""):
-                fields[csl_key] = meta[k]
-                used.add(k)
-                break
-    name_key = next((k for k in _NAME_KEYS if meta.get(k)), None)
-    if name_key:
-        fields["author"] = csl_names(meta[name_key])
-        used.add(name_key)
-    date_key = next((k for k in _DATE_KEYS if meta.get(k) not in (None, "")), None)
-    if date_key:
-        fields["issued"] = csl_date(meta[date_key])
-        used.add(date_key)
+    loose, used = loose_csl_fields(meta)
+    fields: dict[str, Any] = {"id": entry, **loose}
     source = citation.source.strip()
     if "DOI" not in fields and source.lower().startswith(("10.", "doi:", "https://doi.org/")):
         fields["DOI"] = normalize_doi(source)

@@ -14,6 +14,7 @@ import httpx
 from models.audit import Lookup, RegistryRecord
 from models.csl import CSLItem
 from tasks.identifiers import normalize_doi
+from tasks.match.venues import is_preprint_venue
 from tasks.registries.batches import failed, in_batches, records
 from tasks.registries.fields import people, title_query
 from tasks.registries.http import (
@@ -67,7 +68,7 @@ def openalex_work_to_csl(work: dict[str, Any]) -> RegistryRecord:
         "type": _TYPES.get(str(work.get("type")), "article"),
         "title": work.get("display_name") or work.get("title"),
         "author": [n.to_csl() for n in people(names) or []] or None,
-        "container-title": source.get("display_name"),
+        "container-title": _venue(source),
         "volume": biblio.get("volume"),
         "issue": biblio.get("issue"),
         "page": f"{first}-{last}" if first and last and first != last else first,
@@ -79,6 +80,16 @@ def openalex_work_to_csl(work: dict[str, Any]) -> RegistryRecord:
         csl["issued"] = {"date-parts": [[work["publication_year"]]]}
     item = CSLItem.from_csl({k: v for k, v in csl.items() if v is not None})
     return RegistryRecord(registry="openalex", identifier=work_id, item=item)
+
+
+def _venue(source: dict[str, Any]) -> str | None:
+    """The venue a work's primary source names. An institution's repository ('CaltechAUTHORS',
+    'ePrints Soton') holds a copy and names no venue: as one, it contradicted the ICML a paper
+    was cited at. A preprint server (arXiv, bioRxiv) names the preprint the record is: kept."""
+    name = source.get("display_name")
+    if source.get("type") == "repository" and not is_preprint_venue(name):
+        return None
+    return name if isinstance(name, str) else None
 
 
 class OpenAlexClient:

@@ -490,7 +490,8 @@ def suggestion(row: dict[str, Any]) -> str:
             "identifier."
         )
     if status == "mismatch" and names_another_paper(
-        FieldAgreement(title=row.get("agreement_title"))
+        FieldAgreement(title=row.get("agreement_title"), authors=row.get("agreement_authors")),
+        row.get("registry"),
     ):
         return (
             f"The identifier names another work, {row.get('matched_title') or matched!s}, and no "
