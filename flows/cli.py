@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import sys
+import textwrap
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -93,6 +94,21 @@ def gate_failed(summary: "JobSummary", gate: set[str]) -> bool:
     return any(counts.get(outcome, 0) for outcome in gate)
 
 
+def print_item(line: str) -> None:
+    """A line of a list (a flagged citation, an input error): on a terminal, wrapped at spaces to
+    its width, the rest indented under it (left whole, the terminal breaks it mid-word); piped
+    or captured, one line each, for grep."""
+    if out.is_terminal:
+        line = textwrap.fill(
+            line,
+            width=out.width,
+            subsequent_indent="      ",
+            break_long_words=False,  # a path or URL longer than the line stays whole
+            break_on_hyphens=False,
+        )
+    out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
 def print_summary(summary: "JobSummary") -> None:
     from rich.table import Table
 
@@ -109,8 +125,7 @@ def print_summary(summary: "JobSummary") -> None:
     if flagged:
         out.print(f"[red]{len(flagged)} citation(s) need attention:[/red]")
         for f in flagged[:20]:
-            line = f"  {f.label}  {f.source_file}:{f.entry_key}: {f.reason}"
-            out.print(line, markup=False, highlight=False, soft_wrap=True)
+            print_item(f"  {f.label}  {f.source_file}:{f.entry_key}: {f.reason}")
         if len(flagged) > 20:
             out.print(f"  ... and {len(flagged) - 20} more (see report.html)")
     if summary.flagged_left_out:
@@ -125,13 +140,13 @@ def print_summary(summary: "JobSummary") -> None:
         more = f" (the reasons of the first {listed})" if total > listed else ""
         out.print(f"[yellow]{total} citation(s) could not be checked{more}:[/yellow]")
         for reason, count in unchecked.most_common(5):
-            out.print(f"  {count} x {reason}", markup=False, highlight=False, soft_wrap=True)
+            print_item(f"  {count} x {reason}")
     errors = summary.input_errors
     if errors:
         out.print(f"[yellow]{len(errors)} input error(s):[/yellow]")
         for e in errors[:20]:
             where = ":".join(str(x) for x in (e.source_file, e.entry_key or e.line) if x)
-            out.print(f"  {where}: {e.reason}", markup=False, highlight=False, soft_wrap=True)
+            print_item(f"  {where}: {e.reason}")
         if len(errors) > 20:
             out.print(f"  ... and {len(errors) - 20} more (see input_errors.parquet)")
     support = summary.metrics.get("claim_support")
