@@ -82,7 +82,7 @@ _TEXT = frozenset(
 _VERBATIM = frozenset(
     {
         "url", "doi", "eprint", "archiveprefix", "eprinttype", "urldate", "pmid", "pmcid", "isbn",
-        "issn", "year", "month", "date", "volume", "number", "issue", "pages",
+        "issn", "year", "month", "date", "volume", "number", "issue", "eid", "pages",
     }
 )  # fmt: skip
 _NAMES = frozenset({"author", "editor"})
@@ -577,7 +577,7 @@ def _csl_item(entry_type: str, key: str, fields: dict[str, object]) -> CSLItem:
             "publisher-place": text("address", "location"),
             "volume": text("volume"),
             "issue": text("number", "issue") if is_article else text("issue"),
-            "number": None if is_article else text("number"),
+            "number": text("eid") if is_article else text("number"),  # an article number
             "page": normalize_pages(text("pages")),
             "edition": text("edition"),
             "genre": text("type") or _THESIS_GENRE.get(entry_type),
