@@ -247,7 +247,9 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
     return summary
 
 
-def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir: Path) -> None:
+def check_inputs(
+    job: str, inputs: list[Path], input_format: str | None, out_dir: Path, db: str | None
+) -> None:
     """Arguments and settings, checked before a flow starts: a bad one is a one-line usage
     error (exit 2), never a traceback from inside a task or an exit 1 a --fail-on gate reads."""
     from pydantic import ValidationError
@@ -256,7 +258,7 @@ def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir
     from tasks.read import READERS
     from tasks.read.kinds import NotABibliography, check_bibliographies
     from tasks.registries import RegistrySettings
-    from tasks.store import UnsafeJobId, check_job_id
+    from tasks.store import NotALibrary, UnsafeJobId, check_job_id, check_library, db_path_from_env
     from tasks.trust import load_trusted_domains
 
     try:
@@ -276,6 +278,10 @@ def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir
     if out_dir.exists() and not out_dir.is_dir():
         usage_error(f"--out: {out_dir} is a file, not a folder")
     try:
+        check_library(db_path_from_env(db))
+    except NotALibrary as exc:
+        usage_error(f"{exc} (set --db or CITEAUDIT_DB)")
+    try:
         RegistrySettings()
     except ValidationError as exc:
         usage_error(
@@ -294,9 +300,13 @@ def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir
 def open_library(db: str | None, read_only: bool = True) -> "Library":
     """An existing library (a mistyped path is an error, not a new empty library), read-only
     unless the command changes it."""
-    from tasks.store import Library, db_path_from_env, library_exists
+    from tasks.store import Library, NotALibrary, check_library, db_path_from_env, library_exists
 
     path = db_path_from_env(db)
+    try:
+        check_library(path)
+    except NotALibrary as exc:
+        usage_error(f"{exc} (set --db or CITEAUDIT_DB)")
     if not library_exists(path):
         usage_error(f"no library at {path} (set --db or CITEAUDIT_DB)")
     return Library(path, read_only=read_only)
@@ -332,7 +342,7 @@ def audit(
     from tasks.render.csl_styles import STYLES
 
     stop_on_signals()
-    check_inputs(job, inputs, input_format, out_dir)
+    check_inputs(job, inputs, input_format, out_dir, db)
     if chunk_size < 1 or workers < 1:
         usage_error("--chunk-size and --workers must be at least 1")
     gate = parse_gate(fail_on)
@@ -393,7 +403,7 @@ def import_(
     from flows.interrupt import stop_on_signals
 
     stop_on_signals()
-    check_inputs(job, inputs, input_format, out_dir)
+    check_inputs(job, inputs, input_format, out_dir, db)
     if batch_size < 1 or chunk_size < 1 or workers < 1:
         usage_error("--batch-size, --chunk-size and --workers must be at least 1")
     from models.job import BulkSummary, JobParams

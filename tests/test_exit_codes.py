@@ -137,3 +137,17 @@ def test_a_prefect_run_whose_input_is_missing_fails(tmp_path, prefect_harness) -
     state = audit_job(params, return_state=True)
     assert state.is_failed()
     assert not (tmp_path / "out" / "gone").exists()
+
+
+def test_a_library_that_is_no_duckdb_file_exits_2_before_the_run(tmp_path) -> None:
+    (tmp_path / "refs.txt").write_text("10.1038/srep16696\n")
+    (tmp_path / "refs.bib").write_text("@article{a, title={A title}}\n")
+    (tmp_path / "folder").mkdir()
+    for db in ("refs.bib", "folder"):
+        for args in (("audit", "refs.txt", "--job", "j", "--offline"), ("jobs",)):
+            done = run_cli(*args, "--db", db, cwd=tmp_path)
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.startswith(f"citeaudit: error: {db} is ")
+            assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+    assert (tmp_path / "refs.bib").read_text() == "@article{a, title={A title}}\n"
