@@ -227,7 +227,12 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
         from tasks.read.kinds import NotABibliography
         from tasks.store import LibraryLocked
 
-        logging.getLogger("prefect.flow_runs").addFilter(Reported(LibraryLocked, NotABibliography))
+        # One line per error (CITEAUDIT_DEBUG=1: Prefect's logs and the traceback as well).
+        reported = Reported(
+            LibraryLocked, NotABibliography, failures=not os.environ.get("CITEAUDIT_DEBUG")
+        )
+        for runs in ("prefect.flow_runs", "prefect.task_runs"):
+            logging.getLogger(runs).addFilter(reported)
 
         def note_run(flow: Any, flow_run: Any, state: Any) -> None:
             interrupt.note_flow_run(str(flow_run.id))
