@@ -145,8 +145,7 @@ def print_summary(summary: "JobSummary") -> None:
     if errors:
         out.print(f"[yellow]{len(errors)} input error(s):[/yellow]")
         for e in errors[:20]:
-            where = ":".join(str(x) for x in (e.source_file, e.entry_key or e.line) if x)
-            print_item(f"  {where}: {e.reason}")
+            print_item(f"  {e.where}: {e.reason}")
         if len(errors) > 20:
             out.print(f"  ... and {len(errors) - 20} more (see input_errors.parquet)")
     support = summary.metrics.get("claim_support")

@@ -227,6 +227,26 @@ def test_a_broken_entry_is_one_line_naming_it_and_the_rest_is_fixed(tmp_path: Pa
     assert done.stdout.count("(unverified)") == 5
 
 
+def test_a_latin1_file_is_fixed_into_utf8_with_a_warning(tmp_path: Path) -> None:
+    entry = "@article{muller1999,\n  author = {M\u00fcller, J\u00fcrgen},\n"
+    entry += "  title = {\u00dcber die Stabilit\u00e4t von Tr\u00e4gern},\n}\n"
+    (tmp_path / "refs.bib").write_bytes(entry.encode("latin-1"))
+    done = subprocess.run(
+        [sys.executable, "-c", CLI, "fix", "refs.bib", "--offline", "-o", "fixed.bib"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == (
+        "refs.bib: warning: not UTF-8: the whole file was read as cp1252 (detected); "
+        "the fixed file is UTF-8"
+    )
+    fixed = (tmp_path / "fixed.bib").read_text(encoding="utf-8")
+    assert fixed == entry.replace(",\n}\n", ",\n  citeaudit = {unverified: offline},\n}\n")
+
+
 def test_a_missing_title_comes_from_pubmed_without_its_full_stop(tmp_path: Path) -> None:
     xml = (ROOT / "tests/fixtures/registries/pubmed_36987902.xml").read_bytes()
     article = next(e for e in SafeET.fromstring(xml) if e.tag == "PubmedArticle")
