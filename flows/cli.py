@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import sys
+import textwrap
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -93,6 +94,21 @@ def gate_failed(summary: "JobSummary", gate: set[str]) -> bool:
     return any(counts.get(outcome, 0) for outcome in gate)
 
 
+def print_item(line: str) -> None:
+    """A line of a list (a flagged citation, an input error): on a terminal, wrapped at spaces to
+    its width, the rest indented under it (left whole, the terminal breaks it mid-word); piped
+    or captured, one line each, for grep."""
+    if out.is_terminal:
+        line = textwrap.fill(
+            line,
+            width=out.width,
+            subsequent_indent="      ",
+            break_long_words=False,  # a path or URL longer than the line stays whole
+            break_on_hyphens=False,
+        )
+    out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
 def print_summary(summary: "JobSummary") -> None:
     from rich.table import Table
 
@@ -109,8 +125,7 @@ def print_summary(summary: "JobSummary") -> None:
     if flagged:
         out.print(f"[red]{len(flagged)} citation(s) need attention:[/red]")
         for f in flagged[:20]:
-            line = f"  {f.label}  {f.source_file}:{f.entry_key}: {f.reason}"
-            out.print(line, markup=False, highlight=False, soft_wrap=True)
+            print_item(f"  {f.label}  {f.source_file}:{f.entry_key}: {f.reason}")
         if len(flagged) > 20:
             out.print(f"  ... and {len(flagged) - 20} more (see report.html)")
     if summary.flagged_left_out:
@@ -125,13 +140,12 @@ def print_summary(summary: "JobSummary") -> None:
         more = f" (the reasons of the first {listed})" if total > listed else ""
         out.print(f"[yellow]{total} citation(s) could not be checked{more}:[/yellow]")
         for reason, count in unchecked.most_common(5):
-            out.print(f"  {count} x {reason}", markup=False, highlight=False, soft_wrap=True)
+            print_item(f"  {count} x {reason}")
     errors = summary.input_errors
     if errors:
         out.print(f"[yellow]{len(errors)} input error(s):[/yellow]")
         for e in errors[:20]:
-            where = ":".join(str(x) for x in (e.source_file, e.entry_key or e.line) if x)
-            out.print(f"  {where}: {e.reason}", markup=False, highlight=False, soft_wrap=True)
+            print_item(f"  {e.where}: {e.reason}")
         if len(errors) > 20:
             out.print(f"  ... and {len(errors) - 20} more (see input_errors.parquet)")
     support = summary.metrics.get("claim_support")
@@ -212,7 +226,12 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
         from tasks.read.kinds import NotABibliography
         from tasks.store import LibraryLocked
 
-        logging.getLogger("prefect.flow_runs").addFilter(Reported(LibraryLocked, NotABibliography))
+        # One line per error (CITEAUDIT_DEBUG=1: Prefect's logs and the traceback as well).
+        reported = Reported(
+            LibraryLocked, NotABibliography, failures=not os.environ.get("CITEAUDIT_DEBUG")
+        )
+        for runs in ("prefect.flow_runs", "prefect.task_runs"):
+            logging.getLogger(runs).addFilter(reported)
 
         def note_run(flow: Any, flow_run: Any, state: Any) -> None:
             interrupt.note_flow_run(str(flow_run.id))
@@ -232,7 +251,9 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
     return summary
 
 
-def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir: Path) -> None:
+def check_inputs(
+    job: str, inputs: list[Path], input_format: str | None, out_dir: Path, db: str | None
+) -> None:
     """Arguments and settings, checked before a flow starts: a bad one is a one-line usage
     error (exit 2), never a traceback from inside a task or an exit 1 a --fail-on gate reads."""
     from pydantic import ValidationError
@@ -241,7 +262,7 @@ def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir
     from tasks.read import READERS
     from tasks.read.kinds import NotABibliography, check_bibliographies
     from tasks.registries import RegistrySettings
-    from tasks.store import UnsafeJobId, check_job_id
+    from tasks.store import NotALibrary, UnsafeJobId, check_job_id, check_library, db_path_from_env
     from tasks.trust import load_trusted_domains
 
     try:
@@ -261,6 +282,10 @@ def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir
     if out_dir.exists() and not out_dir.is_dir():
         usage_error(f"--out: {out_dir} is a file, not a folder")
     try:
+        check_library(db_path_from_env(db))
+    except NotALibrary as exc:
+        usage_error(f"{exc} (set --db or CITEAUDIT_DB)")
+    try:
         RegistrySettings()
     except ValidationError as exc:
         usage_error(
@@ -279,9 +304,13 @@ def check_inputs(job: str, inputs: list[Path], input_format: str | None, out_dir
 def open_library(db: str | None, read_only: bool = True) -> "Library":
     """An existing library (a mistyped path is an error, not a new empty library), read-only
     unless the command changes it."""
-    from tasks.store import Library, db_path_from_env, library_exists
+    from tasks.store import Library, NotALibrary, check_library, db_path_from_env, library_exists
 
     path = db_path_from_env(db)
+    try:
+        check_library(path)
+    except NotALibrary as exc:
+        usage_error(f"{exc} (set --db or CITEAUDIT_DB)")
     if not library_exists(path):
         usage_error(f"no library at {path} (set --db or CITEAUDIT_DB)")
     return Library(path, read_only=read_only)
@@ -317,7 +346,7 @@ def audit(
     from tasks.render.csl_styles import STYLES
 
     stop_on_signals()
-    check_inputs(job, inputs, input_format, out_dir)
+    check_inputs(job, inputs, input_format, out_dir, db)
     if chunk_size < 1 or workers < 1:
         usage_error("--chunk-size and --workers must be at least 1")
     gate = parse_gate(fail_on)
@@ -378,7 +407,7 @@ def import_(
     from flows.interrupt import stop_on_signals
 
     stop_on_signals()
-    check_inputs(job, inputs, input_format, out_dir)
+    check_inputs(job, inputs, input_format, out_dir, db)
     if batch_size < 1 or chunk_size < 1 or workers < 1:
         usage_error("--batch-size, --chunk-size and --workers must be at least 1")
     from models.job import BulkSummary, JobParams

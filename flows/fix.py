@@ -24,7 +24,7 @@ def fix(
     from flows.cli import usage_error
     from tasks.citation_ids import assign_citation_ids
     from tasks.lookup import lookup_references
-    from tasks.read import bibtex
+    from tasks.read import bibtex, decoding_warnings
     from tasks.read.text import UnreadableFileError, read_text
     from tasks.registries import Registries, RegistryPool, RegistrySettings
     from tasks.render.fix import fix_bibtex
@@ -46,8 +46,11 @@ def fix(
             results = lookup_references(refs, registries)
     fixed = fix_bibtex(text, refs, {r.citation_id: r for r in results})
     report = sys.stderr if output is None else sys.stdout
+    # a file not in UTF-8 is rewritten in UTF-8: say what it was read as
+    for note in decoding_warnings([input_bib]):
+        print(f"{note.where}: {note.reason}; the fixed file is UTF-8", file=report)
     for error in read.errors:
-        print(f"{error.source_file}:{error.entry_key or error.line}: {error.reason}", file=report)
+        print(f"{error.where}: {error.reason}", file=report)
     print(fixed.diff(), end="", file=report)
     print(fixed.summary(len(refs)), file=report)
     if output is None:

@@ -98,6 +98,11 @@ class InputError(BaseModel):
     line: int | None = None
     reason: str
 
+    @property
+    def where(self) -> str:
+        """`file:entry`, `file:line`, or the file alone (a warning about the whole file)."""
+        return ":".join(str(x) for x in (self.source_file, self.entry_key or self.line) if x)
+
 
 class ReadResult(BaseModel):
     references: list[Reference] = Field(default_factory=list)

@@ -1,8 +1,13 @@
 """`citeaudit` as a user runs it: exit codes, messages, outputs."""
 
+import fcntl
 import os
+import pty
+import re
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -77,6 +82,46 @@ def test_jobs_fits_an_80_column_terminal(registry_env, tmp_path):
         counts = {f"{n} {status}" for status, n in summary.status_counts.items() if n}
         assert {cells[3] for cells in row if cells[3]} == counts  # each whole, on its own line
         assert len(counts) > 1
+
+
+def in_terminal(args: list[str], columns: int) -> str:
+    """What `args` shows on a terminal `columns` wide (a real pseudo-terminal), colours off."""
+    main, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {**os.environ, "COLUMNS": str(columns)}
+    process = subprocess.Popen(args, stdin=child, stdout=child, stderr=child, env=env)
+    os.close(child)
+    shown = bytearray()
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the process closed its end
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    assert process.wait(timeout=120) == 0, shown.decode()
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode()).replace("\r", "")
+
+
+def test_report_fits_an_80_column_terminal_without_breaking_words(registry_env, tmp_path):
+    db = str(tmp_path / "library.duckdb")
+    inputs = [str(REPORT), str(FIXTURES.parents[1] / "examples" / "references.bib")]
+    params = JobParams(
+        inputs=inputs, job_id="crew", out_dir=str(tmp_path / "out"), db=db, styles=[]
+    )
+    summary = run_pipeline(params)
+    command = [sys.executable, "-m", "flows.cli", "report", "crew", "--db", db]
+    shown = in_terminal([*command, "--out", str(tmp_path / "out")], columns=80)
+    lines = shown.splitlines()
+    assert max(len(line) for line in lines) <= 80, shown
+    # every reason whole: the terminal, not citeaudit, would have broken a long line mid-word
+    words = " ".join(shown.split())
+    reasons = [f.reason for f in summary.flagged] + [e.reason for e in summary.input_errors]
+    assert reasons and any(len(reason) > 60 for reason in reasons)
+    for reason in reasons:
+        assert " ".join(reason.split()) in words, reason
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from flows.cli import gate_failed, parse_gate
@@ -137,3 +138,31 @@ def test_a_prefect_run_whose_input_is_missing_fails(tmp_path, prefect_harness) -
     state = audit_job(params, return_state=True)
     assert state.is_failed()
     assert not (tmp_path / "out" / "gone").exists()
+
+
+def test_a_library_that_is_no_duckdb_file_exits_2_before_the_run(tmp_path) -> None:
+    (tmp_path / "refs.txt").write_text("10.1038/srep16696\n")
+    (tmp_path / "refs.bib").write_text("@article{a, title={A title}}\n")
+    (tmp_path / "folder").mkdir()
+    for db in ("refs.bib", "folder"):
+        for args in (("audit", "refs.txt", "--job", "j", "--offline"), ("jobs",)):
+            done = run_cli(*args, "--db", db, cwd=tmp_path)
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.startswith(f"citeaudit: error: {db} is ")
+            assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+    assert (tmp_path / "refs.bib").read_text() == "@article{a, title={A title}}\n"
+
+
+def test_a_failure_inside_the_run_is_one_line_and_exit_3(tmp_path, prefect_server) -> None:
+    # another program's DuckDB file, whose citations table is not citeaudit's
+    with duckdb.connect(str(tmp_path / "other.duckdb")) as con:
+        con.execute("CREATE TABLE citations (a INTEGER)")
+    (tmp_path / "refs.txt").write_text("10.1038/srep16696\n")
+    done = run_cli(
+        "audit", "refs.txt", "--job", "j", "--offline", "--db", "other.duckdb", cwd=tmp_path
+    )
+    assert done.returncode == 3, done.stderr
+    # Prefect's task and flow run logs printed it first, tracebacks included (79 lines)
+    assert done.stderr.startswith("citeaudit: error: UndeclaredColumns: "), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

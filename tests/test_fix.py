@@ -205,6 +205,48 @@ def test_fix_usage_errors(tmp_path: Path) -> None:
     assert bib.read_text() == "@article{a, title={A title}}\n"
 
 
+def test_a_broken_entry_is_one_line_naming_it_and_the_rest_is_fixed(tmp_path: Path) -> None:
+    source = (ROOT / "examples" / "references.bib").read_text(encoding="utf-8")
+    broken = "@article{broken2001,\n  title = {Missing its closing brace,\n  year = 2001\n\n"
+    (tmp_path / "refs.bib").write_text(broken + source, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", CLI, "fix", "refs.bib", "--offline", "-o", "fixed.bib"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    # bibtexparser's own multi-line warning would repeat it on stderr
+    assert done.stderr == ""
+    (error,) = [line for line in done.stdout.splitlines() if "broken2001" in line]
+    assert error == (
+        "refs.bib:broken2001: malformed entry: Unexpected block start: `@string`. "
+        "Was still looking for field-value closing `}`"
+    )
+    assert done.stdout.count("(unverified)") == 5
+
+
+def test_a_latin1_file_is_fixed_into_utf8_with_a_warning(tmp_path: Path) -> None:
+    entry = "@article{muller1999,\n  author = {M\u00fcller, J\u00fcrgen},\n"
+    entry += "  title = {\u00dcber die Stabilit\u00e4t von Tr\u00e4gern},\n}\n"
+    (tmp_path / "refs.bib").write_bytes(entry.encode("latin-1"))
+    done = subprocess.run(
+        [sys.executable, "-c", CLI, "fix", "refs.bib", "--offline", "-o", "fixed.bib"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == (
+        "refs.bib: warning: not UTF-8: the whole file was read as cp1252 (detected); "
+        "the fixed file is UTF-8"
+    )
+    fixed = (tmp_path / "fixed.bib").read_text(encoding="utf-8")
+    assert fixed == entry.replace(",\n}\n", ",\n  citeaudit = {unverified: offline},\n}\n")
+
+
 def test_a_missing_title_comes_from_pubmed_without_its_full_stop(tmp_path: Path) -> None:
     xml = (ROOT / "tests/fixtures/registries/pubmed_36987902.xml").read_bytes()
     article = next(e for e in SafeET.fromstring(xml) if e.tag == "PubmedArticle")

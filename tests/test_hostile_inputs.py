@@ -156,6 +156,25 @@ def test_a_legacy_encoding_is_detected_for_the_whole_file_with_a_warning(tmp_pat
     assert warning.source_file == str(path) and "cp1252" in warning.reason
 
 
+def test_a_latin1_list_of_mostly_english_titles_is_read_as_latin1(tmp_path: Path) -> None:
+    # A few accented names among English titles: too little for a language guess, which read
+    # this file as the DOS Baltic code page (ü as ³) before a near-tie went to Windows-1252.
+    english = (Path(__file__).resolve().parents[1] / "examples" / "references.bib").read_text()
+    german = (
+        "@article{muller1999, author = {M\u00fcller, J\u00fcrgen and Gonz\u00e1lez, Jos\u00e9},\n"
+        "  title = {\u00dcber die Stabilit\u00e4t von Tr\u00e4gern}, year = {1999}}\n"
+    )
+    path = tmp_path / "latin1.bib"
+    path.write_bytes((german + english).encode("latin-1"))
+    result = read_inputs([path])
+    [muller] = [r.item for r in result.references if r.provenance.entry_key == "muller1999"]
+    assert [a.family for a in muller.author or []] == ["M\u00fcller", "Gonz\u00e1lez"]
+    assert muller.title == "\u00dcber die Stabilit\u00e4t von Tr\u00e4gern"
+    assert len(result.references) == 6
+    [warning] = result.errors
+    assert "read as cp1252" in warning.reason
+
+
 def test_a_line_that_is_a_sici_doi_is_a_doi(tmp_path: Path) -> None:
     sici = "10.1175/1520-0493(1974)102<0736:wacoj>2.0.co;2"
     path = tmp_path / "dois.txt"

@@ -257,3 +257,27 @@ def test_latex_text_writes_what_the_encoder_writes_over_the_whole_text() -> None
     assert sum(t.isascii() for t in texts) > 1_000 and sum(not t.isascii() for t in texts) > 100
     for text in texts:
         assert latex_text(text) == exports._LATEX.unicode_to_latex(exports._balanced(text)), text
+
+
+def test_an_article_number_survives_export_and_reading_back(tmp_path: Path) -> None:
+    from tasks.read import read_inputs
+
+    # Crossref's article-number is CSL's number: beside an issue (Sci. Rep.) or alone (eLife)
+    numbered = [
+        CSLItem.from_csl(
+            {"id": "tosatto2015", "type": "article-journal", "title": "Single-molecule FRET"}
+            | {"volume": "5", "issue": "1", "number": "16696", "DOI": "10.1038/srep16696"}
+        ),
+        CSLItem.from_csl(
+            {"id": "sankar2014", "type": "article-journal", "title": "Automated histology"}
+            | {"volume": "3", "number": "e01567", "DOI": "10.7554/elife.01567"}
+        ),
+    ]
+    for name, text in (("refs.bib", to_bibtex(numbered)), ("refs.ris", to_ris(numbered))):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        read = read_inputs([tmp_path / name])
+        assert not read.errors, read.errors
+        assert [(r.item.volume, r.item.issue, r.item.number) for r in read.references] == [
+            ("5", "1", "16696"),
+            ("3", None, "e01567"),
+        ], name

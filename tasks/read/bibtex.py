@@ -19,6 +19,7 @@ entry becomes a CSL item. pylatexenc costs ~0.2 ms a string, so decoding skips s
 LaTeX markup and remembers strings it has decoded (journal names, names and booktitles repeat).
 """
 
+import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -58,6 +59,10 @@ from tasks.read.text import UnreadableFileError, text_lines
 
 FORMAT = "bibtex"
 
+# bibtexparser's splitter logs each block it gives up on, several lines to stderr; the reader
+# reports those blocks itself as input errors (_block_errors), once each, with file and entry.
+logging.getLogger("bibtexparser.splitter").setLevel(logging.ERROR)
+
 _ENTRY_START = re.compile(r"^\s*@\s*(?!string\b|preamble\b|comment\b)[a-z]+\s*[{(]", re.I | re.M)
 _FAILED_KEY = re.compile(r"@\s*\w+\s*[{(]\s*([^,\s={}()]+)")
 _LATEX_MARKUP = re.compile(r"[\\$%~`{}]|--|''")
@@ -77,7 +82,7 @@ _TEXT = frozenset(
 _VERBATIM = frozenset(
     {
         "url", "doi", "eprint", "archiveprefix", "eprinttype", "urldate", "pmid", "pmcid", "isbn",
-        "issn", "year", "month", "date", "volume", "number", "issue", "pages",
+        "issn", "year", "month", "date", "volume", "number", "issue", "eid", "pages",
     }
 )  # fmt: skip
 _NAMES = frozenset({"author", "editor"})
@@ -388,8 +393,12 @@ def _block_errors(path: Path, library: Library, offset: int) -> list[InputError]
         else:
             found = _FAILED_KEY.search(block.raw or "")
             key = found.group(1) if found else None
-            # Some parser errors carry no message: still say what is wrong and where to look.
-            detail = str(block.error).strip() or "it does not parse (check its braces and quotes)"
+            # An aborted block's reason is in `abort_reason` (its str() is empty); some errors
+            # carry no message at all: still say what is wrong and where to look.
+            detail = (
+                " ".join(str(getattr(block.error, "abort_reason", None) or block.error).split())
+                or "it does not parse (check its braces and quotes)"
+            )
             reason = f"malformed entry: {detail}"
         line = offset + block.start_line + 1 if block.start_line is not None else None
         errors.append(InputError(source_file=str(path), entry_key=key, line=line, reason=reason))
@@ -568,7 +577,7 @@ def _csl_item(entry_type: str, key: str, fields: dict[str, object]) -> CSLItem:
             "publisher-place": text("address", "location"),
             "volume": text("volume"),
             "issue": text("number", "issue") if is_article else text("issue"),
-            "number": None if is_article else text("number"),
+            "number": text("eid") if is_article else text("number"),  # an article number
             "page": normalize_pages(text("pages")),
             "edition": text("edition"),
             "genre": text("type") or _THESIS_GENRE.get(entry_type),

@@ -262,6 +262,8 @@ def _ris_item(record: dict[str, Any], key: str) -> CSLItem:
             "publisher-place": _first(record, "place_published"),
             "volume": _first(record, "volume"),
             "issue": _first(record, "number"),
+            # EndNote's C7, an article's article number (a custom field elsewhere)
+            "number": _first(record, "custom7") if csl_type.startswith("article") else None,
             "page": page_range(_first(record, "start_page"), _first(record, "end_page")),
             "edition": _first(record, "edition"),
             "language": _first(record, "language"),

@@ -93,12 +93,20 @@ def decode(data: bytes, *, partial: bool = False) -> Decoded:
     return Decoded(_checked(text), f"not UTF-8: the whole file was read as {encoding} (detected)")
 
 
+# charset-normalizer ranks by chaos and, within 0.01 of it, by coherence: a guess at the language
+# from letter frequencies, which a few accented names among English titles cannot carry (a
+# Latin-1 .bib came out as the DOS Baltic cp775, "Müller" as "M³ller"). Within that margin it is
+# a tie, and a tie goes to Windows-1252, also when it is only an encoding decoding the same text.
+_CHAOS_TIE = 0.01
+
+
 def _detected_encoding(data: bytes) -> str:
     matches = charset_normalizer.from_bytes(data)
     best = matches.best()
     if best is None:
         return "cp1252"
-    tied = {m.encoding for m in matches if (m.chaos, m.coherence) == (best.chaos, best.coherence)}
+    lowest = min(m.chaos for m in matches)
+    tied = {e for m in matches if m.chaos <= lowest + _CHAOS_TIE for e in m.could_be_from_charset}
     return "cp1252" if "cp1252" in tied else best.encoding
 
 

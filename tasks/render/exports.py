@@ -199,6 +199,10 @@ def _bibtex_entry(export: ExportEntry, key: str) -> model.Entry:
     if entry_type == "phdthesis" and "master" in (item.genre or "").lower():
         entry_type = "mastersthesis"
     container = "booktitle" if entry_type in _BOOKTITLE_TYPES else "journal"
+    # An article's CSL number is its article number (Crossref's article-number: Sci. Rep. 16696,
+    # eLife e01567), not its issue: biblatex's `eid`, so it is neither lost beside an issue nor
+    # read back as one. Elsewhere `number` is the report's or the series' number.
+    article = entry_type == "article"
     fields: dict[str, str | None] = {
         "author": bibtex_names(item.author),
         "editor": bibtex_names(item.editor),
@@ -208,7 +212,8 @@ def _bibtex_entry(export: ExportEntry, key: str) -> model.Entry:
         "year": str(item.year()) if item.year() else None,
         "month": _month(item.issued),
         "volume": latex_text(item.volume),
-        "number": latex_text(item.issue or item.number),
+        "number": latex_text(item.issue if article else item.issue or item.number),
+        "eid": latex_text(item.number) if article else None,
         "pages": bibtex_pages(item.page) if item.page else None,
         "edition": latex_text(item.edition),
         _PUBLISHER_FIELD.get(entry_type, "publisher"): latex_text(item.publisher),
@@ -323,6 +328,8 @@ def to_ris(items: Sequence[Exportable], keys: Sequence[str] | None = None) -> st
 def _ris_record(export: ExportEntry, key: str) -> dict[str, Any]:
     item = export.item
     start, _, end = (item.page or "").partition("-")
+    # An article's number is its article number, EndNote's C7 ("Article Number"), not IS.
+    article = item.type.startswith("article")
     record: dict[str, Any] = {
         "type_of_reference": CSL_TO_RIS.get(item.type, RIS_FALLBACK),
         "id": key,
@@ -336,7 +343,8 @@ def _ris_record(export: ExportEntry, key: str) -> dict[str, Any]:
         "year": str(item.year()) if item.year() else None,
         "date": _ris_date(item.issued),
         "volume": item.volume,
-        "number": item.issue or item.number,
+        "number": item.issue if article else item.issue or item.number,
+        "custom7": item.number if article else None,
         "start_page": start.strip() or None,
         "end_page": end.strip("-– ") or None,
         "edition": item.edition,

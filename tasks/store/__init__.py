@@ -3,7 +3,13 @@ DuckDB file, or a DuckLake with a PostgreSQL catalog in lake.py; its lock in loc
 declared schema and migrations in schema.py, bulk-import progress in bulk.py, scheduled-audit
 updates in recheck.py)."""
 
-from tasks.store.core import DEFAULT_DB, db_path_from_env, library_exists
+from tasks.store.core import (
+    DEFAULT_DB,
+    NotALibrary,
+    check_library,
+    db_path_from_env,
+    library_exists,
+)
 from tasks.store.jobfolder import JobFolder, UnsafeJobId, check_job_id, shared_mode
 from tasks.store.lake import Lake, LakeUnavailable
 from tasks.store.library import Library, write_lock
@@ -17,8 +23,10 @@ __all__ = [
     "JobNotStored",
     "Library",
     "LibraryLocked",
+    "NotALibrary",
     "UnsafeJobId",
     "check_job_id",
+    "check_library",
     "db_path_from_env",
     "library_exists",
     "shared_mode",

@@ -32,6 +32,33 @@ def library_exists(where: Path | Lake) -> bool:
     return isinstance(where, Lake) or where.is_file()
 
 
+class NotALibrary(ValueError):
+    """The library's path names a folder or a file that is no DuckDB database."""
+
+
+# Bytes 8-11 of every DuckDB database file (its main header's magic).
+_DUCKDB_MAGIC = b"DUCK"
+
+
+def check_library(where: Path | Lake) -> None:
+    """NotALibrary if `where` is a folder or a file DuckDB did not write (an empty one included):
+    a mistyped --db (refs.bib) is the user's error, found before a job runs, not a failure of
+    its store step after every lookup. A path with nothing there is a library to make."""
+    if isinstance(where, Lake):
+        return
+    if where.is_dir():
+        raise NotALibrary(f"{where} is a folder, not a library file")
+    try:
+        with where.open("rb") as handle:
+            head = handle.read(12)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise NotALibrary(f"{where}: {exc.strerror or exc}") from exc
+    if head[8:12] != _DUCKDB_MAGIC:
+        raise NotALibrary(f"{where} is not a library: not a DuckDB database file")
+
+
 class LibraryCore:
     """An open library. Writers (the default) hold it exclusively until closed; readers
     (`read_only=True`) share it with other readers and never change it."""
