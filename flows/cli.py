@@ -38,6 +38,16 @@ out = Console()
 err = Console(stderr=True)
 
 
+# The options several commands share, declared once.
+JobOption = Annotated[str, typer.Option("--job", help="Job id (letters, digits, . _ -).")]
+OutOption = Annotated[Path, typer.Option("--out", help="Output folder.")]
+DbOption = Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")]
+OfflineOption = Annotated[bool, typer.Option(help="Do not contact the registries.")]
+FormatOption = Annotated[str | None, typer.Option("--format", help="Force an input format.")]
+ChunkSizeOption = Annotated[int, typer.Option(help="Citations per Prefect task.")]
+WorkersOption = Annotated[int, typer.Option(help="Parallel validation tasks.")]
+
+
 def show_version(value: bool) -> None:
     if value:
         from tasks.version import citeaudit_version
@@ -319,13 +329,11 @@ def open_library(db: str | None, read_only: bool = True) -> "Library":
 @app.command()
 def audit(
     inputs: Annotated[list[Path], typer.Argument(help="Reference files to audit.")],
-    job: Annotated[str, typer.Option("--job", help="Job id (letters, digits, . _ -).")],
-    out_dir: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("out"),
-    db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
-    offline: Annotated[bool, typer.Option(help="Do not contact the registries.")] = False,
-    input_format: Annotated[
-        str | None, typer.Option("--format", help="Force an input format.")
-    ] = None,
+    job: JobOption,
+    out_dir: OutOption = Path("out"),
+    db: DbOption = None,
+    offline: OfflineOption = False,
+    input_format: FormatOption = None,
     fail_on: Annotated[
         str,
         typer.Option(
@@ -333,8 +341,8 @@ def audit(
             "'any' (mismatch, not_found, unmatched, unverified, retracted)."
         ),
     ] = "",
-    chunk_size: Annotated[int, typer.Option(help="Citations per Prefect task.")] = 200,
-    workers: Annotated[int, typer.Option(help="Parallel validation tasks.")] = 4,
+    chunk_size: ChunkSizeOption = 200,
+    workers: WorkersOption = 4,
     styles: Annotated[
         str | None,
         # The default is models.job.DEFAULT_STYLES, not imported here so that --help stays fast.
@@ -392,16 +400,14 @@ def serve(
 @app.command("import")
 def import_(
     inputs: Annotated[list[Path], typer.Argument(help="Reference files to import.")],
-    job: Annotated[str, typer.Option("--job", help="Job id (letters, digits, . _ -).")],
-    out_dir: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("out"),
-    db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
-    offline: Annotated[bool, typer.Option(help="Do not contact the registries.")] = False,
-    input_format: Annotated[
-        str | None, typer.Option("--format", help="Force an input format.")
-    ] = None,
+    job: JobOption,
+    out_dir: OutOption = Path("out"),
+    db: DbOption = None,
+    offline: OfflineOption = False,
+    input_format: FormatOption = None,
     batch_size: Annotated[int, typer.Option(help="References per resumable batch.")] = 5_000,
-    chunk_size: Annotated[int, typer.Option(help="Citations per Prefect task.")] = 200,
-    workers: Annotated[int, typer.Option(help="Parallel validation tasks.")] = 4,
+    chunk_size: ChunkSizeOption = 200,
+    workers: WorkersOption = 4,
 ) -> None:
     """Import a large list into the library in batches; re-run the same command to resume."""
     from flows.interrupt import stop_on_signals
@@ -434,8 +440,8 @@ def import_(
 @app.command()
 def report(
     job: Annotated[str, typer.Argument(help="Job id.")],
-    out_dir: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("out"),
-    db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
+    out_dir: OutOption = Path("out"),
+    db: DbOption = None,
 ) -> None:
     """Reprint a job's summary from the library, and where its report is."""
     from models.audit import InputError, Status
@@ -473,7 +479,7 @@ def report(
 
 @app.command()
 def jobs(
-    db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
+    db: DbOption = None,
 ) -> None:
     """List the jobs in the library with their counts."""
     from rich.table import Table
@@ -504,7 +510,7 @@ def jobs(
 
 @app.command()
 def dedupe(
-    db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
+    db: DbOption = None,
 ) -> None:
     """Dedupe the whole library again (e.g. after a threshold change or an upgrade)."""
     from tasks.dedupe.job import repeats_within_jobs
@@ -528,11 +534,11 @@ def dedupe(
 
 @app.command("mcp")
 def mcp_server(
-    db: Annotated[str | None, typer.Option(help="DuckDB library (default $CITEAUDIT_DB).")] = None,
+    db: DbOption = None,
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Also rewrite each job's folder here.")
     ] = None,
-    offline: Annotated[bool, typer.Option(help="Do not contact the registries.")] = False,
+    offline: OfflineOption = False,
     http: Annotated[bool, typer.Option(help="Serve streamable HTTP instead of stdio.")] = False,
     host: Annotated[str, typer.Option(help="HTTP address.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,

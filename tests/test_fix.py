@@ -205,17 +205,22 @@ def test_fix_usage_errors(tmp_path: Path) -> None:
     assert bib.read_text() == "@article{a, title={A title}}\n"
 
 
-def test_a_broken_entry_is_one_line_naming_it_and_the_rest_is_fixed(tmp_path: Path) -> None:
-    source = (ROOT / "examples" / "references.bib").read_text(encoding="utf-8")
-    broken = "@article{broken2001,\n  title = {Missing its closing brace,\n  year = 2001\n\n"
-    (tmp_path / "refs.bib").write_text(broken + source, encoding="utf-8")
-    done = subprocess.run(
+def fix_offline(tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """`citeaudit fix refs.bib --offline -o fixed.bib` in `tmp_path`, as a real process."""
+    return subprocess.run(
         [sys.executable, "-c", CLI, "fix", "refs.bib", "--offline", "-o", "fixed.bib"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_a_broken_entry_is_one_line_naming_it_and_the_rest_is_fixed(tmp_path: Path) -> None:
+    source = (ROOT / "examples" / "references.bib").read_text(encoding="utf-8")
+    broken = "@article{broken2001,\n  title = {Missing its closing brace,\n  year = 2001\n\n"
+    (tmp_path / "refs.bib").write_text(broken + source, encoding="utf-8")
+    done = fix_offline(tmp_path)
     assert done.returncode == 0, done.stderr
     # bibtexparser's own multi-line warning would repeat it on stderr
     assert done.stderr == ""
@@ -231,13 +236,7 @@ def test_a_latin1_file_is_fixed_into_utf8_with_a_warning(tmp_path: Path) -> None
     entry = "@article{muller1999,\n  author = {M\u00fcller, J\u00fcrgen},\n"
     entry += "  title = {\u00dcber die Stabilit\u00e4t von Tr\u00e4gern},\n}\n"
     (tmp_path / "refs.bib").write_bytes(entry.encode("latin-1"))
-    done = subprocess.run(
-        [sys.executable, "-c", CLI, "fix", "refs.bib", "--offline", "-o", "fixed.bib"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = fix_offline(tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == (
         "refs.bib: warning: not UTF-8: the whole file was read as cp1252 (detected); "
