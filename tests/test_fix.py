@@ -194,6 +194,30 @@ def test_fix_command_writes_a_new_file_and_prints_the_diff(fake_registry, tmp_pa
     )
 
 
+def test_a_mistyped_doi_beside_the_pmid_that_verifies_is_corrected(
+    fake_registry, tmp_path: Path
+) -> None:
+    # PubMed holds PMID 9997 (DOI 10.1016/0005-2795(76)90109-4); the citer mistyped the DOI.
+    source = tmp_path / "refs.bib"
+    source.write_text(
+        "@article{typo1976,\n"
+        "  title = {Magnetic studies of Chromatium flavocytochrome C552. A mechanism for\n"
+        "           heme-flavin interaction},\n"
+        "  journal = {Biochimica et biophysica acta},\n"
+        "  year = {1976},\n"
+        "  doi = {10.1016/0005-2795(76)90109-9},\n"
+        "  pmid = {9997},\n"
+        "}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "fixed.bib"
+    printed = run_fix(fake_registry, tmp_path, source, out)
+    assert "@typo1976 (verified)" in printed
+    assert "+ doi = {10.1016/0005-2795(76)90109-4}" in printed
+    fixed = out.read_text(encoding="utf-8")
+    assert "doi = {10.1016/0005-2795(76)90109-4}" in fixed, fixed
+
+
 def test_fix_usage_errors(tmp_path: Path) -> None:
     ris = tmp_path / "refs.ris"
     ris.write_text("TY  - JOUR\nTI  - A title\nER  - \n")

@@ -23,6 +23,7 @@ import bibtexparser
 from models.audit import Reference, Status, ValidationResult
 from models.csl import CSLItem
 from tasks.frames import leading_notice
+from tasks.identifiers import normalize_doi
 from tasks.render.exports import bibtex_names, bibtex_pages, latex_text
 
 MARK_FIELD = "citeaudit"
@@ -153,9 +154,17 @@ def _corrections(
         wanted["date" if "date" in values and "year" not in values else "year"] = str(year)
     if record.page and (not claimed.page or (agreement.pages or 0.0) < 1.0):
         wanted["pages"] = bibtex_pages(record.page)
-    if record.DOI and "doi" not in values:
+    if record.DOI and ("doi" not in values or _doi_not_the_records(claimed.DOI, record.DOI)):
         wanted["doi"] = record.DOI
     return wanted
+
+
+def _doi_not_the_records(claimed: str | None, record: str) -> bool:
+    """A verified entry whose DOI is not its record's: a DOI no registry holds, the entry verified
+    by the PMID beside it (tasks/lookup.py asks the next identifier). An arXiv DOI stays: it names
+    the preprint, and the record's DOI may be the published version's."""
+    doi = normalize_doi(claimed)
+    return doi is not None and not doi.startswith("10.48550/") and doi != normalize_doi(record)
 
 
 def _venue_field(entry_type: str, values: Mapping[str, object]) -> str | None:
