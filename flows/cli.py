@@ -23,7 +23,7 @@ from flows.fix import fix
 
 if TYPE_CHECKING:
     from models.job import JobSummary
-    from tasks.store import Library
+    from tasks.store import Lake, Library
 
 app = typer.Typer(
     help=(
@@ -272,7 +272,7 @@ def check_inputs(
     from tasks.read import READERS
     from tasks.read.kinds import NotABibliography, check_bibliographies
     from tasks.registries import RegistrySettings
-    from tasks.store import NotALibrary, UnsafeJobId, check_job_id, check_library, db_path_from_env
+    from tasks.store import UnsafeJobId, check_job_id
     from tasks.trust import load_trusted_domains
 
     try:
@@ -291,10 +291,7 @@ def check_inputs(
         usage_error(f"--format: unknown format {input_format!r} (known: {', '.join(formats)})")
     if out_dir.exists() and not out_dir.is_dir():
         usage_error(f"--out: {out_dir} is a file, not a folder")
-    try:
-        check_library(db_path_from_env(db))
-    except NotALibrary as exc:
-        usage_error(f"{exc} (set --db or CITEAUDIT_DB)")
+    library_path(db)
     try:
         RegistrySettings()
     except ValidationError as exc:
@@ -311,16 +308,25 @@ def check_inputs(
         usage_error(f"configuration: {exc}")
 
 
-def open_library(db: str | None, read_only: bool = True) -> "Library":
-    """An existing library (a mistyped path is an error, not a new empty library), read-only
-    unless the command changes it."""
-    from tasks.store import Library, NotALibrary, check_library, db_path_from_env, library_exists
+def library_path(db: str | None) -> "Path | Lake":
+    """Where --db (or CITEAUDIT_DB) puts the library; a folder or a file that is no library is a
+    usage error."""
+    from tasks.store import NotALibrary, check_library, db_path_from_env
 
     path = db_path_from_env(db)
     try:
         check_library(path)
     except NotALibrary as exc:
         usage_error(f"{exc} (set --db or CITEAUDIT_DB)")
+    return path
+
+
+def open_library(db: str | None, read_only: bool = True) -> "Library":
+    """An existing library (a mistyped path is an error, not a new empty library), read-only
+    unless the command changes it."""
+    from tasks.store import Library, library_exists
+
+    path = library_path(db)
     if not library_exists(path):
         usage_error(f"no library at {path} (set --db or CITEAUDIT_DB)")
     return Library(path, read_only=read_only)

@@ -94,6 +94,11 @@ def normalize_pmcid(value: str | None) -> str | None:
     return f"PMC{int(m.group(1))}" if m else None
 
 
+def is_arxiv_doi(doi: str | None) -> bool:
+    """A DOI arXiv (DataCite) minted for a preprint: `10.48550/arXiv.2101.01234`."""
+    return bool(doi) and _ARXIV_DOI.match((doi or "").lower()) is not None
+
+
 def normalize_arxiv(value: str | None) -> str | None:
     """arXiv ids without version: `arXiv:2101.01234v2` -> `2101.01234`, `hep-th/9901001`."""
     if not value:

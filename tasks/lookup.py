@@ -35,7 +35,7 @@ from functools import partial
 
 from models.audit import Identifiers, Lookup, Reference, RegistryRecord, Status, ValidationResult
 from models.csl import CSLItem, named
-from tasks.identifiers import identifiers_of, normalize_arxiv
+from tasks.identifiers import identifiers_of, is_arxiv_doi, normalize_arxiv
 from tasks.match.decide import decide_identified, decide_unidentified, names_another_paper
 from tasks.match.venues import is_preprint_venue, venue_of
 from tasks.registries import REGISTRY_NAMES, Registries, RegistryUnavailable
@@ -127,7 +127,7 @@ def _id_routes(ids: Identifiers, active: set[str]) -> list[tuple[str, str]]:
     """Each identifier's registry and the identifier as it is asked there, in precedence order:
     the first decides, the others are asked only when the first is not found."""
     routes: list[tuple[str, str]] = []
-    arxiv_doi = normalize_arxiv(ids.doi) if ids.doi and ids.doi.startswith("10.48550/") else None
+    arxiv_doi = normalize_arxiv(ids.doi) if is_arxiv_doi(ids.doi) else None
     if arxiv_doi and "arxiv" in active:
         routes.append(("arxiv", arxiv_doi))
     elif ids.doi and "crossref" in active:
@@ -202,12 +202,12 @@ def _ask_by_other_ids(
     whose PubMed record verifies it proves the work real whatever the DOI beside it (a typo, or
     a DOI the registry lacks). Verified, its reason naming the identifier not found; when no
     other identifier verifies it, the not_found stands."""
-    pending = {
-        index: found[1:]
-        for index, found in routes.items()
-        if len(found) > 1 and results[index].status is Status.NOT_FOUND
-    }
-    while pending:
+    pending = {index: found[1:] for index, found in routes.items()}
+    while pending := {
+        index: rest
+        for index, rest in pending.items()
+        if rest and results[index].status is Status.NOT_FOUND
+    }:
         by_registry: dict[str, dict[int, str]] = {}
         for index, rest in pending.items():
             by_registry.setdefault(rest[0][0], {})[index] = rest[0][1]
@@ -219,11 +219,7 @@ def _ask_by_other_ids(
                 if result.status is Status.VERIFIED:
                     reason = f"{result.reason}; but {results[index].reason}"
                     results[index] = result.model_copy(update={"reason": reason})
-        pending = {
-            index: rest[1:]
-            for index, rest in pending.items()
-            if len(rest) > 1 and results[index].status is Status.NOT_FOUND
-        }
+        pending = {index: rest[1:] for index, rest in pending.items()}
 
 
 def _ask_elsewhere(
@@ -338,8 +334,7 @@ def _is_preprint_record(registry: str | None, record: CSLItem) -> bool:
     or an arXiv DOI's record naming no venue. A record that names a venue places it there."""
     if registry == "arxiv" or is_preprint_venue(record.container_title):
         return True
-    arxiv_doi = bool(record.DOI and record.DOI.lower().startswith("10.48550/arxiv"))
-    return arxiv_doi and not record.container_title
+    return is_arxiv_doi(record.DOI) and not record.container_title
 
 
 def _only_a_preprint(ref: Reference, preprint: ValidationResult, trail: _Trail) -> ValidationResult:

@@ -23,7 +23,7 @@ import bibtexparser
 from models.audit import Reference, Status, ValidationResult
 from models.csl import CSLItem
 from tasks.frames import leading_notice
-from tasks.identifiers import normalize_doi
+from tasks.identifiers import is_arxiv_doi, normalize_doi
 from tasks.render.exports import bibtex_names, bibtex_pages, latex_text
 
 MARK_FIELD = "citeaudit"
@@ -164,7 +164,7 @@ def _doi_not_the_records(claimed: str | None, record: str) -> bool:
     by the PMID beside it (tasks/lookup.py asks the next identifier). An arXiv DOI stays: it names
     the preprint, and the record's DOI may be the published version's."""
     doi = normalize_doi(claimed)
-    return doi is not None and not doi.startswith("10.48550/") and doi != normalize_doi(record)
+    return doi is not None and not is_arxiv_doi(doi) and doi != normalize_doi(record)
 
 
 def _venue_field(entry_type: str, values: Mapping[str, object]) -> str | None:
