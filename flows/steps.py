@@ -38,12 +38,12 @@ from tasks import frames, report
 from tasks.citation_ids import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
 from tasks.dedupe.job import JobDedupe, dedupe_records, job_records, repeats_within_jobs
 from tasks.lookup import lookup_references
-from tasks.metrics import Assessment, assess
 from tasks.read import read_inputs, stream_inputs
 from tasks.read.kinds import check_bibliographies
 from tasks.registries import Registries, RegistryPool, RegistrySettings
 from tasks.render import csl_styles, exports
 from tasks.render.selection import bibliography_items, export_entries, unconfirmed
+from tasks.score.metrics import Assessment, assess
 from tasks.store import JobFolder, Library, db_path_from_env
 from tasks.support.claims import support_claims
 
