@@ -63,7 +63,8 @@ class RegistryUnavailable(Exception):
 
 
 class RegistryRequestError(Exception):
-    """The registry rejected the request itself (HTTP 400 and other 4xx): a bug on our side."""
+    """The registry rejected the request itself (HTTP 400 and other 4xx: a bug on our side), or
+    redirected it to a host whose answer would not count (Credentials.origin_only)."""
 
     def __init__(self, reason: str, status: int) -> None:
         super().__init__(reason)
@@ -280,6 +281,9 @@ class RegistryHttp:
                 else:
                     self._unreachable.record(None)
                     snippet = response.text[:300].strip()
+                    if response.is_redirect:  # left unfollowed: Credentials.origin_only
+                        location = response.headers.get("location", "")
+                        snippet = f"redirected to another host ({location}), not followed"
                     raise RegistryRequestError(
                         self.redact(f"{where}: HTTP {status}: {snippet}"), status
                     )
