@@ -95,7 +95,7 @@ class ThrottledTransport(httpx.BaseTransport):
                 body = self._read_capped(response, request)
             finally:
                 response.close()
-        self._limiter.observe(response.status_code, response.headers)
+            self._limiter.observe(response.status_code, response.headers)
         if response.status_code == 429:
             self._counter.add(throttled=1)
         return httpx.Response(
