@@ -6,6 +6,7 @@ costs seconds to import, so each command imports what it runs."""
 import json
 import logging
 import os
+import shutil
 import sys
 import textwrap
 from collections import Counter
@@ -354,6 +355,10 @@ def audit(
         # The default is models.job.DEFAULT_STYLES, not imported here so that --help stays fast.
         typer.Option(help="Bibliography styles, comma-separated (default: apa)."),
     ] = None,
+    sarif: Annotated[
+        Path | None,
+        typer.Option(help="Also write the problems as SARIF 2.1.0 here (OUT/JOB/citeaudit.sarif)."),
+    ] = None,
 ) -> None:
     """Validate every citation of INPUTS, write OUT/JOB/ and the library."""
     from flows.interrupt import stop_on_signals
@@ -364,6 +369,8 @@ def audit(
     if chunk_size < 1 or workers < 1:
         usage_error("--chunk-size and --workers must be at least 1")
     gate = parse_gate(fail_on)
+    if sarif is not None and (sarif.is_dir() or not sarif.parent.is_dir()):
+        usage_error(f"--sarif: {sarif} is not a file in an existing folder")
     chosen_styles = None
     if styles is not None:
         chosen_styles = [s.strip() for s in styles.split(",") if s.strip()]
@@ -385,6 +392,8 @@ def audit(
     )
     summary: JobSummary = run_flow("flows.audit:audit_job", workers, params=params)
     print_summary(summary)
+    if sarif is not None:
+        shutil.copyfile(out_dir / job / "citeaudit.sarif", sarif)
     if gate_failed(summary, gate):
         raise typer.Exit(1)
 
