@@ -341,6 +341,7 @@ class FakeRegistry:
         path_contains: str | None = None,
         slow_seconds: float = 5.0,
         huge_bytes: int = 20_000_000,
+        redirect_to: str | None = None,
     ) -> FaultRule:
         """Answer matching requests with `fault`: the next `count` of them, or each with
         probability `rate` (seeded). Match on service (crossref|doi|eutils), endpoint kind and a
@@ -355,6 +356,7 @@ class FakeRegistry:
                 path_contains=path_contains,
                 slow_seconds=slow_seconds,
                 huge_bytes=huge_bytes,
+                redirect_to=redirect_to,
             )
         )
 
@@ -487,6 +489,10 @@ class FakeRegistry:
                 return self._answer(target, request.params, request.accept, nothing)
             case Fault.PARTIAL:
                 return self._answer(target, _every_other_record(request.params), request.accept)
+            case Fault.REDIRECT if rule.redirect_to:
+                reply = text_reply("Temporary Redirect", 307, "text/plain")
+                reply.headers["Location"] = f"{rule.redirect_to}{request.path}"
+                return reply
             case Fault.REDIRECT:
                 port = self._server.server_address[1] if self._server else 0
                 reply = text_reply("Moved Permanently", 301, "text/plain")
