@@ -656,6 +656,11 @@ def server_stop() -> None:
 app.command("fix")(fix)
 
 
+from flows.cli.zotero import zotero_app  # noqa: E402  (its command builds on audit above)
+
+app.add_typer(zotero_app, name="zotero")
+
+
 def main() -> None:
     """The console script: an error nobody caught is an internal error, one line and exit 3
     (CITEAUDIT_DEBUG=1 shows its traceback)."""
