@@ -115,6 +115,7 @@ class Snapshot:
     how rows name it (`dblp@2026-11-01`)."""
 
     def __init__(self, folder: Path) -> None:
+        self.folder = folder
         self.manifest = Manifest.read(folder)
         self.name = self.manifest.name
         self.date = date.fromisoformat(self.manifest.date) if self.manifest.date else None
