@@ -3,6 +3,7 @@ the recorded DBLP hits written as dblp records, and constructed records for the 
 recorded answer shows), read back through the snapshot's index."""
 
 import gzip
+import json
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -10,8 +11,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from tasks.registries.dblp import dblp_hit_to_csl
 from tasks.snapshots import dblp
 from tasks.snapshots.index import Snapshot, open_snapshot
+from tasks.snapshots.records import as_registry_record
 from tasks.snapshots.store import SnapshotFormatError, build
 
 FIXTURES = Path(__file__).parent / "fixtures" / "snapshots"
@@ -190,3 +193,21 @@ def test_threads_share_a_snapshot(built: tuple[Path, Snapshot]) -> None:
             pool.map(lambda _: snapshot.by_title(["Attention is all you need"]), range(8))
         )
     assert {found[0][0]["id"] for found in answers} == {"conf/nips/VaswaniSPUJGKP17"}
+
+
+def test_a_record_maps_to_csl_as_the_live_dblp_client_maps_a_hit(
+    built: tuple[Path, Snapshot],
+) -> None:
+    found = as_registry_record(_one(built[1], "id", "books/cu/20/Seshadhri20"), "dblp")
+    live = dblp_hit_to_csl(
+        next(h["info"] for h in _hits() if h["info"]["key"] == "books/cu/20/Seshadhri20")
+    )
+    assert found.identifier == live.identifier
+    for field in ("type", "title", "author", "container_title", "page", "DOI", "issued"):
+        assert getattr(found.item, field) == getattr(live.item, field), field
+
+
+def _hits() -> list[dict]:
+    source = Path(__file__).parent / "fixtures" / "registry" / "dblp_hits.jsonl.gz"
+    with gzip.open(source, "rt", encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines]
