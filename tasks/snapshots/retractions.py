@@ -32,9 +32,15 @@ from datetime import date
 from pathlib import Path
 from typing import IO
 
+import pyarrow as pa
+
 from tasks.identifiers import normalize_doi, normalize_pmid
+from tasks.snapshots.schema import NOTICES, NOTICES_TABLE
+from tasks.snapshots.store import Builder, SnapshotFormatError
 
 log = logging.getLogger(__name__)
+
+BATCH = 20_000
 
 COLUMNS = (
     "Record ID",
@@ -65,32 +71,33 @@ _NATURE = re.compile(r"[\s-]+")
 _ABSENT = frozenset({"", "0", "unavailable", "n/a", "na", "none", "null"})
 
 
-class HeaderChanged(ValueError):
-    """The CSV's columns are not the ones this reader knows: which are gone, which are new."""
-
-    def __init__(self, missing: list[str], new: list[str]) -> None:
-        parts = []
-        if missing:
-            parts.append("missing " + ", ".join(missing))
-        if new:
-            parts.append("new " + ", ".join(new))
-        super().__init__("Retraction Watch header changed: " + "; ".join(parts))
+def read(path: Path) -> Iterator[pa.RecordBatch]:
+    """The notices of one Retraction Watch CSV, in batches of the notices schema."""
+    rows = []
+    for row in read_notices(path):
+        rows.append(row)
+        if len(rows) >= BATCH:
+            yield pa.RecordBatch.from_pylist(rows, schema=NOTICES)
+            rows = []
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=NOTICES)
 
 
 def read_notices(path: Path) -> Iterator[dict[str, object]]:
     """The notices of the CSV at `path`, one dict per good row, in the file's order."""
     with _open(path) as handle:
         reader = csv.reader(handle, strict=False)
-        header = next(reader, None)
-        if header is None:
-            raise HeaderChanged(list(COLUMNS), [])
-        names = [name.strip().lstrip("\ufeff") for name in header]
+        names = [name.strip() for name in next(reader, [])]
         while names and not names[-1]:  # the export ends each line with a comma
             names.pop()
         missing = [c for c in COLUMNS if c not in names]
         new = [n for n in names if n not in COLUMNS]
         if missing or new:
-            raise HeaderChanged(missing, new)
+            changed = [f"no {', '.join(missing)}"] if missing else []
+            changed += [f"new {', '.join(new)}"] if new else []
+            raise SnapshotFormatError(
+                path, "Retraction Watch's columns changed: " + "; ".join(changed)
+            )
         at = {name: i for i, name in enumerate(names)}
         end = reader.line_num
         for fields in reader:
@@ -173,3 +180,6 @@ def _open(path: Path) -> IO[str]:
             log.warning("%s is not UTF-8: read as Windows-1252", path)
     # newline="": the csv module handles line ends itself, so quoted newlines stay in a field.
     return open(path, encoding=encoding, errors="replace", newline="")
+
+
+BUILDER = Builder("retractions", NOTICES_TABLE, read)

@@ -26,9 +26,11 @@ them, adds the normalised title the title index reads, and indexes them.
 import contextlib
 import fcntl
 import json
+import multiprocessing
 import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -50,6 +52,10 @@ class SnapshotFormatError(ValueError):
     def __init__(self, path: Path | str, what: str) -> None:
         super().__init__(f"{path}: {what}; the snapshot was not changed")
         self.path = str(path)
+        self.what = what
+
+    def __reduce__(self) -> tuple[type["SnapshotFormatError"], tuple[str, str]]:
+        return type(self), (self.path, self.what)  # raised in a build's worker process
 
 
 Reader = Callable[[Path], Iterator[pa.RecordBatch]]
@@ -74,6 +80,9 @@ class Builder:
     table: Table
     read: Reader
     parts: Callable[[Sequence[Path]], list[Path]] = files_of
+    # What the reader was told (crossref's `since`, `types`): a killed build resumes only with
+    # the same options.
+    options: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -167,11 +176,14 @@ def remove(root: Path, name: str) -> bool:
     return existed
 
 
-def build(builder: Builder, inputs: Sequence[Path], root: Path, extend: bool = False) -> Manifest:
+def build(
+    builder: Builder, inputs: Sequence[Path], root: Path, extend: bool = False, workers: int = 1
+) -> Manifest:
     """Build the snapshot `builder.name` from `inputs` and swap it in; resume a killed build.
 
     `extend`: the new parts are added to the current snapshot's (an incremental update), a
-    record of a later part replacing one of the same `id` before it."""
+    record of a later part replacing one of the same `id` before it. `workers`: how many parts
+    are written at once, each in a process of its own."""
     from tasks.snapshots.index import build_index  # DuckDB only once the parts are written
 
     root.mkdir(parents=True, exist_ok=True)
@@ -180,9 +192,12 @@ def build(builder: Builder, inputs: Sequence[Path], root: Path, extend: bool = F
         base = current(root, builder.name) if extend else None
         staging = _staging(root, builder, parts, base)
         first = json.loads((staging / "inputs.json").read_text())["base_parts"]
-        for number, part in enumerate(parts, start=first):
-            if not (staging / "parts" / f"{number:05d}").is_dir():  # else done before a kill
-                _write_part(builder, part, staging / "parts", number)
+        todo = [
+            (number, part)
+            for number, part in enumerate(parts, start=first)
+            if not (staging / "parts" / f"{number:05d}").is_dir()  # else done before a kill
+        ]
+        _write_parts(builder, todo, staging / "parts", workers)
         records, newest = build_index(staging, builder.table)
         manifest = Manifest(
             name=builder.name,
@@ -219,6 +234,7 @@ def _staging(root: Path, builder: Builder, parts: list[Path], base: Path | None)
         "table": builder.table.name,
         "base": base.name if base else None,
         "base_parts": len(base_parts),
+        "options": builder.options,
         "inputs": [asdict(InputFile.of(p)) for p in parts],
     }
     plan_file = staging / "inputs.json"
@@ -234,6 +250,23 @@ def _staging(root: Path, builder: Builder, parts: list[Path], base: Path | None)
         shutil.copytree(folder, staging / "parts" / folder.name, copy_function=os.link)
     plan_file.write_text(json.dumps(plan, indent=1))
     return staging
+
+
+def _write_parts(builder: Builder, todo: list[tuple[int, Path]], parts: Path, workers: int) -> None:
+    if workers <= 1 or len(todo) <= 1:
+        for number, part in todo:
+            _write_part(builder, part, parts, number)
+        return
+    # forkserver: a worker starts from a clean process, not a fork of Prefect's threads.
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(min(workers, len(todo)), mp_context=context) as pool:
+        futures = [pool.submit(_write_part, builder, part, parts, n) for n, part in todo]
+        try:
+            for future in futures:
+                future.result()  # the first part that failed fails the build
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
 
 
 def _write_part(builder: Builder, part: Path, parts: Path, number: int) -> None:
