@@ -72,7 +72,7 @@ def test_broken_rows_are_skipped_with_their_lines_and_the_rest_built(
 
 def test_rows_are_read_as_duckdbs_csv_reader_reads_them() -> None:
     """Quoting, doubled quotes and a note over three lines, as another CSV reader sees them."""
-    ours = {row["id"]: row for row in retractions.read_notices(CSV)}
+    ours = {str(row["id"]): row for row in retractions.read_notices(CSV)}
     theirs = duckdb.sql(
         f"""SELECT "Record ID", Title, RetractionNature FROM read_csv('{CSV}', header = true,
         all_varchar = true, ignore_errors = true) WHERE "Record ID" IS NOT NULL"""
