@@ -60,7 +60,7 @@ def test_broken_rows_are_skipped_with_their_lines_and_the_rest_built(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING), _built(tmp_path) as snapshot:
-        assert snapshot.manifest.records == 9
+        assert (snapshot.manifest.records, snapshot.manifest.skipped) == (9, 2)
         doi = ("doi", "10.1177/placeholder.paper")
         [garbled] = snapshot.by_ids([doi])[doi]
     assert garbled["date"] is None and garbled["nature"] == "retraction"

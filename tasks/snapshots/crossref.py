@@ -28,7 +28,7 @@ object, no DOI) is skipped and reported with its file and position.
 import functools
 import gzip
 import logging
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Generator, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -83,8 +83,9 @@ _NAMES = tuple(zip(_Work.__struct_fields__, _Work.__struct_encode_fields__, stri
 
 def read(
     path: Path, since: int | None = None, types: Collection[str] | None = None
-) -> Iterator[pa.RecordBatch]:
-    """The works in one file of the public data file, in batches of the works schema."""
+) -> Generator[pa.RecordBatch, None, int]:
+    """The works in one file of the public data file, in batches of the works schema; returns
+    how many broken items it skipped."""
     try:
         raw = path.read_bytes()
         items = _FILE.decode(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).items
@@ -93,6 +94,7 @@ def read(
         raise SnapshotFormatError(path, what) from None
     del raw
     rows: list[dict[str, Any]] = []
+    skipped = 0
     for position, item in enumerate(items):
         try:
             decoded = _ITEM.decode(item)
@@ -101,6 +103,7 @@ def read(
         work = {name: getattr(decoded, field) for field, name in _NAMES} if decoded else {}
         if not isinstance(work.get("DOI"), str) or not work["DOI"].strip():
             log.warning("%s: item %d is no work with a DOI; skipped", path, position)
+            skipped += 1
             continue
         if types is not None and work.get("type") not in types:
             continue
@@ -113,6 +116,7 @@ def read(
             rows = []
     if rows:
         yield pa.RecordBatch.from_pylist(rows, schema=WORKS)
+    return skipped
 
 
 def _row(work: dict[str, Any]) -> dict[str, Any]:

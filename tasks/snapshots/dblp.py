@@ -21,8 +21,9 @@ format: the build stops naming dblp.dtd and what changed. A dump that ends mid-r
 truncated download) stops it too.
 """
 
+import gzip
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -53,24 +54,48 @@ _HOMONYM = re.compile(r"\s+\d{4}$")
 _CORR = re.compile(r"^abs/(.+)$")
 
 
-def read(path: Path) -> Iterator[pa.RecordBatch]:
-    """The works in one dblp.xml(.gz), in batches; its dblp.dtd must be beside it."""
-    check_dtd(path.parent / "dblp.dtd", path)
+def read(path: Path) -> Generator[pa.RecordBatch, None, int]:
+    """The works in one dblp.xml(.gz), in batches; its dblp.dtd must be beside it. Returns
+    how many records were left out (no title)."""
+    dtd = path.parent / "dblp.dtd"
+    check_dtd(dtd, path)
+    with gzip.open(path) if path.name.endswith(".gz") else path.open("rb") as stream:
+        events = etree.iterparse(
+            stream,
+            events=("end",),
+            tag=list(TYPES),
+            load_dtd=True,  # the named entities (&ouml;) are declared there
+            resolve_entities=True,
+            no_network=True,
+            huge_tree=True,
+        )
+        events.resolvers.add(_Beside(dtd))
+        return (yield from _batches(path, events))
+
+
+class _Beside(etree.Resolver):
+    """The dump's DTD is the dblp.dtd beside it, whatever path its DOCTYPE names."""
+
+    def __init__(self, dtd: Path) -> None:
+        super().__init__()
+        self._dtd = str(dtd)
+
+    def resolve(self, system_url: str, public_id: str, context: Any) -> Any:
+        if system_url and system_url.endswith("dblp.dtd"):
+            return self.resolve_filename(self._dtd, context)
+        return None
+
+
+def _batches(path: Path, events: Any) -> Generator[pa.RecordBatch, None, int]:
     rows: list[dict[str, Any]] = []
-    events = etree.iterparse(
-        str(path),
-        events=("end",),
-        tag=list(TYPES),
-        load_dtd=True,  # the named entities (&ouml;) are declared there
-        resolve_entities=True,
-        no_network=True,
-        huge_tree=True,
-    )
+    skipped = 0
     try:
         for _, element in events:
             row = record(element)
             if row is not None:
                 rows.append(row)
+            else:
+                skipped += 1
             element.clear(keep_tail=False)
             while element.getprevious() is not None:  # what came before is read: drop it
                 del element.getparent()[0]
@@ -82,6 +107,7 @@ def read(path: Path) -> Iterator[pa.RecordBatch]:
         raise SnapshotFormatError(path, what) from None
     if rows:
         yield pa.RecordBatch.from_pylist(rows, schema=WORKS)
+    return skipped
 
 
 def check_dtd(dtd: Path, xml: Path) -> None:

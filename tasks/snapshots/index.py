@@ -135,9 +135,11 @@ class Snapshot:
             found.setdefault((kind, value), []).append(record)
         return found
 
-    def by_title(self, titles: Sequence[str], limit: int = 5) -> list[list[dict[str, Any]]]:
-        """For each title, up to `limit` records whose titles are most like it, best first,
-        each with its `score` (title similarity, 0-1); one query for them all."""
+    def by_title(
+        self, titles: Sequence[str], limit: int = 5, min_score: float = 0.5
+    ) -> list[list[dict[str, Any]]]:
+        """For each title, up to `limit` records whose titles are most like it (title similarity
+        at least `min_score`), best first, each with its `score` (0-1); one query for them all."""
         asked = [
             (number, term)
             for number, title in enumerate(titles)
@@ -173,9 +175,9 @@ class Snapshot:
             qid = record.pop("qid")
             record["score"] = title_similarity(titles[qid], record["title"] or "")
             results[qid].append(record)
-        for candidates in results:
+        for number, candidates in enumerate(results):
             candidates.sort(key=lambda r: -r["score"])
-            del candidates[limit:]
+            results[number] = [r for r in candidates[:limit] if r["score"] >= min_score]
         return results
 
 

@@ -27,7 +27,7 @@ import codecs
 import csv
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Generator
 from datetime import date
 from pathlib import Path
 from typing import IO
@@ -71,20 +71,29 @@ _NATURE = re.compile(r"[\s-]+")
 _ABSENT = frozenset({"", "0", "unavailable", "n/a", "na", "none", "null"})
 
 
-def read(path: Path) -> Iterator[pa.RecordBatch]:
-    """The notices of one Retraction Watch CSV, in batches of the notices schema."""
+def read(path: Path) -> Generator[pa.RecordBatch, None, int]:
+    """The notices of one Retraction Watch CSV, in batches of the notices schema; returns how
+    many broken rows it skipped."""
     rows = []
-    for row in read_notices(path):
-        rows.append(row)
+    notices = read_notices(path)
+    while True:
+        try:
+            rows.append(next(notices))
+        except StopIteration as end:
+            skipped: int = end.value
+            break
         if len(rows) >= BATCH:
             yield pa.RecordBatch.from_pylist(rows, schema=NOTICES)
             rows = []
     if rows:
         yield pa.RecordBatch.from_pylist(rows, schema=NOTICES)
+    return skipped
 
 
-def read_notices(path: Path) -> Iterator[dict[str, object]]:
-    """The notices of the CSV at `path`, one dict per good row, in the file's order."""
+def read_notices(path: Path) -> Generator[dict[str, object], None, int]:
+    """The notices of the CSV at `path`, one dict per good row, in the file's order; returns
+    how many broken rows it skipped."""
+    skipped = 0
     with _open(path) as handle:
         reader = csv.reader(handle, strict=False)
         names = [name.strip() for name in next(reader, [])]
@@ -114,12 +123,15 @@ def read_notices(path: Path) -> Iterator[dict[str, object]]:
                     len(fields),
                     len(names),
                 )
+                skipped += 1
                 continue
             row = {name: fields[i].strip() for name, i in at.items()}
             if not row["Record ID"]:
                 log.warning("%s:%d: broken row skipped: no Record ID", path, line)
+                skipped += 1
                 continue
             yield _notice(row, f"{path}:{line}")
+    return skipped
 
 
 def _notice(row: dict[str, str], where: str) -> dict[str, object]:

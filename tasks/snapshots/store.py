@@ -13,10 +13,11 @@ $CITEAUDIT_SNAPSHOTS/                 (default: the user data dir's citeaudit/sn
 
 A build writes into the staging folder beside the current snapshot, one input part at a time:
 a part's records go to `parts/NNNNN.tmp/`, renamed to `parts/NNNNN/` when the part is whole,
-so a killed build resumes at the first part not renamed (if its inputs are still the same
-files). When every part is there the index is built, the staging folder renamed to its own
-version folder and the symlink swapped in one rename: readers see the old snapshot or the new
-one, never half of one. A failed build (a format we do not know) leaves the old one in place.
+so a killed build resumes with the parts not renamed (and any whose input file has changed
+since: its path, size and modification time are kept beside it). When every part is there
+the index is built, the staging folder renamed to its own version folder and the symlink
+swapped in one rename: readers see the old snapshot or the new one, never half of one. A
+failed build (a format we do not know) leaves the old one in place.
 
 A builder (tasks/snapshots/dblp.py, arxiv.py, ...) is a plain function streaming one input
 part's records as Arrow batches of the table's schema, in bounded memory; the store writes
@@ -29,9 +30,9 @@ import json
 import multiprocessing
 import os
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -58,7 +59,9 @@ class SnapshotFormatError(ValueError):
         return type(self), (self.path, self.what)  # raised in a build's worker process
 
 
-Reader = Callable[[Path], Iterator[pa.RecordBatch]]
+# One input part's records in batches; what it returns is the number of records it skipped
+# (broken ones: a line that is no JSON, a record without a title).
+Reader = Callable[[Path], Generator[pa.RecordBatch, None, int | None]]
 
 
 def files_of(inputs: Sequence[Path]) -> list[Path]:
@@ -106,6 +109,7 @@ class Manifest:
     bytes: int
     built_at: str  # ISO timestamp, UTC
     inputs: list[dict[str, object]] = field(default_factory=list)
+    skipped: int = 0  # broken records the builders left out
     format_version: int = FORMAT_VERSION
 
     @classmethod
@@ -153,7 +157,7 @@ def status(root: Path) -> list[Status]:
                     m.name,
                     m.date,
                     m.records,
-                    m.bytes,
+                    _size(folder),  # on disk now: the manifest's is the build's
                     age,
                     m.built_at,
                     m.format_version == FORMAT_VERSION,
@@ -186,19 +190,24 @@ def build(
     are written at once, each in a process of its own."""
     from tasks.snapshots.index import build_index  # DuckDB only once the parts are written
 
-    root.mkdir(parents=True, exist_ok=True)
     with _locked(root, builder.name):
         parts = builder.parts([Path(p) for p in inputs])
         base = current(root, builder.name) if extend else None
-        staging = _staging(root, builder, parts, base)
-        first = json.loads((staging / "inputs.json").read_text())["base_parts"]
-        todo = [
-            (number, part)
-            for number, part in enumerate(parts, start=first)
-            if not (staging / "parts" / f"{number:05d}").is_dir()  # else done before a kill
-        ]
-        _write_parts(builder, todo, staging / "parts", workers)
+        staging = _staging(root, builder, base)
+        folder = staging / "parts"
+        first = json.loads((staging / "plan.json").read_text())["base_parts"]
+        wanted = set()
+        todo = []
+        for number, part in enumerate(parts, start=first):
+            wanted.add(f"{number:05d}")
+            if _done(folder / f"{number:05d}") != asdict(InputFile.of(part)):
+                todo.append((number, part))
+        _write_parts(builder, todo, folder, workers)
+        for stale in folder.iterdir():  # parts of inputs no longer given
+            if int(stale.name[:5]) >= first and stale.name not in wanted:
+                shutil.rmtree(stale)
         records, newest = build_index(staging, builder.table)
+        written = [json.loads(p.read_text()) for p in sorted(folder.glob("*/part.json"))]
         manifest = Manifest(
             name=builder.name,
             table=builder.table.name,
@@ -206,12 +215,10 @@ def build(
             records=records,
             bytes=0,
             built_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            inputs=(Manifest.read(base).inputs if base else [])
-            + json.loads((staging / "inputs.json").read_text())["inputs"],
+            inputs=[p["input"] for p in written],
+            skipped=sum(p["skipped"] for p in written),
         )
-        (staging / "manifest.json").write_text(json.dumps(asdict(manifest), indent=1))
-        size = _size(staging)
-        manifest = Manifest(**{**asdict(manifest), "bytes": size})
+        manifest = replace(manifest, bytes=_size(staging))
         (staging / "manifest.json").write_text(json.dumps(asdict(manifest), indent=1))
         _swap(root, builder.name, staging)
     return manifest
@@ -225,8 +232,8 @@ def _locked(root: Path, name: str) -> Iterator[None]:
         yield
 
 
-def _staging(root: Path, builder: Builder, parts: list[Path], base: Path | None) -> Path:
-    """The staging folder, kept from a killed build of the same inputs, else made anew."""
+def _staging(root: Path, builder: Builder, base: Path | None) -> Path:
+    """The staging folder: a killed build's, if it was building the same thing, else anew."""
     staging = root / f".{builder.name}.staging"
     base_parts = sorted((base / "parts").iterdir()) if base else []
     plan = {
@@ -235,9 +242,8 @@ def _staging(root: Path, builder: Builder, parts: list[Path], base: Path | None)
         "base": base.name if base else None,
         "base_parts": len(base_parts),
         "options": builder.options,
-        "inputs": [asdict(InputFile.of(p)) for p in parts],
     }
-    plan_file = staging / "inputs.json"
+    plan_file = staging / "plan.json"
     if staging.is_dir() and plan_file.is_file() and json.loads(plan_file.read_text()) == plan:
         for unfinished in (staging / "parts").glob("*.tmp"):
             shutil.rmtree(unfinished)
@@ -250,6 +256,12 @@ def _staging(root: Path, builder: Builder, parts: list[Path], base: Path | None)
         shutil.copytree(folder, staging / "parts" / folder.name, copy_function=os.link)
     plan_file.write_text(json.dumps(plan, indent=1))
     return staging
+
+
+def _done(folder: Path) -> dict[str, object] | None:
+    """The input a finished part was written from (None if it is not finished)."""
+    done = folder / "part.json"
+    return json.loads(done.read_text())["input"] if done.is_file() else None
 
 
 def _write_parts(builder: Builder, todo: list[tuple[int, Path]], parts: Path, workers: int) -> None:
@@ -271,14 +283,23 @@ def _write_parts(builder: Builder, todo: list[tuple[int, Path]], parts: Path, wo
 
 def _write_part(builder: Builder, part: Path, parts: Path, number: int) -> None:
     """Write one input part's records to Parquet; renamed whole when complete."""
+    identity = asdict(InputFile.of(part))  # before reading: a file changed meanwhile is re-read
+    final = parts / f"{number:05d}"
     tmp = parts / f"{number:05d}.tmp"
-    if tmp.exists():
-        shutil.rmtree(tmp)
+    for old in (final, tmp):
+        if old.exists():
+            shutil.rmtree(old)
     tmp.mkdir()
     schema = builder.table.schema.append(pa.field(TITLE_KEY, pa.string()))
     records = 0
+    batches = builder.read(part)
     with pq.ParquetWriter(tmp / "part.parquet", schema, compression="zstd") as writer:
-        for batch in builder.read(part):
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration as end:
+                skipped = end.value or 0
+                break
             if batch.schema != builder.table.schema:
                 batch = pa.RecordBatch.from_pylist(batch.to_pylist(), schema=builder.table.schema)
             titles = batch.column("title").to_pylist() if "title" in batch.schema.names else []
@@ -287,8 +308,9 @@ def _write_part(builder: Builder, part: Path, parts: Path, number: int) -> None:
                 keys = pa.nulls(batch.num_rows, pa.string())
             writer.write_batch(batch.append_column(TITLE_KEY, keys), row_group_size=ROW_GROUP)
             records += batch.num_rows
-    (tmp / "part.json").write_text(json.dumps({"input": str(part), "records": records}))
-    tmp.rename(parts / f"{number:05d}")
+    summary = {"input": identity, "records": records, "skipped": skipped}
+    (tmp / "part.json").write_text(json.dumps(summary))
+    tmp.rename(final)
 
 
 def _size(folder: Path) -> int:
