@@ -402,6 +402,7 @@ def _repeated_warning(entry: _RawEntry, name: str) -> InputError:
         line=entry.line,
         reason=f"warning: field {name!r} given twice: the first "
         f"({' '.join(entry.fields[name].split())[:60]}) is kept",
+        kind="warning",
     )
 
 
