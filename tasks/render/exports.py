@@ -16,6 +16,9 @@ BibTeX, `@article{b, crossref = {a}}`, written before the entry (BibTeX wants a 
 entry after those that name it). BibTeX copies every field the alias lacks from `a`, so `\\cite{b}`
 resolves to the same work; the standard styles print a cross-referencing article as "In [a]".
 The readers read such an entry (crossref its only field) as another key of `a`, not a citation.
+biber, meeting both, warns "Citekey alias 'b' is also a real entry key, skipping" and uses the
+alias entry (biblatex inherits every field through crossref), so `\\cite{b}` resolves with either
+tool; a biber user who wants one bibliography entry for the work deletes the alias entries.
 """
 
 import json
