@@ -81,7 +81,9 @@ FORMAT = "bibtex"
 # reports those blocks itself as input errors (_block_errors), once each, with file and entry.
 logging.getLogger("bibtexparser.splitter").setLevel(logging.ERROR)
 
-_ENTRY_START = re.compile(r"^\s*@\s*(?!string\b|preamble\b|comment\b)[a-z]+\s*[{(]", re.I | re.M)
+_ENTRY_START = re.compile(
+    r"^[^\S\n]*+@\s*+(?!string\b|preamble\b|comment\b)[a-z]++\s*+[{(]", re.I | re.M
+)
 _FAILED_KEY = re.compile(r"@\s*\w+\s*[{(]\s*([^,\s={}()]+)")
 _LATEX_MARKUP = re.compile(r"[\\$%~`{}]|--|''")
 _BRACES = re.compile(r"[{}]")
