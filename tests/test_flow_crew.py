@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from flows.cli.main import app
 from flows.crew import crew_report
 from models.job import CrewSummary, JobParams
 from tasks.metrics import MISSING_REASON

@@ -264,7 +264,7 @@ def test_citeaudit_registries_says_what_is_asked_and_why(
 ) -> None:
     from typer.testing import CliRunner
 
-    from flows.cli import app
+    from flows.cli.main import app
 
     monkeypatch.setenv("S2_API_KEY", "s2-secret-value-123")
     monkeypatch.delenv("OPENALEX_API_KEY", raising=False)

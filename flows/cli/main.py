@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 
 import flows.quiet  # noqa: F401  (must come before anything imports prefect)
-from flows.fix import fix
+from flows.cli.fix import fix
 
 if TYPE_CHECKING:
     from models.job import JobSummary
@@ -552,7 +552,7 @@ def mcp_server(
     """Serve the agent tools (add, validate, format, export, list citations) over MCP, on stdio
     for the agent framework that starts it (needs the mcp extra)."""
     try:
-        from flows.agent_mcp import serve
+        from flows.agents.mcp import serve
     except ImportError as exc:
         usage_error(f"the MCP server needs the mcp extra: pip install 'citeaudit[mcp]' ({exc})")
     serve(db, str(out_dir) if out_dir else None, offline, http, host, port)
@@ -563,7 +563,7 @@ def registries() -> None:
     """List the registries an audit asks, their pace and credentials, and why any is not."""
     from pydantic import ValidationError
 
-    from flows.registries_cli import show_registries
+    from flows.cli.registries import show_registries
 
     try:
         show_registries(out)
