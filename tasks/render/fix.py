@@ -1,7 +1,8 @@
 """`citeaudit fix`: the user's own BibTeX file, corrected from the registries and marked.
 
 The file is edited in place, entry by entry, as text: keys, field order, formatting, comments,
-`@string` macros and every field we do not correct stay exactly as the user wrote them.
+`@string` macros and every field we do not correct stay exactly as the user wrote them, and the
+lines we add end as the file's lines do (CRLF or LF).
 
 - verified (and not retracted): title, authors, venue, year and pages the registry record gives
   differently are replaced by the record's; pages and the DOI are added when the entry lacks them.
@@ -81,6 +82,7 @@ def fix_bibtex(
 ) -> FixedBibliography:
     """`text` with each audited entry corrected or marked (refs: this file's references)."""
     by_key = {ref.provenance.entry_key: ref for ref in refs}
+    newline = _newline(text)
     library = bibtexparser.parse_string(text, parse_stack=[])
     fixed = FixedBibliography(text="")
     pieces, cursor = [], 0
@@ -97,11 +99,17 @@ def fix_bibtex(
             if MARK_FIELD in values:  # a mark no longer earned would be a change: this holds
                 fixed.already_marked += 1
             continue
-        pieces += [text[cursor:start], _rewrite(raw, changes)]
+        pieces += [text[cursor:start], _rewrite(raw, changes, newline)]
         cursor = start + len(raw)
         fixed.fixes.append(EntryFix(entry.key, _status_label(result), changes))
     fixed.text = "".join(pieces) + text[cursor:]
     return fixed
+
+
+def _newline(text: str) -> str:
+    """The file's line ending: that of its first line."""
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
 
 
 def _status_label(result: ValidationResult) -> str:
@@ -194,8 +202,9 @@ def _mark(result: ValidationResult) -> str | None:
     return latex_text(_one_line(text)) or ""
 
 
-def _rewrite(raw: str, changes: Sequence[Change]) -> str:
-    """The entry's text with changed values replaced in place and new fields added at its end."""
+def _rewrite(raw: str, changes: Sequence[Change], newline: str) -> str:
+    """The entry's text with changed values replaced in place and new fields added at its end,
+    on lines ending in `newline`."""
     values = _values(raw)
     edits = []
     for change in changes:
@@ -215,9 +224,10 @@ def _rewrite(raw: str, changes: Sequence[Change]) -> str:
     body = raw[:close].rstrip()
     indent, width = _layout(raw)
     lines = "".join(
-        f",\n{indent}{c.field.ljust(max(width, len(c.field) + 1))}= {{{c.new}}}" for c in added
+        f",{newline}{indent}{c.field.ljust(max(width, len(c.field) + 1))}= {{{c.new}}}"
+        for c in added
     )
-    return body.rstrip(",") + lines + ",\n" + raw[close:]
+    return body.rstrip(",") + lines + "," + newline + raw[close:]
 
 
 def _layout(raw: str) -> tuple[str, int]:
