@@ -5,7 +5,7 @@ through ART indexes (a key asked costs a probe, not a scan):
 
 | table    | key   | holds                                                                |
 |----------|-------|----------------------------------------------------------------------|
-| records  | rid   | the records, one per `id` (a later part's replaces an earlier one); |
+| records  | rid   | the records (a later part's replaces one of the same `id`);    |
 |          |       | `container_full` from the `parent`'s title; `words`: its title's   |
 |          |       | length in words                                                    |
 | ids      | key   | (`kind:value`, rid): `doi:10.1/x`, `arxiv:2404.05961`, `pmid:1`,   |
@@ -58,12 +58,14 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
         con.execute(f"SET memory_limit = '{BUILD_MEMORY}'")
         con.execute(f"SET temp_directory = '{folder / 'spill'}'")
         con.execute("SET preserve_insertion_order = false")
+        # A record of a later part replaces one of the same id before it: the newest part of
+        # each id found on (id, file) alone, so the wide rows are never sorted.
+        source = f"read_parquet('{parts}', filename = true)"
+        newest = f"SELECT id, max(filename) AS filename FROM {source} GROUP BY id"
+        one_part = len(list((folder / "parts").glob("[0-9]*[0-9]/*.parquet"))) == 1
         con.execute(
-            f"""CREATE TEMP TABLE latest AS
-            SELECT {columns}, {TITLE_KEY} FROM read_parquet('{parts}', filename = true,
-                file_row_number = true)
-            QUALIFY row_number() OVER (PARTITION BY id ORDER BY filename DESC,
-                file_row_number DESC) = 1"""
+            f"""CREATE TEMP TABLE latest AS SELECT {columns}, {TITLE_KEY} FROM {source}"""
+            + ("" if one_part else f" SEMI JOIN ({newest}) USING (id, filename)")
         )
         full = "coalesce(w.container_full, p.title)" if "parent" in names else "NULL"
         parent = "LEFT JOIN latest p ON p.id = w.parent" if "parent" in names else ""
