@@ -27,6 +27,7 @@ import httpx
 from defusedxml import DefusedXmlException
 
 from models.audit import Lookup
+from tasks.errors import InfrastructureError
 from tasks.registries.breaker import Unreachable
 from tasks.registries.cache import ResponseCache
 from tasks.registries.deadline import (
@@ -51,7 +52,7 @@ T = TypeVar("T")
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 
 
-class RegistryUnavailable(Exception):
+class RegistryUnavailable(InfrastructureError):
     """We could not get an answer (after retries): the citation stays `unverified`."""
 
     def __init__(self, reason: str, attempts: int) -> None:
@@ -62,7 +63,7 @@ class RegistryUnavailable(Exception):
         self.attempts = attempts
 
 
-class RegistryRequestError(Exception):
+class RegistryRequestError(InfrastructureError):
     """The registry rejected the request itself (HTTP 400 and other 4xx): a bug on our side."""
 
     def __init__(self, reason: str, status: int) -> None:
@@ -79,7 +80,7 @@ def failed_lookup(
     return Lookup(identifier=identifier, error=str(exc), attempts=attempts + tries)
 
 
-class InvalidResponse(Exception):
+class InvalidResponse(InfrastructureError):
     """A 2xx answer whose body we cannot use (truncated, wrong type, hostile XML): retried."""
 
 
