@@ -675,7 +675,7 @@ def _run_pandoc(
         except subprocess.TimeoutExpired as exc:
             process.kill()
             process.communicate()
-            # A RenderError, so a caller falling back per style (flows/steps.py) catches it.
+            # A RenderError, so a caller falling back per style (tasks/job/render.py) catches it.
             raise RenderError(f"pandoc ran over {_PANDOC_TIMEOUT_S} s on {style.name}") from exc
         except BaseException:
             process.kill()  # as subprocess.run does: no pandoc left behind an interrupted wait

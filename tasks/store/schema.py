@@ -101,7 +101,7 @@ def library_tables() -> dict[str, Table]:
     from tasks.dedupe.job import DEDUPE_COLUMNS
     from tasks.dedupe.records import LIBRARY_SCHEMA
 
-    # A job's citation rows: the citation, its scores and its work (flows/steps.py job_tables).
+    # A job's citation rows: the citation, its scores and its work (tasks/job/render.py job_tables).
     citations = {
         **frames.CITATION_SCHEMA,
         **_without(metrics.CITATION_SCORE_SCHEMA, "citation_id"),
