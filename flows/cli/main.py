@@ -24,6 +24,7 @@ from flows.cli.fix import fix
 
 if TYPE_CHECKING:
     from models.job import JobSummary
+    from tasks.errors import CiteauditError
     from tasks.store import Lake, Library
 
 app = typer.Typer(
@@ -68,15 +69,26 @@ def citeaudit(
     OpenAlex and Europe PMC (`citeaudit registries` lists those asked)."""
 
 
+def fail(exc: "CiteauditError") -> NoReturn:
+    """Our error in one line, the exit code its branch's (tasks/errors.py): 2 usage, 3
+    infrastructure."""
+    from tasks.errors import exit_code
+
+    typer.echo(f"citeaudit: error: {exc}", err=True)
+    raise typer.Exit(exit_code(exc))
+
+
 def usage_error(message: str) -> NoReturn:
-    typer.echo(f"citeaudit: error: {message}", err=True)
-    raise typer.Exit(2)
+    from tasks.errors import UsageError
+
+    fail(UsageError(message))
 
 
 def internal_error(message: str) -> NoReturn:
     """An internal or infrastructure failure (Prefect, the library lock): one line, exit 3."""
-    typer.echo(f"citeaudit: error: {message}", err=True)
-    raise typer.Exit(3)
+    from tasks.errors import InfrastructureError
+
+    fail(InfrastructureError(message))
 
 
 # `--fail-on` names statuses, `retracted` (a flag beside the status) and `any`: every outcome a
@@ -248,13 +260,10 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
         from flows import interrupt
         from flows.quiet import Reported
         from flows.runners import task_runner
-        from tasks.read.kinds import NotABibliography
-        from tasks.store import LibraryLocked
+        from tasks.errors import CiteauditError
 
         # One line per error (CITEAUDIT_DEBUG=1: Prefect's logs and the traceback as well).
-        reported = Reported(
-            LibraryLocked, NotABibliography, failures=not os.environ.get("CITEAUDIT_DEBUG")
-        )
+        reported = Reported(CiteauditError, failures=not os.environ.get("CITEAUDIT_DEBUG"))
         for runs in ("prefect.flow_runs", "prefect.task_runs"):
             logging.getLogger(runs).addFilter(reported)
 
@@ -265,10 +274,8 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
             with progress_bars():
                 runner = task_runner(workers=workers)
                 summary = flow.with_options(task_runner=runner, on_running=[note_run])(**parameters)
-        except NotABibliography as exc:  # an input changed after it was checked
-            usage_error(str(exc))
-        except LibraryLocked as exc:  # its message says what happened and what to do
-            internal_error(str(exc))
+        except CiteauditError as exc:  # an input changed after it was checked, a library lock
+            fail(exc)
         except Exception as exc:
             if os.environ.get("CITEAUDIT_DEBUG"):
                 raise
@@ -326,9 +333,10 @@ def check_inputs(
 def library_path(db: str | None) -> "Path | Lake":
     """Where --db (or CITEAUDIT_DB) puts the library; a folder or a file that is no library is a
     usage error."""
-    from tasks.store import NotALibrary, check_library, db_path_from_env
+    from tasks.job.library import library_at
+    from tasks.store import NotALibrary, check_library
 
-    path = db_path_from_env(db)
+    path = library_at(db)
     try:
         check_library(path)
     except NotALibrary as exc:
@@ -339,12 +347,13 @@ def library_path(db: str | None) -> "Path | Lake":
 def open_library(db: str | None, read_only: bool = True) -> "Library":
     """An existing library (a mistyped path is an error, not a new empty library), read-only
     unless the command changes it."""
-    from tasks.store import Library, library_exists
+    from tasks.job.library import has_library
+    from tasks.job.library import open_library as opened
 
     path = library_path(db)
-    if not library_exists(path):
+    if not has_library(path):
         usage_error(f"no library at {path} (set --db or CITEAUDIT_DB)")
-    return Library(path, read_only=read_only)
+    return opened(path, read_only=read_only)
 
 
 @app.command()
