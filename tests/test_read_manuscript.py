@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from flows.cli.main import app
 from tasks.read import read_inputs
 from tasks.read.manuscript import is_manuscript, read_manuscript
 

@@ -37,6 +37,7 @@ from tasks.read import (
     plaintext,
     rag_context,
     ris,
+    zotero,
 )
 from tasks.read.common import (
     FIELD_TOO_LONG,
@@ -65,6 +66,7 @@ READERS: tuple[ModuleType, ...] = (
     ice,
     rag_context,
     ivcap,
+    zotero,  # a list of {key, version, data: {itemType}}: before csljson's any JSON list
     csljson,
     markdown,
     plaintext,

@@ -6,6 +6,7 @@ costs seconds to import, so each command imports what it runs."""
 import json
 import logging
 import os
+import shutil
 import sys
 import textwrap
 from collections import Counter
@@ -19,7 +20,7 @@ import typer
 from rich.console import Console
 
 import flows.quiet  # noqa: F401  (must come before anything imports prefect)
-from flows.fix import fix
+from flows.cli.fix import fix
 
 if TYPE_CHECKING:
     from models.job import JobSummary
@@ -99,9 +100,19 @@ def parse_gate(text: str) -> set[str]:
 
 
 def gate_failed(summary: "JobSummary", gate: set[str]) -> bool:
+    """Whether the job has an outcome of `gate`; if so, which tripped it, said on stderr (a CI
+    log shows why the step failed without scrolling back through the summary)."""
     counts = dict(summary.status_counts)
     counts[RETRACTED] = int(summary.metrics.get(RETRACTED, 0))
-    return any(counts.get(outcome, 0) for outcome in gate)
+    tripped = [f"{counts[o]} {o}" for o in sorted(gate) if counts.get(o, 0)]
+    if tripped:
+        typer.echo(f"citeaudit: --fail-on {','.join(sorted(gate))}: {', '.join(tripped)}", err=True)
+    return bool(tripped)
+
+
+def counted(n: int, noun: str) -> str:
+    """'1 citation', '2 citations' (the nouns the summary counts take an s)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def print_item(line: str) -> None:
@@ -133,14 +144,14 @@ def print_summary(summary: "JobSummary") -> None:
     unchecked = Counter(f.error or f.reason for f in summary.flagged if f.label == "unverified")
     flagged = [f for f in summary.flagged if f.label != "unverified"]
     if flagged:
-        out.print(f"[red]{len(flagged)} citation(s) need attention:[/red]")
+        out.print(f"[red]{counted(len(flagged), 'citation')} need attention:[/red]")
         for f in flagged[:20]:
             print_item(f"  {f.label}  {f.source_file}:{f.entry_key}: {f.reason}")
         if len(flagged) > 20:
             out.print(f"  ... and {len(flagged) - 20} more (see report.html)")
     if summary.flagged_left_out:
         out.print(
-            f"[red]{summary.flagged_left_out} more flagged citation(s) past the first "
+            f"[red]{counted(summary.flagged_left_out, 'more flagged citation')} past the first "
             f"{len(summary.flagged):,} (see citations.parquet)[/red]"
         )
     if unchecked:
@@ -148,12 +159,16 @@ def print_summary(summary: "JobSummary") -> None:
         listed = unchecked.total()
         total = max(listed, summary.status_counts.get("unverified", 0))
         more = f" (the reasons of the first {listed})" if total > listed else ""
-        out.print(f"[yellow]{total} citation(s) could not be checked{more}:[/yellow]")
+        out.print(f"[yellow]{counted(total, 'citation')} could not be checked{more}:[/yellow]")
         for reason, count in unchecked.most_common(5):
             print_item(f"  {count} x {reason}")
+        rest = unchecked.most_common()[5:]
+        if rest:
+            others = sum(count for _, count in rest)
+            out.print(f"  ... and {others} more, for {counted(len(rest), 'other reason')}")
     errors = summary.input_errors
     if errors:
-        out.print(f"[yellow]{len(errors)} input error(s):[/yellow]")
+        out.print(f"[yellow]{counted(len(errors), 'input error')}:[/yellow]")
         for e in errors[:20]:
             print_item(f"  {e.where}: {e.reason}")
         if len(errors) > 20:
@@ -354,6 +369,10 @@ def audit(
         # The default is models.job.DEFAULT_STYLES, not imported here so that --help stays fast.
         typer.Option(help="Bibliography styles, comma-separated (default: apa)."),
     ] = None,
+    sarif: Annotated[
+        Path | None,
+        typer.Option(help="Also write the problems as SARIF 2.1.0 here (OUT/JOB/citeaudit.sarif)."),
+    ] = None,
 ) -> None:
     """Validate every citation of INPUTS, write OUT/JOB/ and the library."""
     from flows.interrupt import stop_on_signals
@@ -364,6 +383,8 @@ def audit(
     if chunk_size < 1 or workers < 1:
         usage_error("--chunk-size and --workers must be at least 1")
     gate = parse_gate(fail_on)
+    if sarif is not None and (sarif.is_dir() or not sarif.parent.is_dir()):
+        usage_error(f"--sarif: {sarif} is not a file in an existing folder")
     chosen_styles = None
     if styles is not None:
         chosen_styles = [s.strip() for s in styles.split(",") if s.strip()]
@@ -385,8 +406,35 @@ def audit(
     )
     summary: JobSummary = run_flow("flows.audit:audit_job", workers, params=params)
     print_summary(summary)
+    if sarif is not None:
+        shutil.copyfile(out_dir / job / "citeaudit.sarif", sarif)
     if gate_failed(summary, gate):
         raise typer.Exit(1)
+
+
+@app.command()
+def check(
+    inputs: Annotated[list[Path], typer.Argument(help="Bibliographies or manuscripts to check.")],
+    fail_on: Annotated[
+        str, typer.Option(help="Exit 1 on these outcomes (as audit's --fail-on).")
+    ] = "not_found,mismatch,retracted",
+    offline: OfflineOption = False,
+) -> None:
+    """Audit INPUTS as a gate (a pre-commit hook, a CI step): audit's summary, then exit 1 if an
+    outcome of --fail-on occurs. The job folder and its library stay in citeaudit's cache
+    folder, not in the repository; the HTTP cache keeps a re-run to what changed."""
+    import platformdirs
+
+    home = platformdirs.user_cache_path("citeaudit") / "checks"
+    home.mkdir(parents=True, exist_ok=True)
+    audit(
+        inputs,
+        job="check",
+        out_dir=home,
+        db=os.environ.get("CITEAUDIT_DB") or str(home / "checks.duckdb"),
+        offline=offline,
+        fail_on=fail_on,
+    )
 
 
 @app.command()
@@ -448,6 +496,9 @@ def report(
     job: Annotated[str, typer.Argument(help="Job id.")],
     out_dir: OutOption = Path("out"),
     db: DbOption = None,
+    markdown: Annotated[
+        bool, typer.Option(help="Print it as short Markdown (a CI job's summary page).")
+    ] = False,
 ) -> None:
     """Reprint a job's summary from the library, and where its report is."""
     from models.audit import InputError, Status
@@ -467,16 +518,20 @@ def report(
         errors = library.table("input_errors", job)
         citations = library.table("citations", job)
     html_report = out_dir / job / "report.html"
-    print_summary(
-        JobSummary(
-            job_id=job,
-            citations=row["n_citations"],
-            status_counts={s.value: row["status_counts"].get(s.value, 0) for s in Status},
-            input_errors=[InputError.model_validate(e) for e in errors.to_dicts()],
-            flagged=[Flagged.model_validate(f) for f in flagged_list(citations)],
-            out=str(html_report) if html_report.is_file() else f"{out_dir / job} (not found)",
-        )
+    summary = JobSummary(
+        job_id=job,
+        citations=row["n_citations"],
+        status_counts={s.value: row["status_counts"].get(s.value, 0) for s in Status},
+        input_errors=[InputError.model_validate(e) for e in errors.to_dicts()],
+        flagged=[Flagged.model_validate(f) for f in flagged_list(citations)],
+        out=str(html_report) if html_report.is_file() else f"{out_dir / job} (not found)",
     )
+    if markdown:
+        from tasks.report.summary import summary_markdown
+
+        typer.echo(summary_markdown(summary), nl=False)
+    else:
+        print_summary(summary)
     if unstored.is_file():
         typer.echo(
             f"citeaudit: {out_dir / job} is from a later run, not stored: run it again", err=True
@@ -552,7 +607,7 @@ def mcp_server(
     """Serve the agent tools (add, validate, format, export, list citations) over MCP, on stdio
     for the agent framework that starts it (needs the mcp extra)."""
     try:
-        from flows.agent_mcp import serve
+        from flows.agents.mcp import serve
     except ImportError as exc:
         usage_error(f"the MCP server needs the mcp extra: pip install 'citeaudit[mcp]' ({exc})")
     serve(db, str(out_dir) if out_dir else None, offline, http, host, port)
@@ -563,7 +618,7 @@ def registries() -> None:
     """List the registries an audit asks, their pace and credentials, and why any is not."""
     from pydantic import ValidationError
 
-    from flows.registries_cli import show_registries
+    from flows.cli.registries import show_registries
 
     try:
         show_registries(out)
@@ -613,6 +668,11 @@ def server_stop() -> None:
 
 
 app.command("fix")(fix)
+
+
+from flows.cli.zotero import zotero_app  # noqa: E402  (its command builds on audit above)
+
+app.add_typer(zotero_app, name="zotero")
 
 
 def main() -> None:
