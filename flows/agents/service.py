@@ -503,7 +503,10 @@ def _list_text(job: str, citations: Sequence[Mapping[str, Any]]) -> str:
         return f"job {job} has no citations yet"
     accepted = [c for c in citations if c["accepted"]]
     rejected = [c for c in citations if not c["accepted"]]
-    lines = [f"job {job}: {len(citations)} citations, {len(accepted)} accepted"]
+    # An unverified citation is held, not accepted: nothing vouched for it yet.
+    held = sum(c["status"] == Status.UNVERIFIED for c in accepted)
+    counts = f"{len(accepted) - held} accepted" + (f", {held} held (not validated)" if held else "")
+    lines = [f"job {job}: {len(citations)} citations, {counts}"]
     lines += [_line(c) for c in accepted]
     if rejected:
         lines.append(f"rejected ({len(rejected)}), do not cite:")
