@@ -28,6 +28,9 @@ _PUBMED_URL = re.compile(
 _ARXIV_NEW = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(v\d+)?(?![\d])")
 _ARXIV_OLD = re.compile(r"\b([a-z\-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?\b")
 _ARXIV_MARK = re.compile(r"arxiv", re.IGNORECASE)
+# arXiv named, or DBLP's name for it (`CoRR abs/1706.03762`): case-sensitive, as `Corr. Sci.` is
+# Corrosion Science.
+_ARXIV_NAMED = re.compile(r"(?i:arxiv)|\bCoRR\b")
 _ISBN_MARK = re.compile(r"isbn", re.IGNORECASE)
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$")
 _URL_IN_TEXT = re.compile(r"https?://[^\s<>\"')\]]+[^\s<>\"')\].,;:]", re.IGNORECASE)
@@ -35,7 +38,7 @@ _SAFE_LINK = re.compile(r"^(https?://|doi:|file://)", re.IGNORECASE)
 _TRACKING = re.compile(r"^(utm_\w+|fbclid|gclid|mc_cid|mc_eid|ref|ref_src|source|via)$")
 
 # Which identifier names the work when a reference gives several: the DOI (the publisher's own
-# name for it), then the PMID, the PMCID, the arXiv id. Routing (tasks/lookup.py) asks in this
+# name for it), then the PMID, the PMCID, the arXiv id. Routing (tasks/lookup/) asks in this
 # order; chunks, re-check keys and source strings follow it.
 PRECEDENCE = ("doi", "pmid", "pmcid", "arxiv")
 
@@ -110,6 +113,17 @@ def normalize_arxiv(value: str | None) -> str | None:
         return m.group(1)
     if m := _ARXIV_OLD.search(text):
         return m.group(1).lower()
+    return None
+
+
+def arxiv_mentioned(*texts: str | None) -> str | None:
+    """The arXiv id in the first text that names arXiv (or CoRR) before it: Google Scholar's
+    `arXiv preprint arXiv:2207.05221`, DBLP's `CoRR abs/1706.03762`, `arXiv:2207.05221 [cs.LG]`.
+    A number with no such mark is no arXiv id (`2014.12345` may be anything)."""
+    for text in texts:
+        mark = _ARXIV_NAMED.search(text or "")
+        if mark and (found := normalize_arxiv((text or "")[mark.end() :])):
+            return found
     return None
 
 
@@ -226,10 +240,11 @@ def identifiers_of(item: CSLItem, raw: str | None = None) -> Identifiers:
     if not arxiv and item.URL and "arxiv.org" in item.URL.lower():
         arxiv = normalize_arxiv(item.URL.split("arxiv.org", 1)[1])
     if not arxiv:
+        venue = " ".join(p for p in (item.container_title, item.publisher) if p)
         number = getattr(item, "number", None) or ""
-        container = (item.container_title or "") + " " + (item.publisher or "")
-        if _ARXIV_MARK.search(container) or _ARXIV_MARK.search(number):
-            arxiv = normalize_arxiv(number)
+        arxiv = arxiv_mentioned(
+            venue, f"{venue} {number}", f"{venue} {item.volume or ''}", number, item.note
+        )
     return Identifiers(
         doi=doi,
         pmid=normalize_pmid(item.PMID) or found.pmid,

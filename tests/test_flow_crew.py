@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from flows.cli.main import app
 from flows.crew import crew_report
 from models.job import CrewSummary, JobParams
-from tasks.metrics import MISSING_REASON
 from tasks.read import read_inputs
+from tasks.score.metrics import MISSING_REASON
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CREW_MD = FIXTURES / "reflists" / "crew_report.md"

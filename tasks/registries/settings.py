@@ -52,6 +52,13 @@ class RegistrySettings(BaseSettings):
         None, validation_alias=AliasChoices("OPENALEX_API_KEY", "CITEAUDIT_OPENALEX_API_KEY")
     )
 
+    # `citeaudit zotero audit`: Zotero's web API (or, with --local, Zotero 7's local API) and the
+    # key of the library, kept secret like the registries' keys.
+    zotero_url: str | None = None
+    zotero_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("ZOTERO_API_KEY", "CITEAUDIT_ZOTERO_API_KEY")
+    )
+
     # The optional entailment judge: any OpenAI-compatible chat-completions endpoint (None: off).
     llm_url: str | None = None
     llm_key: SecretStr | None = None  # sent as a Bearer token, kept secret like the keys above
