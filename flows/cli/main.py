@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 import textwrap
+import traceback
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -66,6 +67,15 @@ def citeaudit(
 ) -> None:
     """Audit research citations against Crossref, PubMed, DBLP, arXiv, Semantic Scholar,
     OpenAlex and Europe PMC (`citeaudit registries` lists those asked)."""
+
+
+def debugging() -> bool:
+    """CITEAUDIT_DEBUG: Prefect's logs and tracebacks beside the one-line errors. Off when unset,
+    empty, 0, false, no or off. It changes what is printed, never the exit code."""
+    return os.environ.get("CITEAUDIT_DEBUG", "").strip().lower() not in _DEBUG_OFF
+
+
+_DEBUG_OFF = frozenset({"", "0", "false", "no", "off"})
 
 
 def usage_error(message: str) -> NoReturn:
@@ -238,9 +248,7 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
         from tasks.store import LibraryLocked
 
         # One line per error (CITEAUDIT_DEBUG=1: Prefect's logs and the traceback as well).
-        reported = Reported(
-            LibraryLocked, NotABibliography, failures=not os.environ.get("CITEAUDIT_DEBUG")
-        )
+        reported = Reported(LibraryLocked, NotABibliography, failures=not debugging())
         for runs in ("prefect.flow_runs", "prefect.task_runs"):
             logging.getLogger(runs).addFilter(reported)
 
@@ -256,8 +264,8 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
         except LibraryLocked as exc:  # its message says what happened and what to do
             internal_error(str(exc))
         except Exception as exc:
-            if os.environ.get("CITEAUDIT_DEBUG"):
-                raise
+            if debugging():
+                traceback.print_exc()
             internal_error(f"{type(exc).__name__}: {exc}")
     return summary
 
@@ -670,8 +678,8 @@ def main() -> None:
     try:
         app()
     except Exception as exc:
-        if os.environ.get("CITEAUDIT_DEBUG"):
-            raise
+        if debugging():
+            traceback.print_exc()  # then the same line and exit code: 3 means internal, always
         typer.echo(f"citeaudit: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(3)
 
