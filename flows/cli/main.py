@@ -110,9 +110,19 @@ def parse_gate(text: str) -> set[str]:
 
 
 def gate_failed(summary: "JobSummary", gate: set[str]) -> bool:
+    """Whether the job has an outcome of `gate`; if so, which tripped it, said on stderr (a CI
+    log shows why the step failed without scrolling back through the summary)."""
     counts = dict(summary.status_counts)
     counts[RETRACTED] = int(summary.metrics.get(RETRACTED, 0))
-    return any(counts.get(outcome, 0) for outcome in gate)
+    tripped = [f"{counts[o]} {o}" for o in sorted(gate) if counts.get(o, 0)]
+    if tripped:
+        typer.echo(f"citeaudit: --fail-on {','.join(sorted(gate))}: {', '.join(tripped)}", err=True)
+    return bool(tripped)
+
+
+def counted(n: int, noun: str) -> str:
+    """'1 citation', '2 citations' (the nouns the summary counts take an s)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def print_item(line: str) -> None:
@@ -144,14 +154,14 @@ def print_summary(summary: "JobSummary") -> None:
     unchecked = Counter(f.error or f.reason for f in summary.flagged if f.label == "unverified")
     flagged = [f for f in summary.flagged if f.label != "unverified"]
     if flagged:
-        out.print(f"[red]{len(flagged)} citation(s) need attention:[/red]")
+        out.print(f"[red]{counted(len(flagged), 'citation')} need attention:[/red]")
         for f in flagged[:20]:
             print_item(f"  {f.label}  {f.source_file}:{f.entry_key}: {f.reason}")
         if len(flagged) > 20:
             out.print(f"  ... and {len(flagged) - 20} more (see report.html)")
     if summary.flagged_left_out:
         out.print(
-            f"[red]{summary.flagged_left_out} more flagged citation(s) past the first "
+            f"[red]{counted(summary.flagged_left_out, 'more flagged citation')} past the first "
             f"{len(summary.flagged):,} (see citations.parquet)[/red]"
         )
     if unchecked:
@@ -159,12 +169,16 @@ def print_summary(summary: "JobSummary") -> None:
         listed = unchecked.total()
         total = max(listed, summary.status_counts.get("unverified", 0))
         more = f" (the reasons of the first {listed})" if total > listed else ""
-        out.print(f"[yellow]{total} citation(s) could not be checked{more}:[/yellow]")
+        out.print(f"[yellow]{counted(total, 'citation')} could not be checked{more}:[/yellow]")
         for reason, count in unchecked.most_common(5):
             print_item(f"  {count} x {reason}")
+        rest = unchecked.most_common()[5:]
+        if rest:
+            others = sum(count for _, count in rest)
+            out.print(f"  ... and {others} more, for {counted(len(rest), 'other reason')}")
     errors = summary.input_errors
     if errors:
-        out.print(f"[yellow]{len(errors)} input error(s):[/yellow]")
+        out.print(f"[yellow]{counted(len(errors), 'input error')}:[/yellow]")
         for e in errors[:20]:
             print_item(f"  {e.where}: {e.reason}")
         if len(errors) > 20:

@@ -1,10 +1,10 @@
 """`citeaudit fix`: the user's own BibTeX file, corrected from the registries and marked.
 
 The file is edited in place, entry by entry, as text: keys, field order, formatting, comments,
-`@string` macros and every field we do not correct stay exactly as the user wrote them, and the
-lines we add end as the file's lines do (CRLF or LF). A line that `%` comments out (read as
-biber reads it, tasks/read/bibtex.py) is never edited: a field is added before the comments that
-end an entry, never inside one.
+`@string` macros and every field we do not correct stay exactly as the user wrote them. A line
+that `%` comments out (read as biber reads it, tasks/read/bibtex.py) is never edited: a field is
+added before the comments that end an entry, never inside one, and the lines we add end as
+the file's lines do (CRLF or LF).
 
 The rule: a verified record (not retracted) writes a field only where its value is better by
 `RULES` below; the matcher's own thresholds (tasks/match/decide.py) say what "disagrees" means,
@@ -147,10 +147,8 @@ def fix_bibtex(
             if MARK_FIELD in values:  # a mark no longer earned would be a change: this holds
                 fixed.already_marked += 1
             continue
-        pieces += [
-            text[cursor:start],
-            _rewrite(text[start : start + len(raw)], raw, changes, newline),
-        ]
+        text_raw = text[start : start + len(raw)]
+        pieces += [text[cursor:start], _rewrite(text_raw, raw, changes, newline)]
         cursor = start + len(raw)
         fixed.fixes.append(EntryFix(entry.key, _status_label(result), changes))
     fixed.text = "".join(pieces) + text[cursor:]
@@ -300,9 +298,9 @@ def _mark(result: ValidationResult, doubts: Sequence[str] = ()) -> str | None:
 
 def _rewrite(raw: str, bare: str, changes: Sequence[Change], newline: str) -> str:
     """The entry's text with changed values replaced in place and new fields added after its
-    last field (before any `%` comment lines that end it). `bare` is `raw` with its comment
-    lines blanked: every position is read there, every edit made in `raw`. Added lines end
-    in `newline`."""
+    last field (before any `%` comment lines that end it), on lines ending in `newline`. `bare`
+    is `raw` with its comment lines blanked: every position is read there, every edit made in
+    `raw`."""
     values = _values(bare)
     edits = []
     for change in changes:
