@@ -613,12 +613,32 @@ def mcp_server(
     port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,
 ) -> None:
     """Serve the agent tools (add, validate, format, export, list citations) over MCP, on stdio
-    for the agent framework that starts it (needs the mcp extra)."""
+    for the agent framework that starts it (needs the mcp extra). Over HTTP off loopback, every
+    request must carry `Authorization: Bearer $CITEAUDIT_MCP_TOKEN` (asked on loopback too when
+    it is set); without the variable such a server does not start."""
+    token = os.environ.get("CITEAUDIT_MCP_TOKEN") or None
+    if http and token is None and not _loopback(host):
+        usage_error(
+            f"--host {host} serves other machines: set CITEAUDIT_MCP_TOKEN (clients send "
+            "'Authorization: Bearer TOKEN'), or serve on 127.0.0.1"
+        )
     try:
         from flows.agents.mcp import serve
     except ImportError as exc:
         usage_error(f"the MCP server needs the mcp extra: pip install 'citeaudit[mcp]' ({exc})")
-    serve(db, str(out_dir) if out_dir else None, offline, http, host, port)
+    serve(db, str(out_dir) if out_dir else None, offline, http, host, port, token)
+
+
+def _loopback(host: str) -> bool:
+    """Whether HOST is reachable from this machine only (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: whatever it resolves to, maybe not only this machine
 
 
 @app.command()
