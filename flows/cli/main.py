@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 import textwrap
+import traceback
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -76,6 +77,15 @@ def fail(exc: "CiteauditError") -> NoReturn:
 
     typer.echo(f"citeaudit: error: {exc}", err=True)
     raise typer.Exit(exit_code(exc))
+
+
+def debugging() -> bool:
+    """CITEAUDIT_DEBUG: Prefect's logs and tracebacks beside the one-line errors. Off when unset,
+    empty, 0, false, no or off. It changes what is printed, never the exit code."""
+    return os.environ.get("CITEAUDIT_DEBUG", "").strip().lower() not in _DEBUG_OFF
+
+
+_DEBUG_OFF = frozenset({"", "0", "false", "no", "off"})
 
 
 def usage_error(message: str) -> NoReturn:
@@ -263,7 +273,7 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
         from tasks.errors import CiteauditError
 
         # One line per error (CITEAUDIT_DEBUG=1: Prefect's logs and the traceback as well).
-        reported = Reported(CiteauditError, failures=not os.environ.get("CITEAUDIT_DEBUG"))
+        reported = Reported(CiteauditError, failures=not debugging())
         for runs in ("prefect.flow_runs", "prefect.task_runs"):
             logging.getLogger(runs).addFilter(reported)
 
@@ -277,8 +287,8 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
         except CiteauditError as exc:  # an input changed after it was checked, a library lock
             fail(exc)
         except Exception as exc:
-            if os.environ.get("CITEAUDIT_DEBUG"):
-                raise
+            if debugging():
+                traceback.print_exc()
             internal_error(f"{type(exc).__name__}: {exc}")
     return summary
 
@@ -614,12 +624,32 @@ def mcp_server(
     port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,
 ) -> None:
     """Serve the agent tools (add, validate, format, export, list citations) over MCP, on stdio
-    for the agent framework that starts it (needs the mcp extra)."""
+    for the agent framework that starts it (needs the mcp extra). Over HTTP off loopback, every
+    request must carry `Authorization: Bearer $CITEAUDIT_MCP_TOKEN` (asked on loopback too when
+    it is set); without the variable such a server does not start."""
+    token = os.environ.get("CITEAUDIT_MCP_TOKEN") or None
+    if http and token is None and not _loopback(host):
+        usage_error(
+            f"--host {host} serves other machines: set CITEAUDIT_MCP_TOKEN (clients send "
+            "'Authorization: Bearer TOKEN'), or serve on 127.0.0.1"
+        )
     try:
         from flows.agents.mcp import serve
     except ImportError as exc:
         usage_error(f"the MCP server needs the mcp extra: pip install 'citeaudit[mcp]' ({exc})")
-    serve(db, str(out_dir) if out_dir else None, offline, http, host, port)
+    serve(db, str(out_dir) if out_dir else None, offline, http, host, port, token)
+
+
+def _loopback(host: str) -> bool:
+    """Whether HOST is reachable from this machine only (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: whatever it resolves to, maybe not only this machine
 
 
 @app.command()
@@ -693,8 +723,8 @@ def main() -> None:
     try:
         app()
     except Exception as exc:
-        if os.environ.get("CITEAUDIT_DEBUG"):
-            raise
+        if debugging():
+            traceback.print_exc()  # then the same line and exit code: 3 means internal, always
         typer.echo(f"citeaudit: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(3)
 
