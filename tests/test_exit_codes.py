@@ -2,6 +2,7 @@
 and output files that follow the user's umask: through real `citeaudit` processes."""
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -151,6 +152,16 @@ def test_offline_gate_exit_1_and_outputs_follow_the_umask(tmp_path, prefect_serv
     assert clean.returncode == 0, clean.stderr
     files = list((tmp_path / "out" / "j").iterdir())
     assert files and {stat.S_IMODE(f.stat().st_mode) for f in files} == {0o644}
+
+
+def test_a_run_logged_to_a_file_says_how_far_it_is(tmp_path, prefect_server) -> None:
+    (tmp_path / "refs.txt").write_text("10.1038/srep16696\n10.1000/xyz123\n")
+    args = ("audit", "refs.txt", "--job", "j", "--offline", "--styles", "apa")
+    env = {**os.environ, "CITEAUDIT_PROGRESS_SECONDS": "0.1"}
+    done = run_cli(*args, cwd=tmp_path, env=env)  # stderr: a pipe, no terminal
+    assert done.returncode == 0, done.stderr
+    lines = re.findall(r"^citeaudit: (.+), \d+:\d\d elapsed$", done.stderr, re.MULTILINE)
+    assert lines and set(lines) <= {"starting", "validate 0/2", "validate 2/2"}, done.stderr
 
 
 def test_a_prefect_run_whose_input_is_missing_fails(tmp_path, prefect_harness) -> None:
