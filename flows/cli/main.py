@@ -156,6 +156,14 @@ def print_item(line: str) -> None:
     out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
+def no_registry_answered(summary: "JobSummary") -> bool:
+    """Every citation unverified, some because asking failed (not --offline's choice): the
+    network or the registries' addresses are wrong, which the user needs told at once."""
+    unverified = summary.status_counts.get("unverified", 0)
+    failed = any(f.error for f in summary.flagged if f.label == "unverified")
+    return unverified == summary.citations > 0 and failed
+
+
 def print_summary(summary: "JobSummary") -> None:
     from rich.table import Table
 
@@ -192,6 +200,12 @@ def print_summary(summary: "JobSummary") -> None:
         if rest:
             others = sum(count for _, count in rest)
             out.print(f"  ... and {others} more, for {counted(len(rest), 'other reason')}")
+        if no_registry_answered(summary):
+            out.print(
+                "[yellow]No registry answered (no network?): --offline skips the registries; "
+                "the README's 'No internet?' recipe runs against the fake registry.[/yellow]",
+                soft_wrap=True,  # one line, for grep
+            )
     errors = summary.input_errors
     if errors:
         out.print(f"[yellow]{counted(len(errors), 'input error')}:[/yellow]")
