@@ -2,6 +2,7 @@
 and output files that follow the user's umask: through real `citeaudit` processes."""
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from flows.cli.main import gate_failed, parse_gate
 from models.audit import InputError
 from models.job import JobSummary
 from tasks.read import read_inputs
+from tests.prefect_server import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -151,6 +153,35 @@ def test_offline_gate_exit_1_and_outputs_follow_the_umask(tmp_path, prefect_serv
     assert clean.returncode == 0, clean.stderr
     files = list((tmp_path / "out" / "j").iterdir())
     assert files and {stat.S_IMODE(f.stat().st_mode) for f in files} == {0o644}
+
+
+def test_a_run_logged_to_a_file_says_how_far_it_is(tmp_path, prefect_server) -> None:
+    (tmp_path / "refs.txt").write_text("10.1038/srep16696\n10.1000/xyz123\n")
+    args = ("audit", "refs.txt", "--job", "j", "--offline", "--styles", "apa")
+    env = {**os.environ, "CITEAUDIT_PROGRESS_SECONDS": "0.1"}
+    done = run_cli(*args, cwd=tmp_path, env=env)  # stderr: a pipe, no terminal
+    assert done.returncode == 0, done.stderr
+    lines = re.findall(r"^citeaudit: (.+), \d+:\d\d elapsed$", done.stderr, re.MULTILINE)
+    assert lines and set(lines) <= {"starting", "validate 0/2", "validate 2/2"}, done.stderr
+
+
+def test_a_run_no_registry_answers_says_so_in_one_line(tmp_path, prefect_server) -> None:
+    (tmp_path / "refs.txt").write_text("10.1038/srep16696\n")
+    nowhere = f"http://127.0.0.1:{free_port()}"  # nothing listens: every request is refused
+    env = {
+        **os.environ,
+        "CITEAUDIT_REGISTRIES": "crossref",
+        "CITEAUDIT_CROSSREF_URL": nowhere,
+        "CITEAUDIT_DOI_URL": nowhere,
+        "CITEAUDIT_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    args = ("audit", "refs.txt", "--styles", "apa", "--job")
+    done = run_cli(*args, "j", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    hint = [line for line in done.stdout.splitlines() if "No registry answered" in line]
+    assert len(hint) == 1 and "--offline" in hint[0] and "fake registry" in hint[0], done.stdout
+    offline = run_cli(*args, "k", "--offline", cwd=tmp_path, env=env)  # chosen: no hint
+    assert offline.returncode == 0 and "No registry answered" not in offline.stdout
 
 
 def test_a_prefect_run_whose_input_is_missing_fails(tmp_path, prefect_harness) -> None:

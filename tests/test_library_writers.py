@@ -377,3 +377,14 @@ def test_a_job_the_locked_library_cannot_take_keeps_its_outputs_marked_not_store
     assert "Not stored" not in (folder / "report.md").read_text()
     with Library(db, read_only=True) as lib:
         assert lib.job("first") is not None
+
+
+def test_the_readmes_gitignore_line_covers_what_a_write_leaves_beside_the_library(tmp_path) -> None:
+    db = tmp_path / "citeaudit.duckdb"
+    with Library(db) as lib:
+        lib.jobs()
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert {"citeaudit.duckdb.lock", "citeaudit.duckdb.lock.turn"} <= set(left), left
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    assert "`citeaudit.duckdb*` in `.gitignore`" in readme
+    assert all(name.startswith("citeaudit.duckdb") for name in left), left

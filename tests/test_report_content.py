@@ -11,6 +11,7 @@ import polars as pl
 from tasks.changes import detect_changes
 from tasks.report import ReportData, render_html, render_markdown
 from tasks.report.selection import CHANGE_KINDS, select
+from tasks.score.metrics import CLAIM_SCORE_SCHEMA
 from tests.report_data import citation, citations
 
 HEX_ID = "5166950df2ea1745"
@@ -193,3 +194,43 @@ def test_retracted_works_lead_with_their_notice_and_are_not_repeated() -> None:
     assert "A retracted study" not in page.split("<h2>Needs attention")[1].split("<h2>Claims")[0]
     assert markdown.index("## Retracted") < markdown.index("## Needs attention")
     assert "[10.9999/notice](<https://doi.org/10.9999/notice>)" in markdown
+
+
+def test_a_claim_whose_works_have_no_abstract_shows_its_support_undetermined() -> None:
+    cited = citations(
+        citation(entry_key="bare", status="verified"),
+        citation(entry_key="abstracted", status="verified"),
+    )
+
+    def pair(citation_id: str, support: float | None) -> dict[str, object]:
+        label = "no abstract" if support is None else "related"
+        return {
+            "citation_id": citation_id,
+            "support": support,
+            "label": label,
+            "evidence": None,
+            "verdict": None,
+        }
+
+    claims = pl.DataFrame(
+        {
+            "claim_id": ["c1", "c2"],
+            "claim_text": ["Nobody can tell from abstracts.", "The abstract says so."],
+            "citation_ids": [["bare"], ["abstracted"]],
+            "strength": [1.0, 1.0],
+            "unsupported": [False, False],
+            "verified_count": [1, 1],
+            "citation_count": [1, 1],
+            "citation_support": [[pair("bare", None)], [pair("abstracted", 0.71)]],
+        },
+        schema_overrides={"citation_support": CLAIM_SCORE_SCHEMA["citation_support"]},
+    )
+    page, markdown = both(ReportData(job_id="j", citations=cited, claims=claims))
+    cards = page[page.index("<h2>Claims</h2>") :].split('<div class="card"')[1:]
+    undetermined, supported = (
+        next(c for c in cards if text in c) for text in ("Nobody", "says so")
+    )
+    assert "support undetermined" in undetermined and "#1a7f37" not in undetermined  # not green
+    assert "support undetermined" not in supported and "#1a7f37" in supported
+    assert "- Nobody can tell from abstracts. **support undetermined**" in markdown
+    assert "- The abstract says so. (strength 1.00" in markdown

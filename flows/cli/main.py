@@ -24,6 +24,7 @@ import flows.quiet  # noqa: F401  (must come before anything imports prefect)
 from flows.cli.fix import fix
 
 if TYPE_CHECKING:
+    from flows.progress import Listener
     from models.job import JobSummary
     from tasks.errors import CiteauditError
     from tasks.store import Lake, Library
@@ -155,6 +156,14 @@ def print_item(line: str) -> None:
     out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
+def no_registry_answered(summary: "JobSummary") -> bool:
+    """Every citation unverified, some because asking failed (not --offline's choice): the
+    network or the registries' addresses are wrong, which the user needs told at once."""
+    unverified = summary.status_counts.get("unverified", 0)
+    failed = any(f.error for f in summary.flagged if f.label == "unverified")
+    return unverified == summary.citations > 0 and failed
+
+
 def print_summary(summary: "JobSummary") -> None:
     from rich.table import Table
 
@@ -191,6 +200,12 @@ def print_summary(summary: "JobSummary") -> None:
         if rest:
             others = sum(count for _, count in rest)
             out.print(f"  ... and {others} more, for {counted(len(rest), 'other reason')}")
+        if no_registry_answered(summary):
+            out.print(
+                "[yellow]No registry answered (no network?): --offline skips the registries; "
+                "the README's 'No internet?' recipe runs against the fake registry.[/yellow]",
+                soft_wrap=True,  # one line, for grep
+            )
     errors = summary.input_errors
     if errors:
         out.print(f"[yellow]{counted(len(errors), 'input error')}:[/yellow]")
@@ -210,9 +225,58 @@ def print_summary(summary: "JobSummary") -> None:
     out.print(f"outputs: {summary.out}", highlight=False)
 
 
+# Off a terminal (a CI log), a line at least this often says the run is alive and how far it is.
+PROGRESS_EVERY_S = 30.0
+
+
 @contextmanager
 def progress_bars() -> Iterator[None]:
-    """One bar per stage the running flow reports (flows/progress.py), on a terminal only."""
+    """The progress the running flow reports (flows/progress.py): one bar per stage on a
+    terminal; elsewhere (a CI log, a file) a line every $CITEAUDIT_PROGRESS_SECONDS (default
+    PROGRESS_EVERY_S) seconds, so that a long run's log never stays empty."""
+    from flows import progress
+
+    every = float(os.environ.get("CITEAUDIT_PROGRESS_SECONDS") or PROGRESS_EVERY_S)
+    shown = _bars() if err.is_terminal else _progress_lines(every)
+    with shown as on_progress:
+        progress.set_listener(on_progress)
+        try:
+            yield
+        finally:
+            progress.set_listener(None)
+
+
+@contextmanager
+def _progress_lines(every: float) -> "Iterator[Listener]":
+    """A line on stderr every `every` seconds: the stage last reported, how far it is, and the
+    time since the run started (`citeaudit: validate 120/285, 2:30 elapsed`)."""
+    import threading
+    import time
+
+    started = time.monotonic()
+    latest: list[str] = ["starting"]
+    stop = threading.Event()
+
+    def on_progress(stage: str, done: int, total: int | None) -> None:
+        latest[0] = f"{stage} {done}/{'?' if total is None else total}"
+
+    def say() -> None:
+        while not stop.wait(every):
+            minutes, seconds = divmod(int(time.monotonic() - started), 60)
+            typer.echo(f"citeaudit: {latest[0]}, {minutes}:{seconds:02d} elapsed", err=True)
+
+    thread = threading.Thread(target=say, name="citeaudit-progress", daemon=True)
+    thread.start()
+    try:
+        yield on_progress
+    finally:
+        stop.set()
+        thread.join()
+
+
+@contextmanager
+def _bars() -> "Iterator[Listener]":
+    """One bar per stage, on the terminal."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -222,8 +286,6 @@ def progress_bars() -> Iterator[None]:
         TimeElapsedColumn,
     )
 
-    from flows import progress
-
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -231,7 +293,6 @@ def progress_bars() -> Iterator[None]:
         TimeElapsedColumn(),
         console=err,
         transient=True,
-        disable=not err.is_terminal,
     ) as bar:
         bars: dict[str, TaskID] = {}
 
@@ -240,11 +301,7 @@ def progress_bars() -> Iterator[None]:
                 bars[stage] = bar.add_task(stage, total=total)
             bar.update(bars[stage], completed=done, total=total)
 
-        progress.set_listener(on_progress)
-        try:
-            yield
-        finally:
-            progress.set_listener(None)
+        yield on_progress
 
 
 @contextmanager

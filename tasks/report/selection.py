@@ -325,6 +325,9 @@ class ClaimRow:
     verified_count: int
     citation_count: int
     citations: list[ClaimCitationRow]
+    # Claim support ran on its verified works and could score none (none has an abstract): its
+    # strength says the citations hold up, not that they say what the claim says.
+    undetermined: bool = False
 
     @property
     def percent(self) -> int:
@@ -594,13 +597,17 @@ def _claim_rows(claims: pl.DataFrame, citations: pl.DataFrame) -> list[ClaimRow]
         strength = row["strength"] or 0.0
         percent = round(100 * strength)
         support = {pair["citation_id"]: pair for pair in row.get("citation_support") or []}
+        undetermined = bool(support) and all(p["support"] is None for p in support.values())
         rows.append(
             ClaimRow(
                 text=_text(row["claim_text"]),
                 unsupported=bool(row["unsupported"]),
+                undetermined=undetermined,
                 strength=strength,
                 colour="#cf222e"
                 if row["unsupported"]
+                else STATUS_COLOURS["unverified"]  # grey: not known to hold, not known to fail
+                if undetermined
                 else "#1a7f37"
                 if percent >= 60
                 else "#bc4c00",
