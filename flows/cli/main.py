@@ -25,6 +25,7 @@ from flows.cli.fix import fix
 
 if TYPE_CHECKING:
     from models.job import JobSummary
+    from tasks.errors import CiteauditError
     from tasks.store import Lake, Library
 
 app = typer.Typer(
@@ -69,6 +70,15 @@ def citeaudit(
     OpenAlex and Europe PMC (`citeaudit registries` lists those asked)."""
 
 
+def fail(exc: "CiteauditError") -> NoReturn:
+    """Our error in one line, the exit code its branch's (tasks/errors.py): 2 usage, 3
+    infrastructure."""
+    from tasks.errors import exit_code
+
+    typer.echo(f"citeaudit: error: {exc}", err=True)
+    raise typer.Exit(exit_code(exc))
+
+
 def debugging() -> bool:
     """CITEAUDIT_DEBUG: Prefect's logs and tracebacks beside the one-line errors. Off when unset,
     empty, 0, false, no or off. It changes what is printed, never the exit code."""
@@ -79,20 +89,24 @@ _DEBUG_OFF = frozenset({"", "0", "false", "no", "off"})
 
 
 def usage_error(message: str) -> NoReturn:
-    typer.echo(f"citeaudit: error: {message}", err=True)
-    raise typer.Exit(2)
+    from tasks.errors import UsageError
+
+    fail(UsageError(message))
 
 
 def internal_error(message: str) -> NoReturn:
     """An internal or infrastructure failure (Prefect, the library lock): one line, exit 3."""
-    typer.echo(f"citeaudit: error: {message}", err=True)
-    raise typer.Exit(3)
+    from tasks.errors import InfrastructureError
+
+    fail(InfrastructureError(message))
 
 
-# `--fail-on` names statuses, `retracted` (a flag beside the status) and `any`: every outcome a
+# `--fail-on` names statuses, `retracted` (a flag beside the status), `missing` (a citation whose
+# reference the input does not hold: an input error of that kind) and `any`: every outcome a
 # reader must look at.
 RETRACTED = "retracted"
-FLAGGED_OUTCOMES = ("mismatch", "not_found", "unmatched", "unverified", RETRACTED)
+MISSING = "missing"
+FLAGGED_OUTCOMES = ("mismatch", "not_found", "unmatched", "unverified", RETRACTED, MISSING)
 
 
 def parse_gate(text: str) -> set[str]:
@@ -100,7 +114,7 @@ def parse_gate(text: str) -> set[str]:
     from models.audit import Status
 
     wanted = {s.strip() for s in text.split(",") if s.strip()}
-    known = [s.value for s in Status] + [RETRACTED, "any"]
+    known = [s.value for s in Status] + [RETRACTED, MISSING, "any"]
     unknown = sorted(wanted - set(known))
     if unknown:
         usage_error(f"--fail-on: unknown status {', '.join(unknown)} (known: {', '.join(known)})")
@@ -114,6 +128,7 @@ def gate_failed(summary: "JobSummary", gate: set[str]) -> bool:
     log shows why the step failed without scrolling back through the summary)."""
     counts = dict(summary.status_counts)
     counts[RETRACTED] = int(summary.metrics.get(RETRACTED, 0))
+    counts[MISSING] = sum(1 for e in summary.input_errors if e.kind == MISSING)
     tripped = [f"{counts[o]} {o}" for o in sorted(gate) if counts.get(o, 0)]
     if tripped:
         typer.echo(f"citeaudit: --fail-on {','.join(sorted(gate))}: {', '.join(tripped)}", err=True)
@@ -258,11 +273,10 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
         from flows import interrupt
         from flows.quiet import Reported
         from flows.runners import task_runner
-        from tasks.read.kinds import NotABibliography
-        from tasks.store import LibraryLocked
+        from tasks.errors import CiteauditError
 
         # One line per error (CITEAUDIT_DEBUG=1: Prefect's logs and the traceback as well).
-        reported = Reported(LibraryLocked, NotABibliography, failures=not debugging())
+        reported = Reported(CiteauditError, failures=not debugging())
         for runs in ("prefect.flow_runs", "prefect.task_runs"):
             logging.getLogger(runs).addFilter(reported)
 
@@ -273,10 +287,8 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
             with progress_bars():
                 runner = task_runner(workers=workers)
                 summary = flow.with_options(task_runner=runner, on_running=[note_run])(**parameters)
-        except NotABibliography as exc:  # an input changed after it was checked
-            usage_error(str(exc))
-        except LibraryLocked as exc:  # its message says what happened and what to do
-            internal_error(str(exc))
+        except CiteauditError as exc:  # an input changed after it was checked, a library lock
+            fail(exc)
         except Exception as exc:
             if debugging():
                 traceback.print_exc()
@@ -334,9 +346,10 @@ def check_inputs(
 def library_path(db: str | None) -> "Path | Lake":
     """Where --db (or CITEAUDIT_DB) puts the library; a folder or a file that is no library is a
     usage error."""
-    from tasks.store import NotALibrary, check_library, db_path_from_env
+    from tasks.job.library import library_at
+    from tasks.store import NotALibrary, check_library
 
-    path = db_path_from_env(db)
+    path = library_at(db)
     try:
         check_library(path)
     except NotALibrary as exc:
@@ -347,12 +360,13 @@ def library_path(db: str | None) -> "Path | Lake":
 def open_library(db: str | None, read_only: bool = True) -> "Library":
     """An existing library (a mistyped path is an error, not a new empty library), read-only
     unless the command changes it."""
-    from tasks.store import Library, library_exists
+    from tasks.job.library import has_library
+    from tasks.job.library import open_library as opened
 
     path = library_path(db)
-    if not library_exists(path):
+    if not has_library(path):
         usage_error(f"no library at {path} (set --db or CITEAUDIT_DB)")
-    return Library(path, read_only=read_only)
+    return opened(path, read_only=read_only)
 
 
 @app.command()
@@ -366,8 +380,9 @@ def audit(
     fail_on: Annotated[
         str,
         typer.Option(
-            help="Exit 1 if any citation has one of these outcomes: a status, 'retracted', or "
-            "'any' (mismatch, not_found, unmatched, unverified, retracted)."
+            help="Exit 1 if any citation has one of these outcomes: a status, 'retracted', "
+            "'missing' (cited, but no reference given has it), or 'any' (mismatch, not_found, "
+            "unmatched, unverified, retracted, missing)."
         ),
     ] = "",
     chunk_size: ChunkSizeOption = 200,
@@ -425,7 +440,7 @@ def check(
     inputs: Annotated[list[Path], typer.Argument(help="Bibliographies or manuscripts to check.")],
     fail_on: Annotated[
         str, typer.Option(help="Exit 1 on these outcomes (as audit's --fail-on).")
-    ] = "not_found,mismatch,retracted",
+    ] = "not_found,mismatch,retracted,missing",
     offline: OfflineOption = False,
 ) -> None:
     """Audit INPUTS as a gate (a pre-commit hook, a CI step): audit's summary, then exit 1 if an
