@@ -212,8 +212,9 @@ def export_keys(
     seen: set[str] = set()
     requests = []
     for checked in stored_batches(job_id, order, batch_size, db):
-        items = bibliography_items(checked, batch_work_ids(columns, checked), seen)
-        requests.extend(exports.key_requests(export_entries(items, checked)))
+        work_ids = batch_work_ids(columns, checked)
+        items = bibliography_items(checked, work_ids, seen)
+        requests.extend(exports.key_requests(export_entries(items, checked, work_ids)))
     return exports.assign_keys(requests)
 
 
@@ -269,8 +270,9 @@ def write_batches(
             written.add(cites, every)
         done = 0
         for checked in stored_batches(job_id, order, batch_size, db):
-            listed = bibliography_items(checked, batch_work_ids(works.columns, checked), seen)
-            entries = export_entries(listed, checked)
+            work_ids = batch_work_ids(works.columns, checked)
+            listed = bibliography_items(checked, work_ids, seen)
+            entries = export_entries(listed, checked, work_ids)
             batch_keys = keys[done : done + len(entries)]
             if entries:
                 bib.write(

@@ -212,8 +212,11 @@ class AuditedJob:
     def listed(self) -> list[CSLItem]:
         if self.items is not None:
             return self.items
-        work_ids = dict(self.works.columns.select("citation_id", "work_id").iter_rows())
-        return bibliography_items(self.checked, work_ids)
+        return bibliography_items(self.checked, self.work_ids())
+
+    def work_ids(self) -> dict[str, str]:
+        """Each citation's work (the duplicates of one work share it)."""
+        return dict(self.works.columns.select("citation_id", "work_id").iter_rows())
 
 
 FOLDER_TABLES = ("citations", "input_errors", "claims")  # the rest stay in the library
@@ -381,7 +384,7 @@ def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
     marks = unconfirmed(items, audited.checked)
     # tables and exports first: bibliographies started by render_ahead finish meanwhile
     tables = job_tables(audited)
-    entries = export_entries(items, audited.checked)
+    entries = export_entries(items, audited.checked, audited.work_ids())
     keys = exports.citation_keys(entries)  # once for the three files
     exported = {
         "references.bib": exports.to_bibtex(entries, keys),

@@ -253,7 +253,7 @@ class AgentService:
         state = self._existing(job)
         items = state.listed()
         numbers = state.numbers(items)
-        content = EXPORTERS[format](export_entries(items, state.checked()))
+        content = EXPORTERS[format](export_entries(items, state.checked(), state.work_ids))
         citations = [
             {"id": r.citation_id, "number": numbers.get(r.citation_id), "status": s.value}
             for r in state.refs

@@ -51,6 +51,25 @@ class Decoded:
     note: str | None = None  # why the text may not be what the file's author meant
 
 
+# How text is written back behind each BOM (the decoders above read the BOM themselves).
+_BOM_ENCODINGS = {
+    codecs.BOM_UTF32_LE: "utf-32-le",
+    codecs.BOM_UTF32_BE: "utf-32-be",
+    codecs.BOM_UTF8: "utf-8",
+    codecs.BOM_UTF16_LE: "utf-16-le",
+    codecs.BOM_UTF16_BE: "utf-16-be",
+}
+
+
+def encoded_like(text: str, original: bytes) -> bytes:
+    """`text` as the file `original` was written: behind its BOM in the encoding the BOM names,
+    else UTF-8 (a legacy encoding is not written back; fix says so)."""
+    for bom, _ in _BOMS:
+        if original.startswith(bom):
+            return bom + text.encode(_BOM_ENCODINGS[bom])
+    return text.encode("utf-8")
+
+
 def is_binary(head: bytes) -> bool:
     """Whether a file starting with `head` is binary: text never holds a NUL byte, unless it is
     UTF-16 or UTF-32 with its BOM."""
@@ -137,7 +156,13 @@ def read_text(path: Path) -> str:
     except OSError as exc:
         raise UnreadableFileError(exc.strerror or str(exc)) from exc
     text = decode_bytes(data)
-    return html_to_text(text) if looks_like_html(text) else text
+    return html_to_text(text) if is_html(path, text) else text
+
+
+def is_html(path: Path, text: str) -> bool:
+    """Whether the file is a web page, read for its text. A .bib is BibTeX whatever its head
+    holds: an HTML comment above the entries is the user's, kept as written."""
+    return path.suffix.lower() != ".bib" and looks_like_html(text)
 
 
 def text_lines(path: Path) -> Iterator[str]:
@@ -172,7 +197,7 @@ def is_clean_utf8(path: Path) -> bool:
                 return False
             text = decoder.decode(head)
             _checked(text[:4096])
-            if looks_like_html(text[:4096]):
+            if is_html(path, text[:4096]):
                 return False
             block = head
             while block:
@@ -225,4 +250,4 @@ def read_head(path: Path, size: int = 4096) -> str:
     except OSError as exc:
         raise UnreadableFileError(exc.strerror or str(exc)) from exc
     text = decode_bytes(data, partial=True)
-    return html_to_text(text) if looks_like_html(text) else text
+    return html_to_text(text) if is_html(path, text) else text
