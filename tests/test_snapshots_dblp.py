@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from tasks.errors import exit_code, one_line
 from tasks.registries.dblp import dblp_hit_to_csl
 from tasks.snapshots import dblp
 from tasks.snapshots.index import Snapshot, open_snapshot
@@ -110,6 +111,8 @@ def test_a_title_search_finds_a_misspelt_title_first(built: tuple[Path, Snapshot
 def _failing_build(tmp_path: Path, dump: Path) -> str:
     with pytest.raises(SnapshotFormatError) as failure:
         build(dblp.BUILDER, [dump], tmp_path / "snapshots")
+    assert exit_code(failure.value) == 2  # the user's input: a usage error, its one line shown
+    assert one_line(failure.value) == str(failure.value)
     return str(failure.value)
 
 

@@ -32,6 +32,7 @@ from xml.etree.ElementTree import Element
 import defusedxml.ElementTree as SafeET
 import pyarrow as pa
 
+from tasks.errors import UsageError
 from tasks.identifiers import normalize_arxiv, normalize_doi
 from tasks.registries.http import RegistryHttp
 from tasks.registries.oai import OAI, list_records
@@ -214,7 +215,7 @@ def _date(text: str | None) -> date | None:
 BUILDER = Builder("arxiv", WORKS_TABLE, read)
 
 
-class NoSnapshotToUpdate(ValueError):
+class NoSnapshotToUpdate(UsageError):
     """An update needs a snapshot built from arXiv's metadata snapshot first."""
 
 
