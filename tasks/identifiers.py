@@ -26,7 +26,9 @@ _PUBMED_URL = re.compile(
     r"pubmed\.ncbi\.nlm\.nih\.gov/(\d{1,9})|ncbi\.nlm\.nih\.gov/pubmed/(\d{1,9})"
 )
 _ARXIV_NEW = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(v\d+)?(?![\d])")
-_ARXIV_OLD = re.compile(r"\b([a-z\-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?\b")
+# From the start of a run of letters and hyphens only, taken whole: tried from each of a long
+# run's characters, the match was quadratic.
+_ARXIV_OLD = re.compile(r"(?<![a-z\-])-*+\b([a-z\-]++(?:\.[A-Z]{2})?/\d{7})(v\d+)?\b")
 _ARXIV_MARK = re.compile(r"arxiv", re.IGNORECASE)
 # arXiv named, or DBLP's name for it (`CoRR abs/1706.03762`): case-sensitive, as `Corr. Sci.` is
 # Corrosion Science.

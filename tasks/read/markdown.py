@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from models.audit import Claim, Identifiers, InputError, ReadResult, Reference
+from models.audit import Claim, Identifiers, InputError, InputErrorKind, ReadResult, Reference
 from models.csl import YEARS
 from tasks.identifiers import find_identifiers, normalize_doi, normalize_pmid, normalize_url
 from tasks.read.common import free_text_item, make_reference, month_number, read_each
@@ -55,7 +55,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 # `[1]`, `[1, 3]`, `[2-4]`, the IEEE range `[3]–[5]`, and footnote markers `[^x]`; not a link
 _MARKER = re.compile(
     r"\[(?:(?P<numbers>\d+(?:\s*[-\u2013,;]\s*\d+)*)\](?:\s*[-\u2013]\s*\[(?P<to>\d+)\])?"
-    r"|\^(?P<footnote>[^\]\s]+)\])(?!\()"
+    r"|\^(?P<footnote>[^\[\]\s]++)\])(?!\()"
 )
 # A full stop (maybe closed by a quote or bracket, maybe followed by glued markers) before the
 # next sentence's first character.
@@ -69,7 +69,7 @@ _ABBREVIATIONS = frozenset(
 )
 _PARENTHESES = re.compile(r"\(([^()]*\d{4}[a-z]?)\)")
 _AUTHOR_YEAR = re.compile(rf"^(?P<who>[A-Z][^\d,;()]*?),?\s+(?P<year>{YEARS})[a-z]?$")
-_ET_AL_OR_COAUTHOR = re.compile(r"\s+(?:and|&|et al\.?)(?:\s|$)")
+_ET_AL_OR_COAUTHOR = re.compile(r"(?<!\s)\s++(?:and|&|et al\.?)(?:\s|$)")
 _YEAR = re.compile(rf"\b({YEARS})\b")
 _BODY_DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>]+")
 _BODY_PMID = re.compile(r"\bPMID\s*:?\s*\d{1,9}\b", re.IGNORECASE)
@@ -188,7 +188,7 @@ def _cited(
         else:
             cited.missing.append(key)
             reason = f"cites {key}, which the reference list does not have"
-            result.errors.append(_error(path, claim_id, line, reason))
+            result.errors.append(_error(path, claim_id, line, reason, kind="missing"))
     for written, who, year in _author_years(sentence):
         matches = [r for r in listed.values() if _first_author_and_year_match(r, who, year)]
         if len(matches) == 1:
@@ -204,7 +204,7 @@ def _cited(
             else ("no reference-list item matches")
         )
         reason = f"cites {written}, but {which} by first author and year: {_quote(sentence)}"
-        result.errors.append(_error(path, claim_id, line, reason))
+        result.errors.append(_error(path, claim_id, line, reason, kind="missing"))
     for kind, ids in _inline_identifiers(sentence):
         known = _find_by_identifier(result.references, ids)
         if known is None:
@@ -404,5 +404,7 @@ def _quote(text: str) -> str:
     return f"\u201c{shown}\u201d"
 
 
-def _error(path: Path, key: str | None, line: int, reason: str) -> InputError:
-    return InputError(source_file=str(path), entry_key=key, line=line, reason=reason)
+def _error(
+    path: Path, key: str | None, line: int, reason: str, kind: InputErrorKind = "malformed"
+) -> InputError:
+    return InputError(source_file=str(path), entry_key=key, line=line, reason=reason, kind=kind)
