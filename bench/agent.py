@@ -19,7 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from flows.agent_service import AgentService
+from flows.agents.service import AgentService
 from flows.audit import run_pipeline
 from models.job import JobParams
 from tests.fake_registry import FakeRegistry

@@ -15,7 +15,7 @@ import sys
 
 from crewai import Agent, Crew, Process, Task
 
-from flows.agent_crewai import CitationManager
+from flows.agents.crewai import CitationManager
 
 
 def build_crew(topic: str, job: str) -> Crew:

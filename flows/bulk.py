@@ -52,9 +52,9 @@ from tasks import frames, report
 from tasks.citation_ids import link_claims
 from tasks.dedupe.job import JobDedupe, job_records, repeats_within_jobs
 from tasks.frames import checked_from_row
-from tasks.metrics import Assessment, Tally, assessment, citation_scores
 from tasks.render import csl_styles, exports
 from tasks.render.selection import bibliography_items, export_entries, unconfirmed
+from tasks.score.metrics import Assessment, Tally, assessment, citation_scores
 from tasks.store import JobFolder, Library, check_job_id, db_path_from_env, write_lock
 from tasks.store.schema import library_tables
 

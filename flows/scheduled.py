@@ -33,8 +33,8 @@ from tasks.changes import (
 )
 from tasks.frames import reference_from_row
 from tasks.lookup import lookup_references
-from tasks.metrics import assess
 from tasks.registries import Registries, RegistrySettings
+from tasks.score.metrics import assess
 from tasks.store import JobFolder, Library, check_job_id, db_path_from_env
 
 DEFAULT_MAX_AGE_DAYS = 7

@@ -38,12 +38,13 @@ from tasks import frames, report
 from tasks.citation_ids import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
 from tasks.dedupe.job import JobDedupe, dedupe_records, job_records, repeats_within_jobs
 from tasks.lookup import lookup_references
-from tasks.metrics import Assessment, assess
 from tasks.read import read_inputs, stream_inputs
 from tasks.read.kinds import check_bibliographies
 from tasks.registries import Registries, RegistryPool, RegistrySettings
 from tasks.render import csl_styles, exports
 from tasks.render.selection import bibliography_items, export_entries, unconfirmed
+from tasks.report import sarif
+from tasks.score.metrics import Assessment, assess
 from tasks.store import JobFolder, Library, db_path_from_env
 from tasks.support.claims import support_claims
 
@@ -346,7 +347,7 @@ def report_files(
     whole: pl.DataFrame | None = None,
     notice: str = "",
 ) -> dict[str, str]:
-    """report.html and report.md (`whole`, `notice`: see report.ReportData)."""
+    """report.html, report.md (`whole`, `notice`: see report.ReportData) and citeaudit.sarif."""
     first = listed.first
     data = report.ReportData(
         job_id=job_id,
@@ -367,7 +368,11 @@ def report_files(
         whole=whole,
         notice=notice,
     )
-    return {"report.html": report.render_html(data), "report.md": report.render_markdown(data)}
+    return {
+        "report.html": report.render_html(data),
+        "report.md": report.render_markdown(data),
+        "citeaudit.sarif": sarif.to_sarif_text(tables["citations"], tables["input_errors"]),
+    }
 
 
 def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:

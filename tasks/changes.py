@@ -45,7 +45,7 @@ def stale_before(now: datetime, max_age_days: int) -> datetime:
 
 def identifier_key(ref: Reference) -> str:
     """What the registries are asked about for this reference (the DOI decides, as in
-    tasks/lookup.py): one key per registry question."""
+    tasks/lookup/): one key per registry question."""
     primary = primary_identifier(ref.ids)
     if primary is None:
         raise ValueError(f"citation {ref.citation_id} has no DOI, PMID or arXiv id")

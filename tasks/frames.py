@@ -74,7 +74,7 @@ CITATION_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "notice_reason": pl.Utf8,
     "notices_json": pl.Utf8,
     # For a mismatch whose identifier names another paper: the record the claimed title and
-    # authors verify against, the work probably meant (tasks/lookup.py).
+    # authors verify against, the work probably meant (tasks/lookup/).
     "suggested_registry": pl.Utf8,
     "suggested_id": pl.Utf8,
     "suggested_title": pl.Utf8,

@@ -35,7 +35,7 @@ _SAFE_LINK = re.compile(r"^(https?://|doi:|file://)", re.IGNORECASE)
 _TRACKING = re.compile(r"^(utm_\w+|fbclid|gclid|mc_cid|mc_eid|ref|ref_src|source|via)$")
 
 # Which identifier names the work when a reference gives several: the DOI (the publisher's own
-# name for it), then the PMID, the PMCID, the arXiv id. Routing (tasks/lookup.py) asks in this
+# name for it), then the PMID, the PMCID, the arXiv id. Routing (tasks/lookup/) asks in this
 # order; chunks, re-check keys and source strings follow it.
 PRECEDENCE = ("doi", "pmid", "pmcid", "arxiv")
 

@@ -13,7 +13,7 @@ os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 pytest.importorskip("crewai", reason="the citeaudit[crewai] extra is not installed")
 
-from flows.agent_crewai import CitationInput, CitationManager  # noqa: E402
+from flows.agents.crewai import CitationInput, CitationManager  # noqa: E402
 
 FRET = "10.1038/srep16696"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "crew_with_citations.py"

@@ -25,7 +25,7 @@ TOOLS = {"add_citation", "validate_citations", "format_citations", "export_citat
          "list_citations"}  # fmt: skip
 
 
-CLI = [sys.executable, "-c", "from flows.cli import main; main()"]
+CLI = [sys.executable, "-c", "from flows.cli.main import main; main()"]
 
 
 def server(env: dict[str, str]) -> StdioServerParameters:

@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from flows.agent_service import AgentError, AgentService
-from flows.cli import app
+from flows.agents.service import AgentError, AgentService
+from flows.cli.main import app
 from tasks.dedupe.job import DEDUPE_COLUMNS, dedupe_added
 from tasks.store import Library, write_lock
 from tests.fake_registry import FakeRegistry

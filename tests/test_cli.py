@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.audit import run_pipeline
-from flows.cli import app
+from flows.cli.main import app
 from models.job import JobParams
 
 FIXTURES = Path(__file__).parent / "fixtures"

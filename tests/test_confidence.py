@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from models.audit import Reference, Status, ValidationResult
 from models.citation import Citation, CitationMap
 from tasks.citation_ids import assign_citation_ids, link_claims
-from tasks.confidence import (
+from tasks.read.markdown import read as read_markdown
+from tasks.score.confidence import (
     CONCERN_CAP,
     DEFAULT_CONFIDENCE,
     FAILED_CAPS,
@@ -20,8 +21,7 @@ from tasks.confidence import (
     citation_from_reference,
     score_reference,
 )
-from tasks.metrics import score_claims
-from tasks.read.markdown import read as read_markdown
+from tasks.score.metrics import score_claims
 from tests.score_data import deep_review_references
 
 NUMBERED_REPORT = Path(__file__).parent / "fixtures" / "reflists" / "crew_numbered_sections.md"

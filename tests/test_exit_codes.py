@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.cli import gate_failed, parse_gate
+from flows.cli.main import gate_failed, parse_gate
 from models.job import JobSummary
 from tasks.read import read_inputs
 

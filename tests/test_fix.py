@@ -12,7 +12,7 @@ from typing import Any
 import defusedxml.ElementTree as SafeET
 from typer.testing import CliRunner
 
-from flows.cli import app
+from flows.cli.main import app
 from models.audit import FieldAgreement, Lookup, Reference, Status, ValidationResult
 from tasks.match.decide import decide_identified, decide_unidentified
 from tasks.read import bibtex
@@ -29,7 +29,7 @@ WORKS = {
     )
 }
 PLOS = "10.1371/journal.pone.0033693"
-CLI = "from flows.cli import main; main()"
+CLI = "from flows.cli.main import main; main()"
 
 BIB = r"""% my reading list
 @string{pone = "PLoS ONE"}
@@ -156,7 +156,7 @@ def run_fix(fake_registry: Any, tmp_path: Path, source: Path, out: Path) -> str:
         [
             sys.executable,
             "-c",
-            "from flows.cli import main; main()",
+            "from flows.cli.main import main; main()",
             "fix",
             str(source),
             "-o",

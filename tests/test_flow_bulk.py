@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from flows import progress
 from flows.bulk import bulk_import
-from flows.cli import app
+from flows.cli.main import app
 from models.job import BulkSummary, JobParams
 from tasks.report.selection import RELATIONS
 from tests.fake_registry import FakeRegistry

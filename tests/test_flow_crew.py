@@ -10,11 +10,11 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from flows.cli.main import app
 from flows.crew import crew_report
 from models.job import CrewSummary, JobParams
-from tasks.metrics import MISSING_REASON
 from tasks.read import read_inputs
+from tasks.score.metrics import MISSING_REASON
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CREW_MD = FIXTURES / "reflists" / "crew_report.md"

@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from models.citation import Citation
-from tasks.confidence import calculate_citation_confidence, citation_from_reference
 from tasks.identifiers import is_safe_link
 from tasks.render.forms import (
     AnswerSource,
@@ -27,6 +26,7 @@ from tasks.render.forms import (
     pages_in,
     reference_list,
 )
+from tasks.score.confidence import calculate_citation_confidence, citation_from_reference
 from tests.score_data import deep_review_references
 
 HOSTILE_LABEL = '<script>alert("x")</script> [click](javascript:alert(1))'

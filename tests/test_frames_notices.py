@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from flows.cli.main import app
 from models.audit import Checked, Lookup, Provenance, Reference, Status
 from models.csl import CSLItem
 from tasks.frames import citations_frame, result_from_row

@@ -8,7 +8,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from flows.cli.main import app
 
 SCRIPT = '<script>alert("pwned")</script>'
 SQL = "'); DROP TABLE citations; SELECT ('"  # no '--': BibTeX makes it a dash

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from flows.cli.main import app
 from tasks.read import read_inputs
 
 MALFORMED = Path(__file__).parent / "fixtures" / "reflists" / "malformed"

@@ -98,4 +98,21 @@ def test_a_refused_key_stops_the_judge_and_stays_secret(empty_registry, tmp_path
     assert empty_registry.count("chat_completions") <= 2  # one per worker at most, then none
 
 
+def test_a_redirect_to_another_host_gives_no_verdict(empty_registry, tmp_path, caplog) -> None:
+    """Another host's answer is not the configured judge's, whatever it says: the request failed.
+    (A 307 keeps the method and body; the key is rightly not sent along.)"""
+    empty_registry.llm_key = KEY
+    with FakeRegistry.empty(rate_limits=False) as elsewhere:  # answers anyone, no key asked
+        empty_registry.inject_fault(
+            "redirect", rate=1.0, service="llm", redirect_to=elsewhere.base_url
+        )
+        with _registries(empty_registry, tmp_path, llm_key=KEY) as registries:
+            assert registries.judge is not None
+            verdicts = registries.judge.verdicts([MUSCLE, NEGATED, TRANSFORMER])
+        asked_elsewhere = elsewhere.count("chat_completions")
+    assert verdicts == [None, None, None]
+    assert asked_elsewhere == 0
+    assert "redirected to another host" in caplog.text and KEY not in caplog.text
+
+
 # Through the pipeline: tests/test_support.py runs its crew report with this judge configured.

@@ -7,7 +7,7 @@ import polars as pl
 from click.testing import Result
 from typer.testing import CliRunner
 
-from flows.cli import app
+from flows.cli.main import app
 from models.audit import Checked, Status, ValidationResult
 from tasks import frames
 from tasks.citation_ids import assign_citation_ids

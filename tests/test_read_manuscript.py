@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from flows.cli.main import app
 from tasks.read import read_inputs
-from tasks.read.manuscript import citations_in, is_manuscript
+from tasks.read.manuscript import is_manuscript, read_manuscript
 
 BIB = Path(__file__).resolve().parents[1] / "examples" / "references.bib"
 LATEX = r"""\documentclass{article}
@@ -39,7 +39,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 def test_cited_keys_and_lines(tmp_path: Path, name: str, text: str) -> None:
     paper = write(tmp_path, name, text)
     assert is_manuscript(paper)
-    cited = [(c.key, c.line) for c in citations_in(paper)]
+    cited = [(c.key, c.line) for c in read_manuscript(paper).citations]
     assert ("made2023up", 4) not in cited  # a LaTeX comment, not a citation
     assert ("me", 4) not in cited and "example.org" not in {k for k, _ in cited}
     assert {k for k, _ in cited} == {

@@ -405,6 +405,25 @@ def test_client_slows_down_when_the_advertised_limit_drops(
     assert fake.rate_limited() <= 1  # at most the request in flight when the limit dropped
 
 
+def test_a_job_at_a_tenth_of_the_limits_gets_no_429_at_its_start(
+    fake: FakeRegistry, make_registries: MakeRegistries
+) -> None:
+    """Crossref lowers its limits under load (here the polite pool at a tenth, 1 request/s, 5
+    in flight): threads starting together wait for the first answer's headers, so no second
+    request goes out at the documented 10/s."""
+    fake.set_crossref_limit(limit=1, pool="polite")
+    registries = make_registries(mailto=MAILTO, cache_enabled=False)
+    dois = crossref_dois(fake, 4)
+
+    def work(thread: int, call: int) -> None:
+        assert registries.crossref.fetch_dois([dois[thread]])[dois[thread]].record
+
+    _hammer(4, 1, work)
+    arrivals = sorted(r.at for r in fake.log if r.endpoint == "works_filter")
+    assert len(arrivals) == 4 and fake.rate_limited() == 0
+    assert min(b - a for a, b in zip(arrivals, arrivals[1:], strict=False)) >= 0.95
+
+
 # --- cache and secrets ----------------------------------------------------------------------
 
 

@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -17,10 +18,15 @@ from tasks.registries.http import (
     RegistryUnavailable,
     RetryPolicy,
     json_body,
-    parse_retry_after,
     xml_body,
 )
-from tasks.registries.limits import HostLimiter, HostLimits, TokenBucket, parse_interval
+from tasks.registries.limits import (
+    HostLimiter,
+    HostLimits,
+    TokenBucket,
+    parse_interval,
+    parse_retry_after,
+)
 from tasks.registries.settings import RegistrySettings
 from tasks.registries.transports import redact
 
@@ -51,6 +57,13 @@ def test_token_bucket_spaces_permits_evenly_and_follows_rate_changes() -> None:
     bucket.set_rate(1.0)
     bucket.acquire()
     assert clock.now == pytest.approx(2.0)
+    clock.now += 0.05  # an answer arrives, advertising less: the next permit is 1/rate after
+    bucket.set_rate(0.5)  # the last one, not sooner for what was saved up at the old rate
+    bucket.acquire()
+    assert clock.now == pytest.approx(4.0)
+    bucket.hold(3.0)  # Retry-After
+    bucket.acquire()
+    assert clock.now == pytest.approx(7.0)
 
 
 def test_limiter_follows_advertised_limits_down_never_above_the_maximum() -> None:
@@ -83,6 +96,21 @@ def test_limiter_halves_its_pace_on_429_and_recovers_on_success() -> None:
     for _ in range(40):
         limiter.observe(200, {})
     assert limiter.rate == pytest.approx(10.0)
+
+
+def test_after_a_429_the_pace_is_what_the_registry_advertises_not_below_it() -> None:
+    """Halving below an advertised limit only slows the job: the 429 came from a request sent
+    before the limit was known (or from another client); its Retry-After holds every request."""
+    limiter = HostLimiter(HostLimits(max_rate=10.0, max_in_flight=2, safety=0.9))
+    advertised = {"x-rate-limit-limit": "2", "x-rate-limit-interval": "1s"}
+    limiter.observe(429, {**advertised, "retry-after": "1"})
+    assert limiter.rate == pytest.approx(1.8)
+    limiter.observe(429, advertised)
+    assert limiter.rate == pytest.approx(1.8)
+    started = time.monotonic()
+    with limiter.slot():
+        waited = time.monotonic() - started
+    assert 0.9 <= waited < 1.5
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ N_CITATIONS = 1_000  # 5 chunks of 200 over 4 workers, 20 Crossref batches: kill
 JOB = "crash-job"
 # Written at the end; everything else is compared column by column.
 TIMESTAMP_COLUMNS = ("checked_at",)
-CLI = [sys.executable, "-c", "from flows.cli import main; main()"]
+CLI = [sys.executable, "-c", "from flows.cli.main import main; main()"]
 
 
 def cli_env(registry: FakeRegistry, state: Path) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""Routing across registries (tasks/lookup.py, tasks/registries/routing.py) over real HTTP to
+"""Routing across registries (tasks/lookup/) over real HTTP to
 the fake registry: identifiers to their registry, titles to the registries of their kind, the
 first that verifies decides, preprints cited as published, registries that cannot be asked."""
 
@@ -264,7 +264,7 @@ def test_citeaudit_registries_says_what_is_asked_and_why(
 ) -> None:
     from typer.testing import CliRunner
 
-    from flows.cli import app
+    from flows.cli.main import app
 
     monkeypatch.setenv("S2_API_KEY", "s2-secret-value-123")
     monkeypatch.delenv("OPENALEX_API_KEY", raising=False)
@@ -336,7 +336,7 @@ def test_citeaudit_registries_fits_an_80_column_terminal() -> None:
 def test_kind_of_work_decides_the_registries_searched(
     fields: dict[str, str | None], url: str | None, kind: str
 ) -> None:
-    from tasks.registries.routing import kind_of
+    from tasks.lookup.routing import kind_of
 
     ref = cited(title="A study of things", **fields)
     ref.ids = Identifiers(url=url)

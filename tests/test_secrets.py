@@ -11,7 +11,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from flows.cli.main import app
 from tests.fake_registry import FakeRegistry
 from tests.reliability_data import bundled_pmids, bundled_works
 

@@ -33,7 +33,7 @@ def citeaudit(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Complete
 
 def test_help_and_version_do_not_import_prefect() -> None:
     code = (
-        "import sys\nfrom flows.cli import app\n"
+        "import sys\nfrom flows.cli.main import app\n"
         "for args in (['--help'], ['--version'], ['audit', '--help']):\n"
         "    try:\n        app(args)\n    except SystemExit as e:\n        assert e.code == 0\n"
         "assert 'prefect' not in sys.modules, 'prefect imported'\n"

@@ -37,6 +37,7 @@ from tasks.read import (
     plaintext,
     rag_context,
     ris,
+    zotero,
 )
 from tasks.read.common import (
     FIELD_TOO_LONG,
@@ -45,7 +46,13 @@ from tasks.read.common import (
     too_long_field,
     young_collections_only,
 )
-from tasks.read.manuscript import bibliographies_named, cited_only, is_manuscript
+from tasks.read.manuscript import (
+    Manuscript,
+    bibliographies,
+    cited_only,
+    is_manuscript,
+    read_manuscript,
+)
 from tasks.read.text import UnreadableFileError, decoding_note, read_head
 
 READERS: tuple[ModuleType, ...] = (
@@ -59,6 +66,7 @@ READERS: tuple[ModuleType, ...] = (
     ice,
     rag_context,
     ivcap,
+    zotero,  # a list of {key, version, data: {itemType}}: before csljson's any JSON list
     csljson,
     markdown,
     plaintext,
@@ -81,10 +89,14 @@ def detect_reader(path: Path, head: str) -> ModuleType:
 def read_inputs(paths: Sequence[Path], format: str | None = None) -> ReadResult:
     """Read a job's input files: each file's format detected from its content unless `format`
     forces one (an unknown `format` is a caller's error: ValueError)."""
-    files, manuscripts = _inputs(paths, format)
+    files, manuscripts, refused = _inputs(paths, format)
     with young_collections_only():
         result = merged(_read_parts(files, format))
-    return cited_only(result, manuscripts) if manuscripts else result
+    if not manuscripts:
+        return result
+    chosen = cited_only(result, manuscripts)
+    chosen.errors[:0] = refused
+    return chosen
 
 
 def stream_inputs(
@@ -97,7 +109,7 @@ def stream_inputs(
     references: with one, the inputs are read whole and then cut."""
     if batch_size < 1:
         raise ValueError("batch size must be at least 1")
-    files, manuscripts = _inputs(paths, format)
+    files, manuscripts, _ = _inputs(paths, format)
     if manuscripts:
         parts: Iterable[ReadResult] = [read_inputs(paths, format)]
     else:
@@ -114,13 +126,22 @@ def stream_inputs(
         yield pending
 
 
-def _inputs(paths: Sequence[Path], format: str | None) -> tuple[list[Path], list[Path]]:
-    """The files to read and the manuscripts among the inputs (a manuscript alone brings the
-    bibliographies it names)."""
-    manuscripts = [] if format else [path for path in paths if is_manuscript(path)]
-    if manuscripts and len(manuscripts) == len(paths):  # alone: the files it names
-        paths = [*paths, *(b for m in manuscripts for b in bibliographies_named(m))]
-    return [path for path in paths if path not in manuscripts], manuscripts
+def _inputs(
+    paths: Sequence[Path], format: str | None
+) -> tuple[list[Path], list[Manuscript], list[InputError]]:
+    """The files to read, the manuscripts among the inputs (read, with the files they include)
+    and the errors of the bibliographies they name: a manuscript alone brings those it may
+    (tasks/read/manuscript.py)."""
+    found = [] if format else [path for path in paths if is_manuscript(path)]
+    files = [path for path in paths if path not in found]
+    manuscripts = [read_manuscript(path) for path in found]
+    refused: list[InputError] = []
+    if manuscripts and not files:  # alone: the files they name
+        for manuscript in manuscripts:
+            named, errors = bibliographies(manuscript)
+            files += [path for path in named if path not in files]
+            refused += errors
+    return files, manuscripts, refused
 
 
 def _read_parts(files: Sequence[Path], format: str | None) -> Iterator[ReadResult]:

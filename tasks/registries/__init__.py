@@ -102,10 +102,12 @@ def _key_credentials(
 
 
 def _bearer_credentials(key: str | None) -> Credentials:
-    """An OpenAI-style key: `Authorization: Bearer KEY`, the key itself kept secret."""
+    """An OpenAI-style key: `Authorization: Bearer KEY`, the key itself kept secret. Only the
+    configured endpoint's answers count: a redirect elsewhere is a failed request."""
     if not key:
-        return _key_credentials()
-    return replace(_key_credentials(headers={"Authorization": f"Bearer {key}"}), secrets=(key,))
+        return replace(_key_credentials(), origin_only=True)
+    headers = {"Authorization": f"Bearer {key}"}
+    return replace(_key_credentials(headers=headers), secrets=(key,), origin_only=True)
 
 
 def registry_status(settings: RegistrySettings) -> dict[str, str | None]:

@@ -17,8 +17,6 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any, Generic, TypeVar
 from xml.etree.ElementTree import Element, ParseError
 
@@ -35,7 +33,7 @@ from tasks.registries.deadline import (
     request_ends_at,
     sending_until,
 )
-from tasks.registries.limits import HostLimiter
+from tasks.registries.limits import HostLimiter, parse_retry_after
 from tasks.registries.transports import (
     DEFAULT_MAX_BODY_BYTES,
     Credentials,
@@ -63,7 +61,8 @@ class RegistryUnavailable(Exception):
 
 
 class RegistryRequestError(Exception):
-    """The registry rejected the request itself (HTTP 400 and other 4xx): a bug on our side."""
+    """The registry rejected the request itself (HTTP 400 and other 4xx: a bug on our side), or
+    redirected it to a host whose answer would not count (Credentials.origin_only)."""
 
     def __init__(self, reason: str, status: int) -> None:
         super().__init__(reason)
@@ -101,22 +100,6 @@ class RetryPolicy:
             if retry_after is not None:
                 return min(retry_after, self.retry_after_cap_s)
         return self.backoff(attempt)
-
-
-def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
-    """`Retry-After` as seconds to wait: either delta-seconds or an HTTP date."""
-    if value is None or not value.strip():
-        return None
-    text = value.strip()
-    if text.isdigit():
-        return float(text)
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 # Is this 404 the registry's own, authoritative "no such record"?
@@ -280,6 +263,9 @@ class RegistryHttp:
                 else:
                     self._unreachable.record(None)
                     snippet = response.text[:300].strip()
+                    if response.is_redirect:  # left unfollowed: Credentials.origin_only
+                        location = response.headers.get("location", "")
+                        snippet = f"redirected to another host ({location}), not followed"
                     raise RegistryRequestError(
                         self.redact(f"{where}: HTTP {status}: {snippet}"), status
                     )

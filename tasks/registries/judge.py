@@ -5,8 +5,10 @@ works the same), over the registries' HTTP stack: rate-limited, retried, cached 
 sent as a Bearer token below the cache and redacted from every error.
 
 The answer is parsed strictly: exactly one of the three verdicts (case and a final full stop
-aside), else None; a failed request is None too. A verdict is never a guess, and it never
-changes a claim's strength: it is shown beside the embedding score, not mixed into it.
+aside), else None; a failed request is None too, and so is a redirect to another host: that
+host's answer, given without the key, is not the configured judge's. A verdict is never a
+guess, and it never changes a claim's strength: it is shown beside the embedding score, not
+mixed into it.
 """
 
 import logging

@@ -2,9 +2,13 @@
 (the clients of one `RegistryPool` share one `HostLimiter` per registry).
 
 Registries publish their limits (Crossref: `x-rate-limit-limit` requests per
-`x-rate-limit-interval`, and `x-concurrency-limit`); the limiter starts from configured maxima,
-follows the advertised values down (never above the configured maxima, never below a tenth of
-them), and halves its pace on a 429 until successful answers earn it back.
+`x-rate-limit-interval`, and `x-concurrency-limit`), and lower them under load. The limiter sends
+one request first and holds every other until its answer is in, so the pace is the advertised
+one from the second request on; it follows the advertised values down (never above the
+configured maxima, never below a tenth of them) and back up. A 429 from a registry that
+advertises its limits keeps the advertised pace (a slower one only lengthens the job) and holds
+every request for its Retry-After, else for one advertised interval (the host's window is
+full); from one that advertises nothing, it halves the pace until answers earn it back.
 """
 
 import re
@@ -13,6 +17,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 
 _INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -27,13 +33,16 @@ class HostLimits:
     # Stay this far under the limit so clock jitter between us and the server never trips it.
     safety: float = 0.9
     # An advertised limit is followed down to this share of `max_rate`, no further: a header
-    # saying 1 request per hour must not stall a job (real overload still brings 429s, and
-    # each 429 halves the pace).
+    # saying 1 request per hour must not stall a job (real overload still brings 429s).
     advertised_floor: float = 0.1
+    # The longest a 429's Retry-After holds every request to the host.
+    retry_after_cap_s: float = 120.0
 
 
 class TokenBucket:
-    """Permits at `rate` per second; `burst` permits may be saved up (1 = evenly spaced)."""
+    """Permits at `rate` per second; `burst` permits may be saved up (1 = evenly spaced). A
+    lower rate takes effect from the last permit given (not from what was saved up at the old
+    rate), and `hold` gives none until a time has passed."""
 
     def __init__(
         self,
@@ -48,6 +57,8 @@ class TokenBucket:
         self._clock = clock
         self._sleep = sleep
         self._last = clock()
+        self._last_permit = float("-inf")
+        self._held_until = float("-inf")
         self._lock = threading.Lock()
 
     @property
@@ -57,16 +68,26 @@ class TokenBucket:
     def set_rate(self, rate: float) -> None:
         with self._lock:
             self._refill()
+            if rate < self._rate:
+                since_permit = self._clock() - self._last_permit
+                self._tokens = min(self._tokens, since_permit * rate)
             self._rate = rate
+
+    def hold(self, seconds: float) -> None:
+        """No permit for `seconds` from now (a Retry-After)."""
+        with self._lock:
+            self._held_until = max(self._held_until, self._clock() + seconds)
 
     def acquire(self) -> None:
         while True:
             with self._lock:
                 self._refill()
-                if self._tokens >= 1.0:
+                held = self._held_until - self._clock()
+                if held <= 0 and self._tokens >= 1.0:
                     self._tokens -= 1.0
+                    self._last_permit = self._clock()
                     return
-                wait = (1.0 - self._tokens) / self._rate
+                wait = max(held, (1.0 - self._tokens) / self._rate)
             self._sleep(wait)
 
     def _refill(self) -> None:
@@ -106,7 +127,8 @@ class InFlightLimit:
 class HostLimiter:
     """Pace and in-flight cap for one registry host; adapts to what the host advertises."""
 
-    # After a 429 the pace halves; each later success earns back 5 % (about 14 answers to double).
+    # After a 429 from a host advertising nothing, the pace halves; each later success earns
+    # back 5 % (about 14 answers to double).
     _PENALTY_FLOOR = 1 / 64
     _RECOVERY = 1.05
 
@@ -117,6 +139,8 @@ class HostLimiter:
         self._lock = threading.Lock()
         self._bucket = TokenBucket(limits.max_rate * limits.safety)
         self._in_flight = InFlightLimit(limits.max_in_flight)
+        self._first_sent = False  # under _lock
+        self._first_answered = threading.Event()
 
     @property
     def rate(self) -> float:
@@ -129,13 +153,30 @@ class HostLimiter:
 
     @contextmanager
     def slot(self) -> Iterator[None]:
-        """Hold one in-flight place and one rate permit for the duration of a request."""
-        self._in_flight.acquire()
+        """Hold one in-flight place and one rate permit for the duration of a request (call
+        `observe` inside it). The host's first request goes alone: the others wait for its
+        answer (or failure), and the limits it advertised."""
+        first = self._await_first_answer()
         try:
-            self._bucket.acquire()
-            yield
+            self._in_flight.acquire()
+            try:
+                self._bucket.acquire()
+                yield
+            finally:
+                self._in_flight.release()
         finally:
-            self._in_flight.release()
+            if first:
+                self._first_answered.set()
+
+    def _await_first_answer(self) -> bool:
+        """True for the request that goes first; any other returns once it is answered."""
+        if not self._first_answered.is_set():
+            with self._lock:
+                first, self._first_sent = not self._first_sent, True
+            if first:
+                return True
+            self._first_answered.wait()
+        return False
 
     def observe(self, status: int, headers: Mapping[str, str]) -> None:
         """Learn from one live answer: advertised limits, and 429s."""
@@ -145,7 +186,14 @@ class HostLimiter:
                 floor = self._limits.max_rate * self._limits.advertised_floor
                 self._advertised_rate = max(advertised, floor)
             if status == 429:
-                self._penalty = max(self._PENALTY_FLOOR, self._penalty / 2)
+                # The host's window is full: wait as it says, else until a window has passed.
+                wait = parse_retry_after(headers.get("retry-after"))
+                if wait is None and advertised is not None:
+                    wait = parse_interval(headers.get("x-rate-limit-interval", "1s"))
+                if wait:
+                    self._bucket.hold(min(wait, self._limits.retry_after_cap_s))
+                if self._advertised_rate is None:  # the 429 is all we know of the limit
+                    self._penalty = max(self._PENALTY_FLOOR, self._penalty / 2)
             else:
                 self._penalty = min(1.0, self._penalty * self._RECOVERY)
             ceiling = self._limits.max_rate
@@ -163,6 +211,22 @@ def _advertised_rate(headers: Mapping[str, str]) -> float | None:
     if limit is None or interval is None or limit <= 0:
         return None
     return limit / interval
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """`Retry-After` as seconds to wait: either delta-seconds or an HTTP date."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 def parse_interval(text: str) -> float | None:

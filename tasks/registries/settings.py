@@ -52,6 +52,13 @@ class RegistrySettings(BaseSettings):
         None, validation_alias=AliasChoices("OPENALEX_API_KEY", "CITEAUDIT_OPENALEX_API_KEY")
     )
 
+    # `citeaudit zotero audit`: Zotero's web API (or, with --local, Zotero 7's local API) and the
+    # key of the library, kept secret like the registries' keys.
+    zotero_url: str | None = None
+    zotero_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("ZOTERO_API_KEY", "CITEAUDIT_ZOTERO_API_KEY")
+    )
+
     # The optional entailment judge: any OpenAI-compatible chat-completions endpoint (None: off).
     llm_url: str | None = None
     llm_key: SecretStr | None = None  # sent as a Bearer token, kept secret like the keys above
@@ -153,59 +160,50 @@ class RegistrySettings(BaseSettings):
         """The registries CITEAUDIT_REGISTRIES names, or None: all."""
         return None if self.registries is None else self.registries.split(",")
 
+    def _limits(self, max_rate: float, max_in_flight: int) -> HostLimits:
+        return HostLimits(
+            max_rate=max_rate,
+            max_in_flight=max_in_flight,
+            safety=self.rate_safety,
+            retry_after_cap_s=self.retry_after_cap_s,
+        )
+
     def crossref_limits(self) -> HostLimits:
         """Crossref's public pool: 5 req/s, 1 in flight; polite pool (with mailto): 10 and 5."""
         polite = self.mailto is not None
-        return HostLimits(
-            max_rate=self.crossref_max_rate or (10.0 if polite else 5.0),
-            max_in_flight=self.crossref_max_in_flight or (5 if polite else 1),
-            safety=self.rate_safety,
+        return self._limits(
+            self.crossref_max_rate or (10.0 if polite else 5.0),
+            self.crossref_max_in_flight or (5 if polite else 1),
         )
 
     def pubmed_limits(self) -> HostLimits:
         """NCBI E-utilities: 3 req/s without an API key, 10 with one."""
-        rate = self.pubmed_max_rate or (10.0 if self.ncbi_api_key else 3.0)
-        return HostLimits(max_rate=rate, max_in_flight=3, safety=self.rate_safety)
+        return self._limits(self.pubmed_max_rate or (10.0 if self.ncbi_api_key else 3.0), 3)
 
     def doi_limits(self) -> HostLimits:
         """doi.org content negotiation publishes no limit; stay modest."""
-        return HostLimits(
-            max_rate=self.doi_max_rate or 5.0, max_in_flight=2, safety=self.rate_safety
-        )
+        return self._limits(self.doi_max_rate or 5.0, 2)
 
     def dblp_limits(self) -> HostLimits:
         """DBLP asks for politeness: about one request a second, one at a time."""
-        return HostLimits(
-            max_rate=self.dblp_max_rate or 1.0, max_in_flight=1, safety=self.rate_safety
-        )
+        return self._limits(self.dblp_max_rate or 1.0, 1)
 
     def arxiv_limits(self) -> HostLimits:
         """arXiv's API terms: one request every three seconds, a single connection."""
-        return HostLimits(
-            max_rate=self.arxiv_max_rate or 1 / 3, max_in_flight=1, safety=self.rate_safety
-        )
+        return self._limits(self.arxiv_max_rate or 1 / 3, 1)
 
     def s2_limits(self) -> HostLimits:
         """Semantic Scholar: 1 req/s with a key; without one the shared pool 429s often, so we
         ask at a third of that."""
-        rate = self.s2_max_rate or (1.0 if self.s2_api_key else 1 / 3)
-        return HostLimits(max_rate=rate, max_in_flight=1, safety=self.rate_safety)
+        return self._limits(self.s2_max_rate or (1.0 if self.s2_api_key else 1 / 3), 1)
 
     def openalex_limits(self) -> HostLimits:
-        return HostLimits(
-            max_rate=self.openalex_max_rate or 10.0, max_in_flight=5, safety=self.rate_safety
-        )
+        return self._limits(self.openalex_max_rate or 10.0, 5)
 
     def europepmc_limits(self) -> HostLimits:
-        return HostLimits(
-            max_rate=self.europepmc_max_rate or 10.0, max_in_flight=5, safety=self.rate_safety
-        )
+        return self._limits(self.europepmc_max_rate or 10.0, 5)
 
     def llm_limits(self) -> HostLimits:
         """The judge's endpoint publishes no limit we can know (a local vLLM or Ollama, or a
         hosted API with per-account limits): modest by default, CITEAUDIT_LLM_MAX_RATE to change."""
-        return HostLimits(
-            max_rate=self.llm_max_rate,
-            max_in_flight=self.llm_max_in_flight,
-            safety=self.rate_safety,
-        )
+        return self._limits(self.llm_max_rate, self.llm_max_in_flight)

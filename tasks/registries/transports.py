@@ -29,6 +29,9 @@ class Credentials:
     params: Mapping[str, str] = field(default_factory=dict)
     headers: Mapping[str, str] = field(default_factory=dict)
     secrets: tuple[str, ...] = ()
+    # Only the origin's own answer counts (the judge: another host's verdict is nobody's):
+    # a redirect elsewhere is returned unfollowed, a failed request.
+    origin_only: bool = False
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
@@ -92,7 +95,7 @@ class ThrottledTransport(httpx.BaseTransport):
                 body = self._read_capped(response, request)
             finally:
                 response.close()
-        self._limiter.observe(response.status_code, response.headers)
+            self._limiter.observe(response.status_code, response.headers)
         if response.status_code == 429:
             self._counter.add(throttled=1)
         return httpx.Response(
@@ -123,7 +126,8 @@ class CredentialsTransport(httpx.BaseTransport):
     """Adds identifying parameters and headers below the cache, so they never reach the disk
     and cached answers are shared whatever the identity. Follows redirects itself: credentials
     go only to the registry's own origin, never to a host a redirect names (and parameters a
-    Location echoes back are dropped before the next hop)."""
+    Location echoes back are dropped before the next hop). With `origin_only`, a redirect to
+    another host is not followed at all."""
 
     MAX_REDIRECTS = 5
 
@@ -139,8 +143,11 @@ class CredentialsTransport(httpx.BaseTransport):
             location = response.headers.get("location")
             if not (response.is_redirect and location):
                 return response
+            target = request.url.join(location)
+            if self._credentials.origin_only and _origin(target) != origin:
+                return response
             response.close()
-            request = self._next_hop(request, response.status_code, request.url.join(location))
+            request = self._next_hop(request, response.status_code, target)
         raise httpx.TooManyRedirects(f"more than {self.MAX_REDIRECTS} redirects", request=request)
 
     def _identified(self, request: httpx.Request) -> httpx.Request:

@@ -161,7 +161,7 @@ def _corrections(
 
 def _doi_not_the_records(claimed: str | None, record: str) -> bool:
     """A verified entry whose DOI is not its record's: a DOI no registry holds, the entry verified
-    by the PMID beside it (tasks/lookup.py asks the next identifier). An arXiv DOI stays: it names
+    by the PMID beside it (tasks/lookup/ asks the next identifier). An arXiv DOI stays: it names
     the preprint, and the record's DOI may be the published version's."""
     doi = normalize_doi(claimed)
     return doi is not None and not is_arxiv_doi(doi) and doi != normalize_doi(record)

@@ -11,8 +11,8 @@ from models.audit import FieldAgreement
 from tasks.dedupe.cluster import UNDIRECTED_LINKS
 from tasks.dedupe.job import repeats_within_jobs
 from tasks.match.decide import decide, names_another_paper
-from tasks.metrics import MISSING_REASON
 from tasks.report.links import arxiv_url, doi_url, pmid_url
+from tasks.score.metrics import MISSING_REASON
 
 FLAGGED = ("mismatch", "not_found", "unmatched")
 STATUS_ORDER = ("verified", "mismatch", "not_found", "unmatched", "unverified")
@@ -153,7 +153,7 @@ def claim_citations(
 
 def _missing_citation(written: str) -> dict[str, Any]:
     """A citation the input names but does not hold (`[12]` past the end of its list): scored as
-    not found (tasks/metrics.py), and shown so, for the reader to see why the claim fails."""
+    not found (tasks/score/metrics.py), and shown so, for the reader to see why the claim fails."""
     return {"entry_key": written, "status": "not_found", "reason": MISSING_REASON}
 
 

@@ -20,7 +20,9 @@ class Fault(StrEnum):
     EMPTY = "empty"  # list endpoints only: a well-formed answer holding no records
     PARTIAL = "partial"  # batch endpoints only: records at odd positions of the request left out
     TRICKLE = "trickle"  # headers, then the body one byte every `slow_seconds`
-    REDIRECT = "redirect"  # 301 to the same path and query at another host name (localhost)
+    # 301 to the same path and query at another host name (localhost), or a 307 (method and
+    # body kept) to the same path at `redirect_to`, another server
+    REDIRECT = "redirect"
     CHATTY = "chatty"  # chat completions only: a well-formed answer that is not just a verdict
 
 
@@ -48,6 +50,7 @@ class FaultRule:
     path_contains: str | None = None
     slow_seconds: float = 5.0
     huge_bytes: int = 20_000_000
+    redirect_to: str | None = None  # REDIRECT's target server (http://host:port)
     fired: int = 0
 
     def matches(self, service: str, endpoint: str, path: str, host: str = "") -> bool:

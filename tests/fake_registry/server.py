@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from tasks.registries.settings import RegistrySettings
 from tests.fake_registry import (
     arxiv_api,
+    arxiv_oai,
     chat_api,
     crossref_api,
     dblp_api,
@@ -120,6 +121,8 @@ def _scholarly_route(path: str, params: dict[str, str]) -> _Route:
         return _Route("dblp", "dblp_search")
     if service == "arxiv" and rest == "/api/query":
         return _Route("arxiv", "arxiv_ids" if params.get("id_list") else "arxiv_search")
+    if service == "arxiv" and rest == "/oai2":
+        return _Route("arxiv", "arxiv_oai")
     if service == "s2" and rest == "/paper/batch":
         return _Route("s2", "s2_batch")
     if service == "s2" and rest == "/paper/search/match":
@@ -179,6 +182,7 @@ class FakeRegistry:
             "other": Pool("other", PoolLimit(rate=None), tolerance),
         }
         self.llm_key: str | None = None  # the Bearer key the chat endpoint insists on, if any
+        self.oai_page_size = arxiv_oai.PAGE_SIZE  # records per OAI-PMH ListRecords page
         self._log: list[RequestRecord] = []
         self._log_lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -337,6 +341,7 @@ class FakeRegistry:
         path_contains: str | None = None,
         slow_seconds: float = 5.0,
         huge_bytes: int = 20_000_000,
+        redirect_to: str | None = None,
     ) -> FaultRule:
         """Answer matching requests with `fault`: the next `count` of them, or each with
         probability `rate` (seeded). Match on service (crossref|doi|eutils), endpoint kind and a
@@ -351,6 +356,7 @@ class FakeRegistry:
                 path_contains=path_contains,
                 slow_seconds=slow_seconds,
                 huge_bytes=huge_bytes,
+                redirect_to=redirect_to,
             )
         )
 
@@ -432,6 +438,8 @@ class FakeRegistry:
                 return dblp_api.search(scholarly, params)
             case "arxiv_ids" | "arxiv_search":
                 return arxiv_api.query(scholarly, params)
+            case "arxiv_oai":
+                return arxiv_oai.list_records(scholarly, params, self.oai_page_size)
             case "s2_batch":
                 return s2_api.batch(scholarly, params, body)
             case "s2_match":
@@ -481,6 +489,10 @@ class FakeRegistry:
                 return self._answer(target, request.params, request.accept, nothing)
             case Fault.PARTIAL:
                 return self._answer(target, _every_other_record(request.params), request.accept)
+            case Fault.REDIRECT if rule.redirect_to:
+                reply = text_reply("Temporary Redirect", 307, "text/plain")
+                reply.headers["Location"] = f"{rule.redirect_to}{request.path}"
+                return reply
             case Fault.REDIRECT:
                 port = self._server.server_address[1] if self._server else 0
                 reply = text_reply("Moved Permanently", 301, "text/plain")

@@ -1,6 +1,6 @@
 """Scores for a job: each citation's confidence, each claim's strength, the job's metrics.
 
-Pure functions over the validated references; the numbers come from tasks/confidence.py and
+Pure functions over the validated references; the numbers come from tasks/score/confidence.py and
 tasks/trust.py, this module only lays them out as tables."""
 
 from collections import Counter
@@ -12,7 +12,7 @@ import polars as pl
 
 from models.audit import Checked, CitationSupport, Claim, Reference, Status, ValidationResult
 from models.citation import Citation, CitationMap
-from tasks.confidence import (
+from tasks.score.confidence import (
     DEFAULT_CONFIDENCE,
     calculate_citation_map_confidence,
     citation_from_reference,
@@ -182,7 +182,7 @@ def score_claims(
     supports: Sequence[CitationSupport] = (),
 ) -> pl.DataFrame:
     """A claim's strength recomputed from its validated citations and, where claim support ran,
-    how well their works fit the claim (tasks/confidence.py)."""
+    how well their works fit the claim (confidence.py)."""
     by_claim: dict[str, list[CitationSupport]] = {}
     for pair in supports:
         by_claim.setdefault(pair.claim_id, []).append(pair)

@@ -17,7 +17,7 @@ from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, ContentBlock, TextContent
 from pydantic import Field
 
-from flows.agent_service import AgentService, Answer, one_line_error
+from flows.agents.service import AgentService, Answer, one_line_error
 from tasks.render.csl_styles import STYLES
 from tasks.version import citeaudit_version
 

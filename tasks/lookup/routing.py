@@ -15,7 +15,7 @@ A reference without identifier is searched by title in the registries that hold 
                                                                    semantic_scholar, pubmed
 
 The first registry whose candidate verifies decides; the rest are asked only while nothing has.
-A reference with an arXiv id naming a venue is looked up at arXiv first (tasks/lookup.py).
+A reference with an arXiv id naming a venue is looked up at arXiv first (chunk.py).
 Registries not selected (CITEAUDIT_REGISTRIES) or without a required key are left out."""
 
 import re

@@ -14,7 +14,7 @@ from typing import Any
 from crewai.tools import BaseTool
 from pydantic import BaseModel, Field, PrivateAttr
 
-from flows.agent_service import SOURCE_KINDS, AgentError, AgentService, Answer, one_line_error
+from flows.agents.service import SOURCE_KINDS, AgentError, AgentService, Answer, one_line_error
 from tasks.registries import RegistryPool
 
 OPERATIONS = ("add", "validate", "format", "export", "list")

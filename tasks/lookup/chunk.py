@@ -1,32 +1,5 @@
-"""Check one chunk of references against the registries: the function the Prefect task wraps.
-
-Routing, per reference (the first that applies; a registry not asked is skipped):
-    DOI                  Crossref `fetch_dois`, batched (the client falls back to the DOI's agency,
-                         e.g. DataCite); an arXiv DOI (10.48550/arXiv.ID) goes to arXiv instead
-    PMID                 PubMed `fetch_pmids`, batched
-    PMCID                Europe PMC `fetch_pmcids`, batched
-    arXiv id             arXiv `fetch_ids`, batched (Crossref's DataCite DOI when arXiv is off)
-    none of these        a title search in the registries that index the reference's kind of
-                         work (tasks/registries/routing.py), each candidate list judged by
-                         `decide_unidentified`; the first registry that verifies decides
-A reference with several identifiers is decided by the first; one whose first is not found is
-asked by the next (a PMID whose record verifies it proves the work real beside a mistyped DOI).
-An identifier whose registry could not be asked is tried by the same id elsewhere: a DOI at
-OpenAlex (batched, when its key is set), then what is still unanswered at Semantic Scholar.
-An identifier that resolves to another paper altogether (a `mismatch` on title) is followed by a
-search for the claimed title in the registry first in line for its kind of work: a record that
-verifies is kept as `suggested`, the work the citer probably meant. The status stays `mismatch`.
-
-A preprint record (arXiv, CoRR) verifies a reference that names a published venue only if no
-registry places the paper at a venue: the search goes on, and when none does, the reference is a
-`mismatch` on venue ("exists only as a preprint"). Non-scholarly sources (`Reference.scholarly`
-false) are never sent to a registry.
-
-A failure never spreads: a reference stays `unverified` when a registry that could have decided
-it could not be asked and no other decided it; an error while checking one reference becomes
-that reference's `unverified` reason. Each result records the registries asked and the requests
-spent on it per registry (a batched request counts as its share).
-"""
+"""One chunk of references asked of the registries, by the routing of the package docstring
+(tasks/lookup/__init__.py): the function the Prefect task wraps."""
 
 import math
 from collections.abc import Callable, Sequence
@@ -36,11 +9,11 @@ from functools import partial
 from models.audit import Identifiers, Lookup, Reference, RegistryRecord, Status, ValidationResult
 from models.csl import CSLItem, named
 from tasks.identifiers import identifiers_of, is_arxiv_doi, normalize_arxiv
+from tasks.lookup.routing import search_order
 from tasks.match.decide import decide_identified, decide_unidentified, names_another_paper
 from tasks.match.venues import is_preprint_venue, venue_of
 from tasks.registries import REGISTRY_NAMES, Registries, RegistryUnavailable
 from tasks.registries.deadline import job_deadline
-from tasks.registries.routing import search_order
 
 SEARCH_ROWS = 5
 # Registries that can search without a title (free text): the others need one.

@@ -21,7 +21,7 @@ def fix(
     offline: Annotated[bool, typer.Option(help="Do not contact the registries.")] = False,
 ) -> None:
     """Correct INPUT.bib from the registries, mark what cannot be trusted, show what changed."""
-    from flows.cli import usage_error
+    from flows.cli.main import usage_error
     from tasks.citation_ids import assign_citation_ids
     from tasks.lookup import lookup_references
     from tasks.read import bibtex, decoding_warnings

@@ -6,6 +6,7 @@ costs seconds to import, so each command imports what it runs."""
 import json
 import logging
 import os
+import shutil
 import sys
 import textwrap
 from collections import Counter
@@ -19,7 +20,7 @@ import typer
 from rich.console import Console
 
 import flows.quiet  # noqa: F401  (must come before anything imports prefect)
-from flows.fix import fix
+from flows.cli.fix import fix
 
 if TYPE_CHECKING:
     from models.job import JobSummary
@@ -354,6 +355,10 @@ def audit(
         # The default is models.job.DEFAULT_STYLES, not imported here so that --help stays fast.
         typer.Option(help="Bibliography styles, comma-separated (default: apa)."),
     ] = None,
+    sarif: Annotated[
+        Path | None,
+        typer.Option(help="Also write the problems as SARIF 2.1.0 here (OUT/JOB/citeaudit.sarif)."),
+    ] = None,
 ) -> None:
     """Validate every citation of INPUTS, write OUT/JOB/ and the library."""
     from flows.interrupt import stop_on_signals
@@ -364,6 +369,8 @@ def audit(
     if chunk_size < 1 or workers < 1:
         usage_error("--chunk-size and --workers must be at least 1")
     gate = parse_gate(fail_on)
+    if sarif is not None and (sarif.is_dir() or not sarif.parent.is_dir()):
+        usage_error(f"--sarif: {sarif} is not a file in an existing folder")
     chosen_styles = None
     if styles is not None:
         chosen_styles = [s.strip() for s in styles.split(",") if s.strip()]
@@ -385,8 +392,35 @@ def audit(
     )
     summary: JobSummary = run_flow("flows.audit:audit_job", workers, params=params)
     print_summary(summary)
+    if sarif is not None:
+        shutil.copyfile(out_dir / job / "citeaudit.sarif", sarif)
     if gate_failed(summary, gate):
         raise typer.Exit(1)
+
+
+@app.command()
+def check(
+    inputs: Annotated[list[Path], typer.Argument(help="Bibliographies or manuscripts to check.")],
+    fail_on: Annotated[
+        str, typer.Option(help="Exit 1 on these outcomes (as audit's --fail-on).")
+    ] = "not_found,mismatch,retracted",
+    offline: OfflineOption = False,
+) -> None:
+    """Audit INPUTS as a gate (a pre-commit hook, a CI step): audit's summary, then exit 1 if an
+    outcome of --fail-on occurs. The job folder and its library stay in citeaudit's cache
+    folder, not in the repository; the HTTP cache keeps a re-run to what changed."""
+    import platformdirs
+
+    home = platformdirs.user_cache_path("citeaudit") / "checks"
+    home.mkdir(parents=True, exist_ok=True)
+    audit(
+        inputs,
+        job="check",
+        out_dir=home,
+        db=os.environ.get("CITEAUDIT_DB") or str(home / "checks.duckdb"),
+        offline=offline,
+        fail_on=fail_on,
+    )
 
 
 @app.command()
@@ -448,6 +482,9 @@ def report(
     job: Annotated[str, typer.Argument(help="Job id.")],
     out_dir: OutOption = Path("out"),
     db: DbOption = None,
+    markdown: Annotated[
+        bool, typer.Option(help="Print it as short Markdown (a CI job's summary page).")
+    ] = False,
 ) -> None:
     """Reprint a job's summary from the library, and where its report is."""
     from models.audit import InputError, Status
@@ -467,16 +504,20 @@ def report(
         errors = library.table("input_errors", job)
         citations = library.table("citations", job)
     html_report = out_dir / job / "report.html"
-    print_summary(
-        JobSummary(
-            job_id=job,
-            citations=row["n_citations"],
-            status_counts={s.value: row["status_counts"].get(s.value, 0) for s in Status},
-            input_errors=[InputError.model_validate(e) for e in errors.to_dicts()],
-            flagged=[Flagged.model_validate(f) for f in flagged_list(citations)],
-            out=str(html_report) if html_report.is_file() else f"{out_dir / job} (not found)",
-        )
+    summary = JobSummary(
+        job_id=job,
+        citations=row["n_citations"],
+        status_counts={s.value: row["status_counts"].get(s.value, 0) for s in Status},
+        input_errors=[InputError.model_validate(e) for e in errors.to_dicts()],
+        flagged=[Flagged.model_validate(f) for f in flagged_list(citations)],
+        out=str(html_report) if html_report.is_file() else f"{out_dir / job} (not found)",
     )
+    if markdown:
+        from tasks.report.summary import summary_markdown
+
+        typer.echo(summary_markdown(summary), nl=False)
+    else:
+        print_summary(summary)
     if unstored.is_file():
         typer.echo(
             f"citeaudit: {out_dir / job} is from a later run, not stored: run it again", err=True
@@ -552,7 +593,7 @@ def mcp_server(
     """Serve the agent tools (add, validate, format, export, list citations) over MCP, on stdio
     for the agent framework that starts it (needs the mcp extra)."""
     try:
-        from flows.agent_mcp import serve
+        from flows.agents.mcp import serve
     except ImportError as exc:
         usage_error(f"the MCP server needs the mcp extra: pip install 'citeaudit[mcp]' ({exc})")
     serve(db, str(out_dir) if out_dir else None, offline, http, host, port)
@@ -563,7 +604,7 @@ def registries() -> None:
     """List the registries an audit asks, their pace and credentials, and why any is not."""
     from pydantic import ValidationError
 
-    from flows.registries_cli import show_registries
+    from flows.cli.registries import show_registries
 
     try:
         show_registries(out)
@@ -613,6 +654,11 @@ def server_stop() -> None:
 
 
 app.command("fix")(fix)
+
+
+from flows.cli.zotero import zotero_app  # noqa: E402  (its command builds on audit above)
+
+app.add_typer(zotero_app, name="zotero")
 
 
 def main() -> None:

@@ -1,0 +1,129 @@
+"""`citeaudit zotero audit`: a Zotero library, collection or saved search audited as any input,
+and with `--write-back` its findings written to the library as tags and child notes.
+
+The items are fetched (tasks/registries/zotero.py), kept as OUT/zotero/JOB.json (the job's input,
+as a .bib would be: `report`, `jobs` and a re-run read the same file) and audited by the same flow
+as `citeaudit audit`, each item keyed by its item key. The write-back is planned from the job's
+citations (tasks/render/zotero.py) and sent with each item's version: an item changed in Zotero
+meanwhile is reported and left alone.
+"""
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from flows.cli.main import (
+    DbOption,
+    JobOption,
+    OfflineOption,
+    OutOption,
+    audit,
+    out,
+    usage_error,
+)
+
+if TYPE_CHECKING:
+    from tasks.registries.zotero import ZoteroLibrary
+
+zotero_app = typer.Typer(help="Audit a Zotero library, and write the findings back to it.")
+
+
+@zotero_app.command("audit")
+def zotero_audit(
+    job: JobOption,
+    library_id: Annotated[str, typer.Option(help="The user's or group's numeric id.")] = "",
+    library_type: Annotated[str, typer.Option(help="user or group.")] = "user",
+    collection: Annotated[str | None, typer.Option(help="Only this collection (its key).")] = None,
+    search: Annotated[
+        str | None, typer.Option(help="Only this saved search's items (its key; --local only).")
+    ] = None,
+    local: Annotated[
+        bool, typer.Option(help="Zotero 7's local API (read-only) instead of the web API.")
+    ] = False,
+    write_back: Annotated[
+        bool, typer.Option(help="Tag each flagged item and add a note (web API only).")
+    ] = False,
+    out_dir: OutOption = Path("out"),
+    db: DbOption = None,
+    offline: OfflineOption = False,
+    fail_on: Annotated[str, typer.Option(help="As audit's --fail-on.")] = "",
+) -> None:
+    """Audit the items of a Zotero library (ZOTERO_API_KEY for the web API)."""
+    from pydantic import ValidationError
+
+    from tasks.registries.settings import RegistrySettings
+    from tasks.registries.zotero import ZoteroError, ZoteroLibrary
+
+    if library_type not in ("user", "group"):
+        usage_error("--library-type: user or group")
+    if not library_id and not local:
+        usage_error("--library-id: the library's numeric id (zotero.org/settings/keys shows it)")
+    if search and not local:
+        usage_error("--search: Zotero's web API does not run saved searches; use --local")
+    if write_back and local:
+        usage_error("--write-back: Zotero's local API is read-only; use the web API")
+    try:
+        settings = RegistrySettings()
+    except ValidationError as exc:
+        usage_error(f"configuration: {exc.errors()[0]['msg']}")
+    if write_back and settings.zotero_api_key is None:
+        usage_error("--write-back: set ZOTERO_API_KEY to a key that may write to the library")
+    library = ZoteroLibrary(
+        library_id or "0",  # the local API's own library is user 0
+        library_type,
+        settings.zotero_api_key,
+        local=local,
+        url=settings.zotero_url,
+    )
+    try:
+        items = library.items(collection=collection, search=search)
+    except ZoteroError as exc:
+        usage_error(str(exc))
+    source = out_dir / "zotero" / f"{job}.json"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(json.dumps(items, ensure_ascii=False, indent=1) + "\n")
+    out.print(f"{library.where}: {len(items)} items read into {source}", highlight=False)
+    gate: typer.Exit | None = None
+    try:
+        audit(
+            [source],
+            job=job,
+            out_dir=out_dir,
+            db=db,
+            offline=offline,
+            input_format="zotero",
+            fail_on=fail_on,
+        )
+    except typer.Exit as exc:
+        gate = exc  # the findings are written back before the gate's exit
+    if write_back:
+        _write_back(library, items, out_dir / job)
+    if gate is not None:
+        raise gate
+
+
+def _write_back(library: "ZoteroLibrary", items: list[Any], folder: Path) -> None:
+    import polars as pl
+
+    from tasks.registries.zotero import ZoteroError
+    from tasks.render.zotero import NOTE_TAG, write_back
+
+    try:
+        plan = write_back(
+            items, pl.read_parquet(folder / "citations.parquet"), library.notes(NOTE_TAG)
+        )
+        tagged = library.write(plan.items)
+        noted = library.write(plan.notes)
+    except ZoteroError as exc:
+        usage_error(f"write-back: {exc}")
+    out.print(
+        f"written back: {len(tagged.written)} items tagged, {len(noted.written)} notes "
+        f"({plan.flagged} flagged)",
+        highlight=False,
+    )
+    for key in tagged.conflicts + noted.conflicts:
+        out.print(f"  {key}: changed in Zotero since it was read; left alone", highlight=False)
+    for key, reason in (tagged.failed | noted.failed).items():
+        out.print(f"  {key}: not written: {reason}", highlight=False)

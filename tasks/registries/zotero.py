@@ -1,0 +1,171 @@
+"""Zotero's web API and Zotero 7's local API (`http://localhost:23119/api/`, read-only, the same
+format): a library's items read in pages, citeaudit's findings written back.
+
+Reads go through pyzotero, which holds the API's session (endpoint, key, web or local). Writes
+are POSTs of at most 50 objects, each carrying the version it was read at: the API answers each
+object on its own, and an item the user changed since (code 412) is left alone and reported,
+never overwritten. A 429 or 503 waits for its Retry-After or Backoff and asks again, up to
+`max_attempts`; a Backoff on a good answer holds the next request for that long.
+
+The API key is a secret like the registries' keys: it goes in the request's header only.
+"""
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import SecretStr
+from pyzotero import zotero, zotero_errors
+
+WEB_URL = "https://api.zotero.org"
+LOCAL_URL = "http://localhost:23119/api"
+PAGE = 100  # the API's largest page
+WRITE_BATCH = 50  # the API's most objects in one write
+T = TypeVar("T")
+
+
+class ZoteroError(Exception):
+    """Zotero refused or could not be reached; the message names the library, never the key."""
+
+
+@dataclass
+class WriteOutcome:
+    written: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)  # changed in Zotero since we read them
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+class _Zotero(zotero.Zotero):
+    @zotero.retrieve
+    def search_items(self, search: str) -> str:
+        """A saved search's items: Zotero 7's local API runs saved searches (the web API does
+        not)."""
+        return str(
+            self._build_query(f"/{self.library_type}/{self.library_id}/searches/{search}/items")
+        )
+
+
+class ZoteroLibrary:
+    def __init__(
+        self,
+        library_id: str,
+        library_type: str = "user",
+        api_key: SecretStr | None = None,
+        *,
+        local: bool = False,
+        url: str | None = None,
+        max_attempts: int = 5,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        key = api_key.get_secret_value() if api_key else None
+        self._api = _Zotero(library_id, library_type, key, local=local)
+        self._api.endpoint = (url or (LOCAL_URL if local else WEB_URL)).rstrip("/")
+        self.local = local
+        self.where = f"{'local ' if local else ''}Zotero library {library_type}s/{library_id}"
+        self._max_attempts = max_attempts
+        self._sleep = sleep
+        self._held_until = 0.0
+
+    def items(self, collection: str | None = None, search: str | None = None) -> list[Any]:
+        """Every item of the library, the collection or the saved search, in the API's JSON."""
+        found: list[Any] = []
+        while True:
+            page = self._asked(self._page, collection, search, len(found))
+            found += page
+            total = int(self._api.request.headers.get("Total-Results", len(found)))
+            if not page or len(found) >= total:
+                return found
+
+    def notes(self, tag: str) -> list[Any]:
+        """The child notes carrying `tag` (an earlier run's notes, to update rather than add)."""
+        found: list[Any] = []
+        while True:
+            page = self._asked(self._notes_page, tag, len(found))
+            found += page
+            if len(page) < PAGE:
+                return found
+
+    def write(self, objects: list[dict[str, Any]]) -> WriteOutcome:
+        """Create or update `objects` (each with its `key` and `version` when it exists)."""
+        if self.local:
+            raise ZoteroError(f"{self.where}: Zotero's local API is read-only; use the web API")
+        outcome = WriteOutcome()
+        for start in range(0, len(objects), WRITE_BATCH):
+            batch = objects[start : start + WRITE_BATCH]
+            answer = self._asked(self._post, batch)
+            outcome.written += list(answer.get("success", {}).values())
+            outcome.written += [batch[int(i)].get("key", "") for i in answer.get("unchanged", {})]
+            for index, failure in answer.get("failed", {}).items():
+                key = failure.get("key") or batch[int(index)].get("key", f"#{index}")
+                if failure.get("code") == 412:
+                    outcome.conflicts.append(key)
+                else:
+                    outcome.failed[key] = str(failure.get("message", failure.get("code")))
+        return outcome
+
+    def _status(self) -> int:
+        return self._api.request.status_code if self._api.request is not None else 0
+
+    def _page(self, collection: str | None, search: str | None, start: int) -> list[Any]:
+        if search:
+            return self._api.search_items(search, start=start, limit=PAGE)
+        if collection:
+            return self._api.collection_items(collection, start=start, limit=PAGE)
+        return self._api.items(start=start, limit=PAGE)
+
+    def _post(self, batch: list[dict[str, Any]]) -> Any:
+        answer = self._api.client.post(
+            f"{self._api.endpoint}/{self._api.library_type}/{self._api.library_id}/items",
+            content=json.dumps(batch),
+            headers={"Content-Type": "application/json"},
+        )
+        self._api.request = answer
+        if answer.status_code >= 400 and answer.status_code not in (429, 503):
+            zotero.error_handler(self._api, answer)
+        return answer.json() if answer.status_code == 200 else None
+
+    def _notes_page(self, tag: str, start: int) -> list[Any]:
+        return self._api.items(itemType="note", tag=tag, start=start, limit=PAGE)
+
+    def _asked(self, call: Callable[..., T], *args: Any) -> T:
+        """`call`'s answer, waiting out a 429 or 503 and any Backoff the API asked for."""
+        for attempt in range(1, self._max_attempts + 1):
+            self._sleep(max(0.0, self._held_until - time.monotonic()))
+            result: T | None = None
+            try:
+                result = call(*args)
+            except zotero_errors.PyZoteroError as exc:
+                # pyzotero raises for a 503 (and a 429 without Backoff); both are asked again
+                if self._status() not in (429, 503):
+                    raise ZoteroError(f"{self.where}: {_refusal(self._status())}") from exc
+            except httpx.HTTPError as exc:
+                raise ZoteroError(f"{self.where}: not reachable ({type(exc).__name__})") from exc
+            answer = self._api.request
+            wait = _seconds(answer.headers.get("Retry-After") or answer.headers.get("Backoff"))
+            self._held_until = time.monotonic() + wait
+            if answer.status_code not in (429, 503):
+                return result  # type: ignore[return-value]
+            if attempt == self._max_attempts:
+                break
+            self._held_until = time.monotonic() + max(wait, 2.0**attempt)
+        raise ZoteroError(
+            f"{self.where}: still refused (HTTP 429/503) after {self._max_attempts} tries"
+        )
+
+
+def _refusal(status: int) -> str:
+    if status in (401, 403):
+        return f"the API key is not accepted (HTTP {status}); set ZOTERO_API_KEY"
+    if status == 404:
+        return "no such library, collection or saved search (HTTP 404)"
+    return f"refused (HTTP {status})"
+
+
+def _seconds(value: str | None) -> float:
+    try:
+        return max(0.0, float(value)) if value else 0.0
+    except ValueError:
+        return 0.0

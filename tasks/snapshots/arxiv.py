@@ -1,0 +1,246 @@
+"""The `arxiv` snapshot: arXiv's metadata snapshot (JSON lines), kept fresh by OAI-PMH.
+
+Built from `arxiv-metadata-oai-snapshot.json` (one JSON object a line, as Kaggle distributes
+it), then updated with what arXiv's OAI-PMH `ListRecords` (`metadataPrefix=arXiv`) lists since
+the snapshot's date: the harvested pages are parts added to the snapshot (store.build with
+`extend`), a paper in them replacing its older record.
+
+| arXiv (JSON line / OAI `<arXiv>`)              | works                                     |
+|-----------------------------------------------|-------------------------------------------|
+| `id` (2404.05961, hep-th/9901001)             | `id`, `arxiv_id` (without version)        |
+| `title`, LaTeX and all ($\\alpha$, \\'e)        | `title` as written, whitespace joined     |
+| `authors_parsed` / `<keyname>`, `<forenames>` | `authors` (LaTeX accents as letters)      |
+| `versions` / `<created>`                      | `year` of v1 (citers' year), `version`    |
+| `doi` (the published version's; the first)    | `doi`                                     |
+| `comments` "... withdrawn ..."                | `withdrawn`                               |
+| `update_date` / OAI header `datestamp`        | `updated` (the newest: the snapshot's date) |
+
+A line that is no JSON or a record without an id is skipped and counted. A file whose records
+lack the fields above is another format: the build stops naming it and the field.
+"""
+
+import json
+import re
+import shutil
+from collections.abc import Generator, Iterator
+from datetime import date
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any
+from xml.etree.ElementTree import Element
+
+import defusedxml.ElementTree as SafeET
+import pyarrow as pa
+
+from tasks.identifiers import normalize_arxiv, normalize_doi
+from tasks.registries.http import RegistryHttp
+from tasks.registries.oai import OAI, list_records
+from tasks.snapshots.schema import WORKS, WORKS_TABLE
+from tasks.snapshots.store import Builder, Manifest, SnapshotFormatError, build, current
+from tasks.textnorm import strip_markup
+
+BATCH = 20_000
+FIELDS = ("id", "title", "authors_parsed", "versions", "update_date")
+ARXIV_NS = "{http://arxiv.org/OAI/arXiv/}"
+OAI_PATH = "/oai2"  # on CITEAUDIT_ARXIV_URL (export.arxiv.org), the host of the query API
+
+_WITHDRAWN = re.compile(r"\bwithdrawn\b", re.IGNORECASE)
+
+
+def read(path: Path) -> Generator[pa.RecordBatch, None, int]:
+    """One part: the metadata snapshot (JSON lines) or a harvested OAI-PMH page."""
+    with path.open("rb") as handle:
+        xml = handle.read(64).lstrip().startswith(b"<")
+    return (yield from (_oai_page(path) if xml else _json_lines(path)))
+
+
+def _json_lines(path: Path) -> Generator[pa.RecordBatch, None, int]:
+    rows: list[dict[str, Any]] = []
+    skipped = 0
+    checked = False
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for number, line in enumerate(lines, start=1):
+            try:
+                item = json.loads(line)
+            except ValueError:
+                skipped += 1
+                continue
+            if not isinstance(item, dict):
+                skipped += 1
+                continue
+            if not checked and item.get("id"):
+                if missing := [f for f in FIELDS if f not in item]:
+                    what = f"line {number} has no {', '.join(missing)}: not arXiv's format"
+                    raise SnapshotFormatError(path, what)
+                checked = True
+            row = _from_json(item)
+            if row is None:
+                skipped += 1
+                continue
+            rows.append(row)
+            if len(rows) >= BATCH:
+                yield pa.RecordBatch.from_pylist(rows, schema=WORKS)
+                rows = []
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=WORKS)
+    return skipped
+
+
+def _from_json(item: dict[str, Any]) -> dict[str, Any] | None:
+    arxiv_id = normalize_arxiv(str(item.get("id") or ""))
+    if arxiv_id is None:
+        return None
+    versions = item.get("versions") or []
+    first = _rfc2822_year(versions[0].get("created")) if versions else None
+    latest = str(versions[-1].get("version", "")).lstrip("v") if versions else ""
+    authors = [
+        _author(str(p[0] if p else ""), str(p[1] if len(p) > 1 else ""))
+        for p in item.get("authors_parsed") or []
+    ]
+    return _row(
+        arxiv_id,
+        item.get("title"),
+        [a for a in authors if a],
+        first,
+        item.get("doi"),
+        item.get("comments"),
+        _date(item.get("update_date")),
+        int(latest) if latest.isdigit() else None,
+    )
+
+
+def _oai_page(path: Path) -> Generator[pa.RecordBatch, None, int]:
+    try:
+        root = SafeET.parse(path).getroot()
+    except SafeET.ParseError as exc:
+        raise SnapshotFormatError(path, f"not an OAI-PMH page ({exc})") from None
+    if root.tag != f"{OAI}OAI-PMH":
+        raise SnapshotFormatError(path, f"<{root.tag}> is not an OAI-PMH page")
+    rows = []
+    skipped = 0
+    for record in root.iter(f"{OAI}record"):
+        header = record.find(f"{OAI}header")
+        if header is not None and header.get("status") == "deleted":
+            continue
+        metadata = record.find(f"{OAI}metadata/{ARXIV_NS}arXiv")
+        stamp = header.findtext(f"{OAI}datestamp") if header is not None else None
+        row = _from_oai(metadata, _date(stamp)) if metadata is not None else None
+        if row is None:
+            skipped += 1
+        else:
+            rows.append(row)
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=WORKS)
+    return skipped
+
+
+def _from_oai(metadata: Element, stamp: date | None) -> dict[str, Any] | None:
+    arxiv_id = normalize_arxiv(metadata.findtext(f"{ARXIV_NS}id") or "")
+    if arxiv_id is None:
+        return None
+    created = _date(metadata.findtext(f"{ARXIV_NS}created"))
+    authors = [
+        _author(a.findtext(f"{ARXIV_NS}keyname") or "", a.findtext(f"{ARXIV_NS}forenames") or "")
+        for a in metadata.iter(f"{ARXIV_NS}author")
+    ]
+    return _row(
+        arxiv_id,
+        metadata.findtext(f"{ARXIV_NS}title"),
+        [a for a in authors if a],
+        created.year if created else None,
+        metadata.findtext(f"{ARXIV_NS}doi"),
+        metadata.findtext(f"{ARXIV_NS}comments"),
+        stamp,
+        None,  # the arXiv format names no versions
+    )
+
+
+def _row(
+    arxiv_id: str,
+    title: str | None,
+    authors: list[dict[str, str | None]],
+    year: int | None,
+    doi: str | None,
+    comments: str | None,
+    updated: date | None,
+    version: int | None,
+) -> dict[str, Any]:
+    return {
+        "id": arxiv_id,
+        "arxiv_id": arxiv_id,
+        "doi": normalize_doi((doi or "").split(" ")[0]),
+        "title": " ".join((title or "").split()) or None,
+        "authors": authors,
+        "year": year,
+        "container": "arXiv",
+        "type": "article",
+        "informal": True,
+        "withdrawn": bool(comments and _WITHDRAWN.search(comments)),
+        "version": version,
+        "updated": updated,
+    }
+
+
+def _author(family: str, given: str) -> dict[str, str | None] | None:
+    """arXiv's parsed name, its LaTeX accents (`Garc\\'ia`) as letters; a name with no
+    forenames (a collaboration) is literal."""
+    family, given = _plain(family), _plain(given)
+    if not family:
+        return None
+    if not given:
+        return {"family": None, "given": None, "literal": family}
+    return {"family": family, "given": given, "literal": None}
+
+
+def _plain(text: str) -> str:
+    text = " ".join(text.split())
+    return " ".join(strip_markup(text).split()) if "\\" in text or "{" in text else text
+
+
+def _rfc2822_year(text: str | None) -> int | None:
+    try:
+        return parsedate_to_datetime(text).year if text else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _date(text: str | None) -> date | None:
+    try:
+        return date.fromisoformat(text[:10]) if text else None
+    except ValueError:
+        return None
+
+
+BUILDER = Builder("arxiv", WORKS_TABLE, read)
+
+
+class NoSnapshotToUpdate(ValueError):
+    """An update needs a snapshot built from arXiv's metadata snapshot first."""
+
+
+def update(http: RegistryHttp, root: Path) -> Manifest:
+    """Add what arXiv lists as changed since the snapshot's date (OAI-PMH, over `http`: the
+    arXiv host's stack and limiter, best without the response cache: pages are read once)."""
+    folder = current(root, BUILDER.name)
+    if folder is None:
+        raise NoSnapshotToUpdate(
+            "no arxiv snapshot to update: build it from arXiv's metadata snapshot first"
+        )
+    manifest = Manifest.read(folder)
+    since = date.fromisoformat(manifest.date) if manifest.date else None
+    pages = root / f".{BUILDER.name}.harvest"
+    if pages.exists():
+        shutil.rmtree(pages)  # a killed harvest's pages: their tokens have expired
+    pages.mkdir(parents=True)
+    count = _save(list_records(http, OAI_PATH, "arXiv", since), pages)
+    if count:
+        manifest = build(BUILDER, [pages], root, extend=True)
+    shutil.rmtree(pages)
+    return manifest
+
+
+def _save(bodies: Iterator[bytes], folder: Path) -> int:
+    count = 0
+    for count, body in enumerate(bodies, start=1):
+        (folder / f"page-{count:05d}.xml").write_bytes(body)
+    return count

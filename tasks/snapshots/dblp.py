@@ -1,0 +1,218 @@
+"""The `dblp` snapshot: dblp.xml.gz (with its dblp.dtd beside it) as works.
+
+dblp's dump is one XML file of 7M+ records, ISO-8859-1 with the DTD's named entities (`&ouml;`),
+so the DTD must be loaded to read it. It is parsed as a stream (lxml's iterparse), each record
+cleared once read: memory stays flat whatever the file's size.
+
+| dblp                                  | works                                           |
+|---------------------------------------|-------------------------------------------------|
+| `key`, `mdate`                        | `id`, `updated` (the newest is the dump's date)   |
+| `<title>` with `<i>`, `<sub>`, `<sup>`, `<tt>` | its text, without dblp's closing period |
+| `<author>` "Wei Wang 0001"            | family Wang, given Wei (homonym number dropped) |
+| `<journal>` / `<booktitle>`           | `container` (dblp's short form: "NeurIPS")        |
+| `<crossref>` conf/nips/2017           | `parent`; its proceedings' title: `container_full` |
+| `<ee>` doi.org / arxiv.org links      | `doi`, `arxiv_id`                               |
+| CoRR `<volume>abs/2404.05961`          | `arxiv_id`                                      |
+| `publtype="informal"` (or "informal publication") | `informal`                          |
+| `www` (person pages), `person`, `data` | skipped: no works                              |
+
+A DTD that declares record types or drops fields this reader does not know is a dump of another
+format: the build stops naming dblp.dtd and what changed. A dump that ends mid-record (a
+truncated download) stops it too.
+"""
+
+import gzip
+import re
+from collections.abc import Generator, Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from lxml import etree
+
+from tasks.identifiers import is_arxiv_doi, normalize_arxiv, normalize_doi
+from tasks.snapshots.schema import WORKS, WORKS_TABLE
+from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
+
+BATCH = 20_000
+
+TYPES = {
+    "article": "article-journal",
+    "inproceedings": "paper-conference",
+    "proceedings": "book",
+    "book": "book",
+    "incollection": "chapter",
+    "phdthesis": "thesis",
+    "mastersthesis": "thesis",
+}
+SKIPPED = {"www", "person", "data"}  # records that are no works
+FIELDS = {"author", "title", "booktitle", "journal", "volume", "number", "pages", "year", "ee"}
+FIELDS |= {"crossref"}
+
+_HOMONYM = re.compile(r"\s+\d{4}$")
+_CORR = re.compile(r"^abs/(.+)$")
+
+
+def read(path: Path) -> Generator[pa.RecordBatch, None, int]:
+    """The works in one dblp.xml(.gz), in batches; its dblp.dtd must be beside it. Returns
+    how many records were left out (no title)."""
+    dtd = path.parent / "dblp.dtd"
+    check_dtd(dtd, path)
+    with gzip.open(path) if path.name.endswith(".gz") else path.open("rb") as stream:
+        events = etree.iterparse(
+            stream,
+            events=("end",),
+            tag=list(TYPES),
+            load_dtd=True,  # the named entities (&ouml;) are declared there
+            resolve_entities=True,
+            no_network=True,
+            huge_tree=True,
+        )
+        events.resolvers.add(_Beside(dtd))
+        return (yield from _batches(path, events))
+
+
+class _Beside(etree.Resolver):
+    """The dump's DTD is the dblp.dtd beside it, whatever path its DOCTYPE names."""
+
+    def __init__(self, dtd: Path) -> None:
+        super().__init__()
+        self._dtd = str(dtd)
+
+    def resolve(self, system_url: str, public_id: str, context: Any) -> Any:
+        if system_url and system_url.endswith("dblp.dtd"):
+            return self.resolve_filename(self._dtd, context)
+        return None
+
+
+def _batches(path: Path, events: Any) -> Generator[pa.RecordBatch, None, int]:
+    rows: list[dict[str, Any]] = []
+    skipped = 0
+    try:
+        for _, element in events:
+            row = record(element)
+            if row is not None:
+                rows.append(row)
+            else:
+                skipped += 1
+            element.clear(keep_tail=False)
+            while element.getprevious() is not None:  # what came before is read: drop it
+                del element.getparent()[0]
+            if len(rows) >= BATCH:
+                yield pa.RecordBatch.from_pylist(rows, schema=WORKS)
+                rows = []
+    except etree.XMLSyntaxError as exc:
+        what = f"not well-formed XML ({exc}); a truncated download?"
+        raise SnapshotFormatError(path, what) from None
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=WORKS)
+    return skipped
+
+
+def check_dtd(dtd: Path, xml: Path) -> None:
+    """Stop unless `dtd` declares the dump format this reader knows."""
+    if not dtd.is_file():
+        raise SnapshotFormatError(xml, f"no dblp.dtd beside it ({dtd}): download both")
+    try:
+        declared = etree.DTD(str(dtd))
+    except etree.DTDParseError as exc:
+        raise SnapshotFormatError(dtd, f"not a DTD ({exc})") from None
+    elements = {e.name: e for e in declared.iterelements()}
+    if "dblp" not in elements:
+        raise SnapshotFormatError(dtd, "declares no <dblp> element")
+    records = _names(elements["dblp"].content)
+    if new := sorted(records - set(TYPES) - SKIPPED):
+        raise SnapshotFormatError(dtd, f"new record types {', '.join(new)}")
+    if missing := sorted(FIELDS - set(elements)):
+        raise SnapshotFormatError(dtd, f"no longer declares {', '.join(missing)}")
+
+
+def _names(content: Any) -> set[str]:
+    """The element names a DTD content model allows."""
+    if content is None:
+        return set()
+    found = {content.name} if content.name else set()
+    return found | _names(content.left) | _names(content.right)
+
+
+def record(element: Any) -> dict[str, Any] | None:
+    """One dblp record as a works row; None for one without a title."""
+    fields: dict[str, list[str]] = {}
+    authors = []
+    title = None
+    for child in element:
+        tag = child.tag
+        if tag == "title":
+            title = _title(child)
+        elif tag == "author":
+            authors.append(_author(child.text or ""))
+        elif isinstance(tag, str):
+            fields.setdefault(tag, []).append((child.text or "").strip())
+    if not title:
+        return None
+    first = {tag: values[0] for tag, values in fields.items() if values and values[0]}
+    doi = arxiv = None
+    for link in fields.get("ee", []):
+        if "doi.org/" in link and doi is None:
+            doi = normalize_doi(link)
+        elif "arxiv.org/" in link and arxiv is None:
+            arxiv = normalize_arxiv(link)
+    if arxiv is None and is_arxiv_doi(doi):
+        arxiv = normalize_arxiv(doi)
+    volume = first.get("volume")
+    if first.get("journal") == "CoRR" and volume and (corr := _CORR.match(volume)):
+        arxiv = arxiv or normalize_arxiv(corr.group(1))
+    year = first.get("year", "")
+    publtype = element.get("publtype") or ""
+    return {
+        "id": element.get("key"),
+        "doi": doi,
+        "arxiv_id": arxiv,
+        "title": title,
+        "authors": authors,
+        "year": int(year) if year.isdigit() and len(year) == 4 else None,
+        "container": first.get("journal") or first.get("booktitle"),
+        "volume": volume,
+        "issue": first.get("number"),
+        "pages": first.get("pages"),
+        "type": TYPES[element.tag] if not publtype.startswith("informal") else "article",
+        "informal": publtype.startswith("informal"),
+        "parent": first.get("crossref"),
+        "updated": _date(element.get("mdate")),
+    }
+
+
+def _title(element: Any) -> str | None:
+    """The title's text, markup (`<i>`, `<sub>`, ...) flattened, dblp's closing period dropped."""
+    text = " ".join("".join(element.itertext()).split())
+    if text.endswith(".") and not text.endswith(".."):
+        text = text[:-1]
+    return text or None
+
+
+def _author(text: str) -> dict[str, str | None]:
+    """ "Laurens van der Maaten" -> family "van der Maaten", given "Laurens"; dblp's homonym
+    number ("Wei Wang 0001") dropped; a single word is a literal name."""
+    words = _HOMONYM.sub("", text.strip()).split()
+    if len(words) < 2:
+        return {"family": None, "given": None, "literal": " ".join(words) or None}
+    start = len(words) - 1
+    while start > 1 and words[start - 1][:1].islower():  # particles: van, der, de, von
+        start -= 1
+    return {"family": " ".join(words[start:]), "given": " ".join(words[:start]), "literal": None}
+
+
+def _date(text: str | None) -> date | None:
+    try:
+        return date.fromisoformat(text) if text else None
+    except ValueError:
+        return None
+
+
+def parts(inputs: Sequence[Path]) -> list[Path]:
+    """The dump files given (dblp.xml.gz, or a folder holding it): its dblp.dtd is no part."""
+    return [p for p in files_of(inputs) if p.name.endswith((".xml", ".xml.gz"))]
+
+
+BUILDER = Builder("dblp", WORKS_TABLE, read, parts)

@@ -1,0 +1,87 @@
+"""The records every snapshot holds, declared once: builders write these, lookups read them.
+
+Two tables. `works` is a registry's record of a work, whatever dump it came from (dblp, arXiv,
+Crossref): the fields the decision table compares, identifiers normalised as
+tasks/identifiers.py normalises them (DOI lower case, arXiv id without version, PMID digits).
+`notices` is a retraction, correction or expression of concern about a work (Retraction Watch).
+
+Each table names its *dated* column: the snapshot's date is the newest value in it, the dump's
+own date (dblp's newest `mdate`, arXiv's newest `update_date`), never the day it was built.
+"""
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+# Bumped when a column changes: a snapshot of another version is rebuilt, never read wrongly.
+FORMAT_VERSION = 1
+
+AUTHOR = pa.struct(
+    [
+        pa.field("family", pa.string()),
+        pa.field("given", pa.string()),
+        pa.field("literal", pa.string()),  # a name the dump gives whole (an organisation)
+    ]
+)
+
+UPDATE = pa.struct(  # Crossref's `updated-by`: a notice about this work
+    [
+        pa.field("type", pa.string()),  # retraction, correction, expression_of_concern, ...
+        pa.field("doi", pa.string()),  # the notice's DOI
+        pa.field("date", pa.date32()),
+    ]
+)
+
+WORKS = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),  # the dump's own key: dblp key, arXiv id, DOI
+        pa.field("doi", pa.string()),
+        pa.field("arxiv_id", pa.string()),
+        pa.field("pmid", pa.string()),
+        pa.field("title", pa.string()),
+        pa.field("subtitle", pa.string()),
+        pa.field("authors", pa.list_(AUTHOR)),  # in the order the dump gives them
+        pa.field("year", pa.int16()),
+        pa.field("container", pa.string()),  # journal, booktitle (dblp's short form) or venue
+        pa.field("container_full", pa.string()),  # the proceedings' own title (dblp `crossref`)
+        pa.field("volume", pa.string()),
+        pa.field("issue", pa.string()),
+        pa.field("pages", pa.string()),
+        pa.field("type", pa.string()),  # a CSL type: article-journal, paper-conference, ...
+        pa.field("informal", pa.bool_()),  # a preprint or informal publication (CoRR, arXiv)
+        pa.field("withdrawn", pa.bool_()),  # withdrawn by its authors (arXiv)
+        pa.field("version", pa.int16()),  # the latest version (arXiv)
+        pa.field("parent", pa.string()),  # the `id` of the work this one is part of (dblp)
+        pa.field("updates", pa.list_(UPDATE)),  # notices about it (Crossref `updated-by`)
+        pa.field("updated", pa.date32()),  # the record's own date in the dump
+    ]
+)
+
+NOTICES = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),  # Retraction Watch's Record ID
+        pa.field("doi", pa.string()),  # the original paper's
+        pa.field("pmid", pa.string()),
+        pa.field("title", pa.string()),
+        pa.field("nature", pa.string()),  # Retraction, Correction, Expression of concern, ...
+        pa.field("date", pa.date32()),  # the notice's
+        pa.field("notice_doi", pa.string()),
+        pa.field("notice_pmid", pa.string()),
+        pa.field("reason", pa.string()),  # the reasons, `;`-separated as the dump gives them
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Table:
+    """One kind of snapshot table: its columns, its dated column, its identifier columns."""
+
+    name: str
+    schema: pa.Schema
+    dated: str
+    identifiers: tuple[str, ...]  # the columns a batched identifier lookup joins on
+    titled: bool  # whether it gets a title index
+
+
+WORKS_TABLE = Table("works", WORKS, "updated", ("id", "doi", "arxiv_id", "pmid"), True)
+NOTICES_TABLE = Table("notices", NOTICES, "date", ("doi", "pmid"), False)

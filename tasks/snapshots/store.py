@@ -1,0 +1,300 @@
+"""Where snapshots live and how a build replaces one whole.
+
+```
+$CITEAUDIT_SNAPSHOTS/                 (default: the user data dir's citeaudit/snapshots)
+  dblp -> .dblp.20261128T031500       the current snapshot: a symlink, swapped atomically
+  .dblp.20261128T031500/
+    manifest.json                     name, date, records, bytes, built_at, inputs, format
+    parts/00000/part-00000.parquet    one folder per input part (a file of the dump)
+    index.duckdb                      what lookups read (tasks/snapshots/index.py)
+  .dblp.staging/                      a build in progress (or killed): resumed by the next build
+  .dblp.lock                          one build of a name at a time
+```
+
+A build writes into the staging folder beside the current snapshot, one input part at a time:
+a part's records go to `parts/NNNNN.tmp/`, renamed to `parts/NNNNN/` when the part is whole,
+so a killed build resumes with the parts not renamed (and any whose input file has changed
+since: its path, size and modification time are kept beside it). When every part is there
+the index is built, the staging folder renamed to its own version folder and the symlink
+swapped in one rename: readers see the old snapshot or the new one, never half of one. A
+failed build (a format we do not know) leaves the old one in place.
+
+A builder (tasks/snapshots/dblp.py, arxiv.py, ...) is a plain function streaming one input
+part's records as Arrow batches of the table's schema, in bounded memory; the store writes
+them, adds the normalised title the title index reads, and indexes them.
+"""
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import platformdirs
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tasks.snapshots.schema import FORMAT_VERSION, Table
+from tasks.textnorm import normalise_title
+
+TITLE_KEY = "title_key"  # the column the store adds: the title as tasks/textnorm normalises it
+ROW_GROUP = 64_000
+
+
+class SnapshotFormatError(ValueError):
+    """A dump in a format we do not know: which file, and what changed."""
+
+    def __init__(self, path: Path | str, what: str) -> None:
+        super().__init__(f"{path}: {what}; the snapshot was not changed")
+        self.path = str(path)
+
+
+# One input part's records in batches; what it returns is the number of records it skipped
+# (broken ones: a line that is no JSON, a record without a title).
+Reader = Callable[[Path], Generator[pa.RecordBatch, None, int | None]]
+
+
+def files_of(inputs: Sequence[Path]) -> list[Path]:
+    """The input parts: each file given, and the files of each folder given, by name."""
+    parts: list[Path] = []
+    for path in inputs:
+        if path.is_dir():
+            parts.extend(sorted(p for p in path.iterdir() if p.is_file() or p.is_fifo()))
+        else:
+            parts.append(path)
+    return parts
+
+
+@dataclass(frozen=True)
+class Builder:
+    """How one snapshot is made: its name, its table and the reader of one input part."""
+
+    name: str
+    table: Table
+    read: Reader
+    parts: Callable[[Sequence[Path]], list[Path]] = files_of
+
+
+@dataclass(frozen=True)
+class InputFile:
+    path: str
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, path: Path) -> "InputFile":
+        stat = path.stat()
+        return cls(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    name: str
+    table: str
+    date: str | None  # ISO date of the dump's newest record
+    records: int
+    bytes: int
+    built_at: str  # ISO timestamp, UTC
+    inputs: list[dict[str, object]] = field(default_factory=list)
+    skipped: int = 0  # broken records the builders left out
+    format_version: int = FORMAT_VERSION
+
+    @classmethod
+    def read(cls, folder: Path) -> "Manifest":
+        return cls(**json.loads((folder / "manifest.json").read_text()))
+
+
+@dataclass(frozen=True)
+class Status:
+    name: str
+    date: str | None
+    records: int
+    bytes: int
+    age_days: int | None  # days since the snapshot's date
+    built_at: str
+    current: bool  # built by this citeaudit's format (else: rebuild it)
+
+
+def snapshots_root(env: dict[str, str] | None = None) -> Path:
+    """$CITEAUDIT_SNAPSHOTS, or the user data dir's `snapshots` folder."""
+    value = (os.environ if env is None else env).get("CITEAUDIT_SNAPSHOTS")
+    return Path(value) if value else platformdirs.user_data_path("citeaudit") / "snapshots"
+
+
+def current(root: Path, name: str) -> Path | None:
+    """The folder of the snapshot `name`, or None if none is built."""
+    link = root / name
+    if not link.is_symlink() or not (link / "manifest.json").is_file():
+        return None
+    return link.resolve()
+
+
+def status(root: Path) -> list[Status]:
+    """Every snapshot built under `root`, by name."""
+    found = []
+    if root.is_dir():
+        for link in sorted(root.iterdir()):
+            folder = current(root, link.name) if not link.name.startswith(".") else None
+            if folder is None:
+                continue
+            m = Manifest.read(folder)
+            age = (date.today() - date.fromisoformat(m.date)).days if m.date else None
+            found.append(
+                Status(
+                    m.name,
+                    m.date,
+                    m.records,
+                    _size(folder),  # on disk now: the manifest's is the build's
+                    age,
+                    m.built_at,
+                    m.format_version == FORMAT_VERSION,
+                )
+            )
+    return found
+
+
+def remove(root: Path, name: str) -> bool:
+    """Remove the snapshot `name` and any build of it left unfinished; whether there was one."""
+    with _locked(root, name):
+        link = root / name
+        target = link.resolve() if link.is_symlink() else None
+        existed = target is not None
+        if link.is_symlink():
+            link.unlink()
+        for folder in (target, root / f".{name}.staging"):
+            if folder is not None and folder.exists():
+                shutil.rmtree(folder)
+    return existed
+
+
+def build(builder: Builder, inputs: Sequence[Path], root: Path, extend: bool = False) -> Manifest:
+    """Build the snapshot `builder.name` from `inputs` and swap it in; resume a killed build.
+
+    `extend`: the new parts are added to the current snapshot's (an incremental update), a
+    record of a later part replacing one of the same `id` before it."""
+    from tasks.snapshots.index import build_index  # DuckDB only once the parts are written
+
+    with _locked(root, builder.name):
+        parts = builder.parts([Path(p) for p in inputs])
+        base = current(root, builder.name) if extend else None
+        staging = _staging(root, builder, base)
+        folder = staging / "parts"
+        first = json.loads((staging / "plan.json").read_text())["base_parts"]
+        wanted = set()
+        for number, part in enumerate(parts, start=first):
+            wanted.add(f"{number:05d}")
+            if _done(folder / f"{number:05d}") != asdict(InputFile.of(part)):
+                _write_part(builder, part, folder, number)
+        for stale in folder.iterdir():  # parts of inputs no longer given
+            if int(stale.name[:5]) >= first and stale.name not in wanted:
+                shutil.rmtree(stale)
+        records, newest = build_index(staging, builder.table)
+        written = [json.loads(p.read_text()) for p in sorted(folder.glob("*/part.json"))]
+        manifest = Manifest(
+            name=builder.name,
+            table=builder.table.name,
+            date=newest.isoformat() if newest else None,
+            records=records,
+            bytes=0,
+            built_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            inputs=[p["input"] for p in written],
+            skipped=sum(p["skipped"] for p in written),
+        )
+        manifest = replace(manifest, bytes=_size(staging))
+        (staging / "manifest.json").write_text(json.dumps(asdict(manifest), indent=1))
+        _swap(root, builder.name, staging)
+    return manifest
+
+
+@contextlib.contextmanager
+def _locked(root: Path, name: str) -> Iterator[None]:
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f".{name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _staging(root: Path, builder: Builder, base: Path | None) -> Path:
+    """The staging folder: a killed build's, if it was building the same thing, else anew."""
+    staging = root / f".{builder.name}.staging"
+    base_parts = sorted((base / "parts").iterdir()) if base else []
+    plan = {
+        "format_version": FORMAT_VERSION,
+        "table": builder.table.name,
+        "base": base.name if base else None,
+        "base_parts": len(base_parts),
+    }
+    plan_file = staging / "plan.json"
+    if staging.is_dir() and plan_file.is_file() and json.loads(plan_file.read_text()) == plan:
+        for unfinished in (staging / "parts").glob("*.tmp"):
+            shutil.rmtree(unfinished)
+        return staging
+    if staging.exists():
+        shutil.rmtree(staging)
+    (staging / "parts").mkdir(parents=True)
+    # Hard links: the current snapshot's parts are read again, never written again.
+    for folder in base_parts:
+        shutil.copytree(folder, staging / "parts" / folder.name, copy_function=os.link)
+    plan_file.write_text(json.dumps(plan, indent=1))
+    return staging
+
+
+def _done(folder: Path) -> dict[str, object] | None:
+    """The input a finished part was written from (None if it is not finished)."""
+    done = folder / "part.json"
+    return json.loads(done.read_text())["input"] if done.is_file() else None
+
+
+def _write_part(builder: Builder, part: Path, parts: Path, number: int) -> None:
+    """Write one input part's records to Parquet; renamed whole when complete."""
+    identity = asdict(InputFile.of(part))  # before reading: a file changed meanwhile is re-read
+    final = parts / f"{number:05d}"
+    tmp = parts / f"{number:05d}.tmp"
+    for old in (final, tmp):
+        if old.exists():
+            shutil.rmtree(old)
+    tmp.mkdir()
+    schema = builder.table.schema.append(pa.field(TITLE_KEY, pa.string()))
+    records = 0
+    batches = builder.read(part)
+    with pq.ParquetWriter(tmp / "part.parquet", schema, compression="zstd") as writer:
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration as end:
+                skipped = end.value or 0
+                break
+            if batch.schema != builder.table.schema:
+                batch = pa.RecordBatch.from_pylist(batch.to_pylist(), schema=builder.table.schema)
+            titles = batch.column("title").to_pylist() if "title" in batch.schema.names else []
+            keys = pa.array([normalise_title(t) if t else None for t in titles], pa.string())
+            if not titles:
+                keys = pa.nulls(batch.num_rows, pa.string())
+            writer.write_batch(batch.append_column(TITLE_KEY, keys), row_group_size=ROW_GROUP)
+            records += batch.num_rows
+    summary = {"input": identity, "records": records, "skipped": skipped}
+    (tmp / "part.json").write_text(json.dumps(summary))
+    tmp.rename(final)
+
+
+def _size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def _swap(root: Path, name: str, staging: Path) -> None:
+    """Make the staged build the current snapshot in one rename; remove the one it replaces."""
+    link = root / name
+    old = link.resolve() if link.is_symlink() else None
+    version = root / f".{name}.{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}"
+    staging.rename(version)
+    fresh = root / f".{name}.link"
+    if fresh.is_symlink():
+        fresh.unlink()
+    fresh.symlink_to(version.name)
+    fresh.replace(link)
+    if old is not None and old.exists():
+        shutil.rmtree(old)

@@ -1,0 +1,244 @@
+"""Regenerate tests/fixtures/snapshots/ (dump files in the registries' own formats) from the
+recorded answers in tests/fixtures/registry/.
+
+Run from the repo root: `uv run python -m tests.fake_registry.build_snapshot_fixtures`.
+Deterministic (sorted, gzip mtime 0). What each file holds, and which of its records are
+constructed rather than recorded, is in tests/fixtures/snapshots/README.md.
+"""
+
+import gzip
+import html
+import json
+import re
+from datetime import UTC, datetime
+from email.utils import format_datetime
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET  # our own recorded files, not untrusted input
+from xml.sax.saxutils import escape
+
+REPO = Path(__file__).resolve().parents[2]
+SOURCES = REPO / "tests" / "fixtures" / "registry"
+OUT = REPO / "tests" / "fixtures" / "snapshots"
+ATOM = "{http://www.w3.org/2005/Atom}"
+ARXIV = "{http://arxiv.org/schemas/atom}"
+# The recorded entries were cut from their feeds, whose root declared these namespaces.
+_ENTRY = '<entry xmlns="http://www.w3.org/2005/Atom" xmlns:arxiv="http://arxiv.org/schemas/atom">'
+
+# The ISO 8879 entities tests/fixtures/snapshots/dblp.dtd declares; dblp writes every other
+# character outside ASCII as a character reference.
+_DTD_ENTITY = re.compile(r'<!ENTITY\s+(\w+)\s+"&#(\d+);"')
+
+_DBLP_TAGS = {
+    "Journal Articles": ("article", None),
+    "Conference and Workshop Papers": ("inproceedings", None),
+    "Informal and Other Publications": ("article", "informal"),
+    "Books and Theses": ("book", None),
+    "Parts in Books or Collections": ("incollection", None),
+    "Editorship": ("proceedings", None),
+}
+
+# Records no recorded answer holds, written in dblp's format for the cases the reader handles.
+DBLP_CONSTRUCTED = """\
+<inproceedings mdate="2023-03-30" key="conf/nips/VaswaniSPUJGKP17">
+<author>Ashish Vaswani</author>
+<author>Noam Shazeer</author>
+<author>Niki Parmar</author>
+<author>Jakob Uszkoreit</author>
+<author>Llion Jones</author>
+<author>Aidan N. Gomez</author>
+<author>Lukasz Kaiser</author>
+<author>Illia Polosukhin</author>
+<title>Attention is All you Need.</title>
+<pages>5998-6008</pages>
+<year>2017</year>
+<booktitle>NIPS</booktitle>
+<ee type="oa">https://proceedings.neurips.cc/paper/2017/hash/3f5ee243547dee91fbd053c1c4a845aa-Abstract.html</ee>
+<crossref>conf/nips/2017</crossref>
+<url>db/conf/nips/nips2017.html#VaswaniSPUJGKP17</url>
+</inproceedings>
+<article mdate="2026-11-02" key="journals/corr/abs-2404-05961" publtype="informal">
+<author>Laurens van der Maaten</author>
+<author>Wei Wang 0001</author>
+<author>J&ouml;rg M&uuml;ller 0002</author>
+<title>Sparse <i>k</i>-Means for H<sub>2</sub>O Spectra in <tt>R<sup>n</sup></tt>.</title>
+<journal>CoRR</journal>
+<volume>abs/2404.05961</volume>
+<year>2024</year>
+<url>db/journals/corr/corr2404.html#abs-2404-05961</url>
+</article>
+<article mdate="2024-01-05" key="journals/broken/NoTitle24">
+<author>Anonymous Reviewer</author>
+<journal>Broken J.</journal>
+<year>2024</year>
+</article>
+<article mdate="2024-01-05" key="journals/broken/BadYear24">
+<author>Fran&ccedil;ois Dupont</author>
+<title>A Record Whose Year Is Not A Year.</title>
+<journal>Broken J.</journal>
+<year>20x4</year>
+</article>
+<www mdate="2024-01-05" key="homepages/v/AshishVaswani">
+<author>Ashish Vaswani</author>
+<title>Home Page</title>
+</www>
+<proceedings mdate="2019-05-28" key="conf/nips/2017">
+<editor>Isabelle Guyon</editor>
+<editor>Ulrike von Luxburg</editor>
+<title>Advances in Neural Information Processing Systems 30: Annual Conference on Neural \
+Information Processing Systems 2017, December 4-9, 2017, Long Beach, CA, USA</title>
+<booktitle>NIPS</booktitle>
+<year>2017</year>
+<url>db/conf/nips/nips2017.html</url>
+</proceedings>
+"""
+
+
+def _read_jsonl_gz(path: Path) -> list[dict[str, Any]]:
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+def _dblp_escape(text: str, entities: dict[int, str]) -> str:
+    out = []
+    for char in escape(text):
+        code = ord(char)
+        if code < 128:
+            out.append(char)
+        elif code in entities:
+            out.append(f"&{entities[code]};")
+        else:
+            out.append(f"&#{code};")
+    return "".join(out)
+
+
+def _listed(value: Any) -> list[Any]:
+    return [] if value is None else value if isinstance(value, list) else [value]
+
+
+def dblp_xml() -> bytes:
+    """dblp.xml: the recorded DBLP hits as dblp records, then the constructed ones."""
+    dtd = (OUT / "dblp.dtd").read_text(encoding="utf-8")
+    entities = {int(code): name for name, code in _DTD_ENTITY.findall(dtd)}
+    seen: set[str] = set()
+    records = []
+    hits = _read_jsonl_gz(SOURCES / "dblp_hits.jsonl.gz")
+    for hit in sorted(hits, key=lambda h: h["info"]["key"]):
+        info = hit["info"]
+        if info["key"] in seen or info.get("type") not in _DBLP_TAGS:
+            continue
+        seen.add(info["key"])
+        tag, publtype = _DBLP_TAGS[info["type"]]
+        if tag == "book" and info["key"].startswith("phd/"):
+            tag = "phdthesis"
+        attrs = f' publtype="{publtype}"' if publtype else ""
+        # The search API gives no mdate: the record's year stands in for it.
+        lines = [f'<{tag} mdate="{info.get("year", "2020")}-06-01" key="{info["key"]}"{attrs}>']
+        for author in _listed((info.get("authors") or {}).get("author")):
+            lines.append(f"<author>{_dblp_escape(author['text'], entities)}</author>")
+        lines.append(f"<title>{_dblp_escape(html.unescape(info['title']), entities)}</title>")
+        if pages := info.get("pages"):
+            lines.append(f"<pages>{_dblp_escape(pages, entities)}</pages>")
+        if year := info.get("year"):
+            lines.append(f"<year>{year}</year>")
+        venue = ", ".join(_listed(info.get("venue")))
+        if venue:
+            field = "journal" if tag == "article" else "booktitle"
+            lines.append(f"<{field}>{_dblp_escape(venue, entities)}</{field}>")
+        if volume := info.get("volume"):
+            lines.append(f"<volume>{_dblp_escape(volume, entities)}</volume>")
+        for link in _listed(info.get("ee")):
+            lines.append(f"<ee>{escape(link)}</ee>")
+        lines.append(f"</{tag}>")
+        records.append("\n".join(lines))
+    body = "\n".join(records) + "\n" + DBLP_CONSTRUCTED
+    text = '<?xml version="1.0" encoding="ISO-8859-1"?>\n<!DOCTYPE dblp SYSTEM "dblp.dtd">\n'
+    return (text + "<dblp>\n" + body + "</dblp>\n").encode("iso-8859-1")
+
+
+def _rfc2822(stamp: str) -> str:
+    when = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return format_datetime(when, usegmt=True)
+
+
+def arxiv_record(entry: ET.Element) -> dict[str, Any]:
+    """One recorded Atom entry in the arXiv metadata snapshot's form (Kaggle's JSON lines)."""
+    link = entry.findtext(f"{ATOM}id") or ""
+    arxiv_id, _, version = link.split("/abs/")[-1].rpartition("v")
+    published = entry.findtext(f"{ATOM}published") or ""
+    updated = entry.findtext(f"{ATOM}updated") or published
+    latest = int(version) if version.isdigit() else 1
+    # The Atom entry dates the first and the latest version: the ones between take the latest's.
+    versions = [
+        {"version": f"v{n}", "created": _rfc2822(published if n == 1 else updated)}
+        for n in range(1, latest + 1)
+    ]
+    names = [a.findtext(f"{ATOM}name") or "" for a in entry.findall(f"{ATOM}author")]
+    parsed = [[*reversed(n.rsplit(" ", 1)), ""] if " " in n else [n, "", ""] for n in names]
+    categories = [c.get("term") for c in entry.findall(f"{ATOM}category")]
+    return {
+        "id": arxiv_id,
+        "submitter": names[0] if names else None,
+        "authors": ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1]
+        if names
+        else "",
+        "title": entry.findtext(f"{ATOM}title"),
+        "comments": entry.findtext(f"{ARXIV}comment"),
+        "journal-ref": entry.findtext(f"{ARXIV}journal_ref"),
+        "doi": entry.findtext(f"{ARXIV}doi"),
+        "report-no": None,
+        "categories": " ".join(c for c in categories if c),
+        "license": None,
+        "abstract": entry.findtext(f"{ATOM}summary"),
+        "versions": versions,
+        "update_date": updated[:10],
+        "authors_parsed": parsed,
+    }
+
+
+# Cases no recorded entry shows, in the snapshot's form: a withdrawn paper, LaTeX accents in
+# names and a title, a line that is no JSON and a record without an id.
+ARXIV_CONSTRUCTED = [
+    {
+        "id": "hep-th/9901001",
+        "submitter": "Jos\\'e Garc\\'ia",
+        "authors": "Jos\\'e Garc\\'ia and M. M\\\"uller",
+        "title": "On the $\\mathcal{N}=4$ Super Yang--Mills Theory at\n  Strong Coupling",
+        "comments": "This paper has been withdrawn by the author due to an error in eq. 3",
+        "journal-ref": None,
+        "doi": None,
+        "report-no": None,
+        "categories": "hep-th",
+        "license": None,
+        "abstract": "  This paper has been withdrawn.\n",
+        "versions": [
+            {"version": "v1", "created": "Fri, 1 Jan 1999 10:00:00 GMT"},
+            {"version": "v2", "created": "Mon, 4 Jan 1999 10:00:00 GMT"},
+        ],
+        "update_date": "2008-02-03",
+        "authors_parsed": [["Garc\\'ia", "Jos\\'e", ""], ['M\\"uller', "M.", ""]],
+    },
+]
+
+
+def arxiv_jsonl() -> bytes:
+    entries = _read_jsonl_gz(SOURCES / "arxiv_entries.jsonl.gz")
+    records = [
+        arxiv_record(ET.fromstring(row["xml"].replace("<entry>", _ENTRY, 1))) for row in entries
+    ]
+    records += ARXIV_CONSTRUCTED
+    lines = [json.dumps(r, ensure_ascii=False) for r in sorted(records, key=lambda r: r["id"])]
+    lines.insert(len(lines) // 2, '{"id": "1706.03762", "title": "a line cut short')
+    lines.insert(len(lines) // 3, json.dumps({"title": "A record without an id"}))
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def main() -> None:
+    raw = (OUT / "dblp.xml.gz").open("wb")
+    with raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+        gz.write(dblp_xml())
+    (OUT / "arxiv-metadata-oai-snapshot.json").write_bytes(arxiv_jsonl())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""The dblp snapshot built from a dblp.xml.gz in dblp's own format (tests/fixtures/snapshots:
+the recorded DBLP hits written as dblp records, and constructed records for the cases no
+recorded answer shows), read back through the snapshot's index."""
+
+import gzip
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tasks.snapshots import dblp
+from tasks.snapshots.index import Snapshot, open_snapshot
+from tasks.snapshots.store import SnapshotFormatError, build
+
+FIXTURES = Path(__file__).parent / "fixtures" / "snapshots"
+
+
+def _dump(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(FIXTURES / "dblp.dtd", folder / "dblp.dtd")
+    shutil.copy(FIXTURES / "dblp.xml.gz", folder / "dblp.xml.gz")
+    return folder / "dblp.xml.gz"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Snapshot]:
+    tmp = tmp_path_factory.mktemp("dblp")
+    build(dblp.BUILDER, [_dump(tmp / "input")], tmp / "snapshots")
+    snapshot = open_snapshot(tmp / "snapshots", "dblp")
+    assert snapshot is not None
+    return tmp / "snapshots", snapshot
+
+
+def _one(snapshot: Snapshot, kind: str, value: str) -> dict:
+    [record] = snapshot.by_ids([(kind, value)])[(kind, value)]
+    return record
+
+
+def test_the_snapshot_is_dated_by_the_dumps_newest_mdate(built: tuple[Path, Snapshot]) -> None:
+    _, snapshot = built
+    assert snapshot.label == "dblp@2026-11-02"
+    # 539 recorded hits and 4 constructed works; the record without a title is left out and
+    # counted, the person page (www) is no work.
+    assert snapshot.manifest.records == 543
+    assert snapshot.manifest.skipped == 1
+    assert (
+        snapshot.by_ids([("id", "homepages/v/AshishVaswani")])[("id", "homepages/v/AshishVaswani")]
+        == []
+    )
+
+
+def test_crossref_gives_the_proceedings_title_and_authors_keep_their_order(
+    built: tuple[Path, Snapshot],
+) -> None:
+    record = _one(built[1], "id", "conf/nips/VaswaniSPUJGKP17")
+    assert record["title"] == "Attention is All you Need"  # dblp's closing period dropped
+    assert record["container"] == "NIPS"
+    assert record["container_full"].startswith("Advances in Neural Information Processing")
+    assert record["type"] == "paper-conference" and record["year"] == 2017
+    assert [a["family"] for a in record["authors"]][:3] == ["Vaswani", "Shazeer", "Parmar"]
+    assert record["authors"][5] == {"family": "Gomez", "given": "Aidan N.", "literal": None}
+
+
+def test_markup_entities_homonyms_and_the_corr_volume(built: tuple[Path, Snapshot]) -> None:
+    record = _one(built[1], "arxiv", "2404.05961")  # from `volume abs/2404.05961` alone
+    assert record["title"] == "Sparse k-Means for H2O Spectra in Rn"
+    assert record["authors"] == [
+        {"family": "van der Maaten", "given": "Laurens", "literal": None},
+        {"family": "Wang", "given": "Wei", "literal": None},  # "Wei Wang 0001"
+        {"family": "Müller", "given": "Jörg", "literal": None},  # J&ouml;rg M&uuml;ller 0002
+    ]
+    assert record["informal"] is True and record["type"] == "article"
+    assert _one(built[1], "id", "journals/broken/BadYear24")["authors"][0]["given"] == "François"
+
+
+def test_ee_links_give_dois_and_arxiv_ids(built: tuple[Path, Snapshot]) -> None:
+    chapter = _one(built[1], "doi", "10.1017/9781108637435.016")
+    assert chapter["id"] == "books/cu/20/Seshadhri20" and chapter["type"] == "chapter"
+    corr = _one(built[1], "arxiv", "2402.17944")  # ee https://doi.org/10.48550/arXiv.2402.17944
+    assert corr["doi"] == "10.48550/arxiv.2402.17944"
+    assert corr["authors"][3]["family"] == "Zhang"  # "Jiani Zhang 0003"
+
+
+def test_a_broken_year_is_left_empty_not_the_record(built: tuple[Path, Snapshot]) -> None:
+    assert _one(built[1], "id", "journals/broken/BadYear24")["year"] is None
+
+
+def test_a_title_search_finds_a_misspelt_title_first(built: tuple[Path, Snapshot]) -> None:
+    [attention, absent, both] = built[1].by_title(
+        [
+            "Atention is all you need",
+            "A title no record in the dump has anything like",
+            "Learning to act: a reinforcement learning approach to recommend the best next "
+            "activities",
+        ]
+    )
+    assert attention[0]["id"] == "conf/nips/VaswaniSPUJGKP17" and attention[0]["score"] > 0.9
+    assert absent == []
+    assert {r["id"] for r in both[:2]} == {
+        "conf/bpm/BranchiFGM0R22",
+        "journals/corr/abs-2203-15398",
+    }
+
+
+def _failing_build(tmp_path: Path, dump: Path) -> str:
+    with pytest.raises(SnapshotFormatError) as failure:
+        build(dblp.BUILDER, [dump], tmp_path / "snapshots")
+    return str(failure.value)
+
+
+def _rebuilt_old(tmp_path: Path) -> Path:
+    """A first snapshot built from the fixture, so a failing build has one to leave intact."""
+    dump = _dump(tmp_path / "input")
+    build(dblp.BUILDER, [dump], tmp_path / "snapshots")
+    return dump
+
+
+def _still_there(tmp_path: Path) -> None:
+    snapshot = open_snapshot(tmp_path / "snapshots", "dblp")
+    assert snapshot is not None
+    with snapshot:
+        assert snapshot.manifest.records == 543
+        assert _one(snapshot, "arxiv", "2404.05961")["title"].startswith("Sparse")
+
+
+def test_a_dtd_with_a_new_record_type_fails_the_build_and_keeps_the_old(tmp_path: Path) -> None:
+    dump = _rebuilt_old(tmp_path)
+    dtd = dump.parent / "dblp.dtd"
+    dtd.write_text(dtd.read_text().replace("mastersthesis|www)*>", "mastersthesis|www|podcast)*>"))
+    message = _failing_build(tmp_path, dump)
+    assert message.startswith(f"{dtd}: new record types podcast")
+    assert "\n" not in message
+    _still_there(tmp_path)
+
+
+def test_a_dtd_without_a_field_we_read_fails_the_build(tmp_path: Path) -> None:
+    dump = _rebuilt_old(tmp_path)
+    dtd = dump.parent / "dblp.dtd"
+    dtd.write_text(dtd.read_text().replace("<!ELEMENT ee        (#PCDATA)>", ""))
+    assert "no longer declares ee" in _failing_build(tmp_path, dump)
+    _still_there(tmp_path)
+
+
+def test_a_dump_without_its_dtd_or_cut_short_fails_the_build(tmp_path: Path) -> None:
+    dump = _rebuilt_old(tmp_path)
+    (dump.parent / "dblp.dtd").unlink()
+    assert "no dblp.dtd beside it" in _failing_build(tmp_path, dump)
+    shutil.copy(FIXTURES / "dblp.dtd", dump.parent / "dblp.dtd")
+    whole = gzip.decompress(dump.read_bytes())
+    dump.write_bytes(gzip.compress(whole[: len(whole) // 2]))
+    assert "a truncated download?" in _failing_build(tmp_path, dump)
+    _still_there(tmp_path)
