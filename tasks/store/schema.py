@@ -16,8 +16,9 @@ import duckdb
 import polars as pl
 
 # 1: no recorded version; 2: the store's own tables declared, frame tables grown from frames;
-# 3: every table declared.
-SCHEMA_VERSION = 3
+# 3: every table declared; 4: claims' relevance, stance and contradicting_count (claim support's
+# cross-encoder).
+SCHEMA_VERSION = 4
 
 PolarsSchema = Mapping[str, pl.DataType | type[pl.DataType]]
 

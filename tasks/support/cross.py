@@ -120,6 +120,11 @@ class CrossEncoder:
         return judged(self.logits(claim, passage(title, evidence(claim, abstract))))
 
 
+def shipped() -> bool:
+    """The model file is in the package (the trained model is committed beside this module)."""
+    return MODEL.is_file()
+
+
 def _checked(onnx_file: Path) -> Path:
     if not available() or not onnx_file.is_file():
         raise SupportUnavailable(
