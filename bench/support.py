@@ -168,6 +168,9 @@ def cross_encoder_figures(pairs: Sequence[Pair], kinds: Sequence[tuple[str, str]
     """The shipped cross-encoder (tasks/support/cross.py): its load time, its time per 1,000
     pairs, and its figures on these claims. It was trained on most of them, so these are not a
     measure of it: bench/train_support_model.py prints its figures on the claims it never saw."""
+    if not cross.shipped():
+        print("cross-encoder: not shipped (no trained model in the package)")
+        return
     started = time.perf_counter()
     model = cross.CrossEncoder(cross._checked(cross.MODEL))
     print(f"cross-encoder loaded in {time.perf_counter() - started:.2f} s (goal <= 1 s)")

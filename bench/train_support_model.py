@@ -40,8 +40,9 @@ on all claims with the same recipe. The default runs all three (~6 h at a fifth 
 
 `--part held-out --fold K --epoch E` ships fold K's model at epoch E instead (trained on the
 other four folds) and measures it, as int8 ONNX one pair at a time, on fold K's claims, which it
-never saw, with the `unrelated` cut from its training folds' cited pairs. This is what shipped
-(bench/RESULTS.md says why): fold 0, epoch 1.
+never saw, with the `unrelated` cut from its training folds' cited pairs. Shipping it means
+committing the file it writes beside cross.py with its sha256 (MODEL_SHA256) and the printed cut
+(UNRELATED_BELOW). What ran so far (bench/RESULTS.md): fold 0, epoch 1, not good enough to ship.
 """
 
 import argparse

@@ -9,9 +9,10 @@ logits (SUPPORT, CONTRADICT, NOT ENOUGH INFO). It scores only the works a claim 
 cost is one forward pass per citation.
 
 The model is all-MiniLM-L6-v2's weights fine-tuned on SciFact's train claims by
-bench/train_support_model.py (which says how, and prints the cross-validated figures), exported
-to ONNX with int8 matrix products (support_cross_int8.onnx beside this module, ~23 MB, shipped
-with the package and checked against MODEL_SHA256 before use). Its tokenizer is the bi-encoder's
+bench/train_support_model.py (which says how, and prints the held-out figures), exported to ONNX
+with int8 matrix products (support_cross_int8.onnx beside this module, ~23 MB, shipped with the
+package and checked against MODEL_SHA256 before use). No model has been good enough to ship yet
+(bench/RESULTS.md): without the file, claims.py skips this pass. Its tokenizer is the bi-encoder's
 (BERT uncased WordPiece over minilm_vocab.txt), with the pair's second text truncated to
 MAX_TOKENS. Pairs run one at a time: int8 products scale activations by the whole input, so a
 batch would make a pair's scores depend on the pairs beside it.
@@ -35,12 +36,12 @@ from tasks.support.encoder import VOCABULARY, SupportUnavailable, available
 from tasks.support.relevance import sentences, shortlist
 
 MODEL = Path(__file__).with_name("support_cross_int8.onnx")
-MODEL_SHA256 = ""  # set when the trained model is committed
+MODEL_SHA256 = ""  # the shipped file's, set when a trained model is committed beside this module
 MAX_TOKENS = 192
 PASSAGE_SENTENCES = 3  # the abstract sentences the model reads: those sharing most of the claim
 STANCE_CONFIDENT = 0.5
-# Relevance under which a cited work is `unrelated`: the 5th percentile of SciFact's cited pairs
-# out of fold (bench/train_support_model.py), so ~5 % of truly cited works are called unrelated.
+# Relevance under which a cited work is `unrelated`: to be set with the shipped model from the
+# 5th percentile of its training folds' cited pairs (bench/train_support_model.py prints it).
 UNRELATED_BELOW = 0.5
 STANCES = ("SUPPORT", "CONTRADICT", "NOT ENOUGH INFO")
 Stance = Literal["supports", "contradicts", "undetermined"]
