@@ -26,8 +26,13 @@ _PUBMED_URL = re.compile(
     r"pubmed\.ncbi\.nlm\.nih\.gov/(\d{1,9})|ncbi\.nlm\.nih\.gov/pubmed/(\d{1,9})"
 )
 _ARXIV_NEW = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(v\d+)?(?![\d])")
-_ARXIV_OLD = re.compile(r"\b([a-z\-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?\b")
+# From the start of a run of letters and hyphens only, taken whole: tried from each of a long
+# run's characters, the match was quadratic.
+_ARXIV_OLD = re.compile(r"(?<![a-z\-])-*+\b([a-z\-]++(?:\.[A-Z]{2})?/\d{7})(v\d+)?\b")
 _ARXIV_MARK = re.compile(r"arxiv", re.IGNORECASE)
+# arXiv named, or DBLP's name for it (`CoRR abs/1706.03762`): case-sensitive, as `Corr. Sci.` is
+# Corrosion Science.
+_ARXIV_NAMED = re.compile(r"(?i:arxiv)|\bCoRR\b")
 _ISBN_MARK = re.compile(r"isbn", re.IGNORECASE)
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$")
 _URL_IN_TEXT = re.compile(r"https?://[^\s<>\"')\]]+[^\s<>\"')\].,;:]", re.IGNORECASE)
@@ -110,6 +115,17 @@ def normalize_arxiv(value: str | None) -> str | None:
         return m.group(1)
     if m := _ARXIV_OLD.search(text):
         return m.group(1).lower()
+    return None
+
+
+def arxiv_mentioned(*texts: str | None) -> str | None:
+    """The arXiv id in the first text that names arXiv (or CoRR) before it: Google Scholar's
+    `arXiv preprint arXiv:2207.05221`, DBLP's `CoRR abs/1706.03762`, `arXiv:2207.05221 [cs.LG]`.
+    A number with no such mark is no arXiv id (`2014.12345` may be anything)."""
+    for text in texts:
+        mark = _ARXIV_NAMED.search(text or "")
+        if mark and (found := normalize_arxiv((text or "")[mark.end() :])):
+            return found
     return None
 
 
@@ -226,10 +242,11 @@ def identifiers_of(item: CSLItem, raw: str | None = None) -> Identifiers:
     if not arxiv and item.URL and "arxiv.org" in item.URL.lower():
         arxiv = normalize_arxiv(item.URL.split("arxiv.org", 1)[1])
     if not arxiv:
+        venue = " ".join(p for p in (item.container_title, item.publisher) if p)
         number = getattr(item, "number", None) or ""
-        container = (item.container_title or "") + " " + (item.publisher or "")
-        if _ARXIV_MARK.search(container) or _ARXIV_MARK.search(number):
-            arxiv = normalize_arxiv(number)
+        arxiv = arxiv_mentioned(
+            venue, f"{venue} {number}", f"{venue} {item.volume or ''}", number, item.note
+        )
     return Identifiers(
         doi=doi,
         pmid=normalize_pmid(item.PMID) or found.pmid,

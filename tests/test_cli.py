@@ -41,9 +41,13 @@ def test_audit_prints_counts_and_exits_0(registry_env, tmp_path):
     assert not (tmp_path / "out" / "cli-job" / "bibliography.mla.html").exists()
 
 
-def test_fail_on_gates_a_bibliography(registry_env, tmp_path):
-    assert audit(tmp_path, "--styles", "apa", "--fail-on", "not_found").exit_code == 1
-    assert audit(tmp_path, "--styles", "apa", "--fail-on", "unmatched").exit_code == 0
+def test_fail_on_gates_a_bibliography_and_says_why(registry_env, tmp_path):
+    failed = audit(tmp_path, "--styles", "apa", "--fail-on", "not_found,mismatch")
+    assert failed.exit_code == 1
+    assert "citeaudit: --fail-on mismatch,not_found: 1 not_found" in failed.stderr
+    passed = audit(tmp_path, "--styles", "apa", "--fail-on", "unmatched")
+    assert passed.exit_code == 0 and "--fail-on" not in passed.stderr
+    assert "1 input error:" in passed.stdout  # counted in words, not "error(s)"
 
 
 def test_jobs_fits_an_80_column_terminal(registry_env, tmp_path):

@@ -313,6 +313,15 @@ def test_fabricated_free_text_reference_is_unmatched() -> None:
     assert result.record is None and result.matched_id is None
 
 
+def test_a_candidate_with_nothing_in_common_is_not_quoted() -> None:
+    """A 'closest candidate' scoring near zero is no lead: the reason says none came close."""
+    cited = ref(raw="Kingma DP, Welling M. Auto-Encoding Variational Bayes. ICLR 2014.")
+    result = decide_unidentified(cited, candidates())
+    assert result.status == Status.UNMATCHED
+    assert "no candidate came close" in result.reason
+    assert "closest candidate" not in result.reason
+
+
 def test_structured_reference_picks_the_right_candidate() -> None:
     cited = plos_as_cited(DOI=None)
     result = decide_unidentified(cited, candidates())

@@ -60,6 +60,37 @@ def test_a_writer_waits_for_the_library_then_writes(tmp_path, capsys, monkeypatc
     holder.wait()
 
 
+CHURN = """
+import sys, time
+from pathlib import Path
+from tasks.store.lock import library_lock
+db, count = Path(sys.argv[1]), Path(sys.argv[2])
+for turn in range(1, 41):
+    with library_lock(db):
+        count.write_text(str(turn))
+        if turn == 1:
+            print("held", flush=True)
+        time.sleep(0.05)
+    # a server between two calls: back for the lock at once
+"""
+
+
+def test_a_waiting_writer_is_served_before_a_busy_one_comes_back(tmp_path) -> None:
+    """A writer queues for the lock: it is not starved by another process taking the lock
+    again and again (a waiter that polled with backoff got it only when the other stopped)."""
+    db, count = tmp_path / "lib.duckdb", tmp_path / "turns"
+    busy = subprocess.Popen(
+        [sys.executable, "-c", CHURN, str(db), str(count)], stdout=subprocess.PIPE, text=True
+    )
+    assert busy.stdout is not None and busy.stdout.readline().strip() == "held"
+    from tasks.store.lock import library_lock
+
+    with library_lock(db):
+        turns_before_us = int(count.read_text())
+    busy.wait()
+    assert turns_before_us <= 5, turns_before_us  # served within a few turns, not after all 40
+
+
 def test_a_writer_gives_up_after_the_lock_timeout(tmp_path, monkeypatch) -> None:
     db = tmp_path / "lib.duckdb"
     monkeypatch.setenv("CITEAUDIT_LOCK_TIMEOUT", "0.5")

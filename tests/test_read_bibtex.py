@@ -161,3 +161,60 @@ def test_and_others_is_kept_as_the_lists_et_al_marker(tmp_path: Path) -> None:
     assert [(n.family, n.literal) for n in spelt] == [("Ralser", None), (None, "others")]
     assert not any(n.is_et_al() for n in refs["complete"].item.author or [])
     assert refs["only_others"].item.author is None  # a marker alone names nobody
+
+
+SCHOLAR = FIXTURES / "scholar" / "shapes.bib"
+
+
+@pytest.fixture(scope="module")
+def scholar() -> ReadResult:
+    return read_bibtex([SCHOLAR])
+
+
+def test_an_arxiv_id_where_google_scholar_and_dblp_write_it_is_the_entrys(
+    scholar: ReadResult,
+) -> None:
+    """`journal = {arXiv preprint arXiv:...}`, DBLP's `CoRR` + `abs/...`, `arXiv:... [cs.LG]` in
+    note, howpublished and an eprint with no eprinttype: one batched arXiv lookup, not searches."""
+    arxiv = {key: ref.ids.arxiv for key, ref in by_key(scholar).items()}
+    assert arxiv["kadavath2022language"] == "2207.05221"
+    assert arxiv["DBLP:journals/corr/VaswaniSPUJGKP17"] == "1706.03762"
+    assert arxiv["hendrycks2016gelu"] == "1606.08415"
+    assert arxiv["loshchilov2017decoupled"] == "1711.05101"
+    assert arxiv["kingma2014adam"] == "1412.6980"
+    assert arxiv["pdg2014"] is None  # `090001` beside no arXiv mark is no arXiv id
+
+
+def test_howpublished_url_is_the_entrys_url(scholar: ReadResult) -> None:
+    gtex = by_key(scholar)["gtex"]
+    assert gtex.item.URL == "https://gtexportal.org/home/"
+    assert gtex.ids.url == "gtexportal.org/home"
+
+
+def test_a_field_given_twice_keeps_the_first_with_one_warning(scholar: ReadResult) -> None:
+    pierog = by_key(scholar)["pierog2008lhc"]
+    assert pierog.item.year() == 2008 and pierog.item.page == "149-154"
+    (warning,) = [e for e in scholar.errors if e.entry_key == "pierog2008lhc"]
+    assert f"{warning.where}: {warning.reason}" == (
+        f"{SCHOLAR}:pierog2008lhc: warning: field 'year' given twice: the first (2008) is kept"
+    )
+
+
+def test_et_al_inside_an_author_field_is_and_others(scholar: ReadResult) -> None:
+    names = [n.model_dump(exclude_none=True) for n in by_key(scholar)["pdg2014"].item.author or []]
+    assert names == [{"family": "Olive", "given": "K. A."}, {"literal": "others"}]
+
+
+def test_percent_commented_entries_are_comments_as_biber_reads_them(
+    scholar: ReadResult,
+) -> None:
+    """biber (btparse) reads `%` to the end of the line as a comment, outside and inside an
+    entry: the commented-out wolf_2019 is no row and no duplicate of the live one, the
+    commented-out DOI no DOI, and the commented-out devlin_bert no row at all."""
+    refs = by_key(scholar)
+    assert scholar.errors == [e for e in scholar.errors if e.entry_key == "pierog2008lhc"]
+    assert len(scholar.references) == 9 and "devlin_bert" not in refs
+    wolf = refs["wolf_2019"]
+    assert wolf.item.title == "Transformers: State-of-the-Art Natural Language Processing"
+    assert wolf.item.year() == 2020 and wolf.ids.doi is None and wolf.provenance.line == 84
+    assert all(ref.item.title and ref.item.author and ref.item.year() for ref in refs.values())

@@ -2,16 +2,21 @@
 from the recorded arXiv answers, tests/fixtures/snapshots), then updated over real HTTP from the
 fake registry's OAI-PMH endpoint, read back through the snapshot's index."""
 
+import gzip
+import json
 import re
 from pathlib import Path
+from xml.etree import ElementTree as ET  # our own recorded entries
 
 import pytest
 
 from tasks.registries import Registries, RegistryPool
+from tasks.registries.arxiv import arxiv_entry_to_csl
 from tasks.registries.http import RegistryHttp
 from tasks.registries.oai import OaiError, list_records
 from tasks.snapshots import arxiv
 from tasks.snapshots.index import Snapshot, open_snapshot
+from tasks.snapshots.records import as_registry_record
 from tasks.snapshots.store import SnapshotFormatError, build
 from tests.fake_registry import FakeRegistry
 
@@ -160,3 +165,21 @@ def test_a_harvested_page_reads_as_a_part(tmp_path: Path) -> None:
     (tmp_path / "page.xml").write_bytes(page)
     manifest = build(arxiv.BUILDER, [tmp_path / "page.xml"], tmp_path / "snapshots")
     assert manifest.records == 100
+
+
+def test_a_record_maps_to_csl_as_the_live_arxiv_client_maps_an_entry(built: Snapshot) -> None:
+    found = as_registry_record(_one(built, "1009.3186"), "arxiv")
+    with gzip.open(ENTRIES, "rt", encoding="utf-8") as lines:
+        entries = {row["id"]: row["xml"] for row in map(json.loads, lines)}
+    recorded = entries["1009.3186"]
+    live = arxiv_entry_to_csl(ET.fromstring(recorded.replace("<entry>", ATOM_ENTRY, 1)))
+    assert found.identifier == live.identifier == "1009.3186"
+    assert found.relations == live.relations == {"is-preprint-of": ["10.1109/tit.2011.2148691"]}
+    for field in ("type", "title", "author", "container_title", "DOI", "URL", "issued"):
+        assert getattr(found.item, field) == getattr(live.item, field), field
+
+
+ENTRIES = Path(__file__).parent / "fixtures" / "registry" / "arxiv_entries.jsonl.gz"
+ATOM_ENTRY = (
+    '<entry xmlns="http://www.w3.org/2005/Atom" xmlns:arxiv="http://arxiv.org/schemas/atom">'
+)

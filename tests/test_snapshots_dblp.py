@@ -3,13 +3,18 @@ the recorded DBLP hits written as dblp records, and constructed records for the 
 recorded answer shows), read back through the snapshot's index."""
 
 import gzip
+import json
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
+from tasks.registries.dblp import dblp_hit_to_csl
 from tasks.snapshots import dblp
 from tasks.snapshots.index import Snapshot, open_snapshot
+from tasks.snapshots.records import as_registry_record
 from tasks.snapshots.store import SnapshotFormatError, build
 
 FIXTURES = Path(__file__).parent / "fixtures" / "snapshots"
@@ -150,3 +155,59 @@ def test_a_dump_without_its_dtd_or_cut_short_fails_the_build(tmp_path: Path) -> 
     dump.write_bytes(gzip.compress(whole[: len(whole) // 2]))
     assert "a truncated download?" in _failing_build(tmp_path, dump)
     _still_there(tmp_path)
+
+
+def test_every_title_finds_its_record_in_one_chunk(built: tuple[Path, Snapshot]) -> None:
+    """All the dump's titles asked at once (a chunk past the IN-list size: joins, not probes),
+    and every identifier: each comes back as its own record."""
+    _, snapshot = built
+    records = [
+        found[0]
+        for found in snapshot.by_ids([("id", f"conf/x/{n}") for n in range(3)]).values()
+        if found
+    ]
+    assert records == []
+    keys = [("id", key) for key in _keys(snapshot)]
+    found = snapshot.by_ids(keys)
+    assert all(len(found[key]) == 1 and found[key][0]["id"] == key[1] for key in keys)
+    titles = [found[key][0]["title"] for key in keys]
+    best = snapshot.by_title(titles, limit=5)
+    # A work dblp holds twice (the CoRR preprint and the paper) may come second, equally alike.
+    missed = [
+        (key, title, [(r["id"], r["score"]) for r in found])
+        for (_, key), title, found in zip(keys, titles, best, strict=True)
+        if key not in {r["id"] for r in found if r["score"] == found[0]["score"]}
+    ]
+    assert missed == []
+
+
+def _keys(snapshot: Snapshot) -> list[str]:
+    written = pq.read_table(snapshot.folder / "parts" / "00000" / "part.parquet")
+    return sorted(written["id"].to_pylist())
+
+
+def test_threads_share_a_snapshot(built: tuple[Path, Snapshot]) -> None:
+    _, snapshot = built
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(
+            pool.map(lambda _: snapshot.by_title(["Attention is all you need"]), range(8))
+        )
+    assert {found[0][0]["id"] for found in answers} == {"conf/nips/VaswaniSPUJGKP17"}
+
+
+def test_a_record_maps_to_csl_as_the_live_dblp_client_maps_a_hit(
+    built: tuple[Path, Snapshot],
+) -> None:
+    found = as_registry_record(_one(built[1], "id", "books/cu/20/Seshadhri20"), "dblp")
+    live = dblp_hit_to_csl(
+        next(h["info"] for h in _hits() if h["info"]["key"] == "books/cu/20/Seshadhri20")
+    )
+    assert found.identifier == live.identifier
+    for field in ("type", "title", "author", "container_title", "page", "DOI", "issued"):
+        assert getattr(found.item, field) == getattr(live.item, field), field
+
+
+def _hits() -> list[dict]:
+    source = Path(__file__).parent / "fixtures" / "registry" / "dblp_hits.jsonl.gz"
+    with gzip.open(source, "rt", encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines]

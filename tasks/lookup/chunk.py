@@ -127,7 +127,9 @@ def _fetcher(registries: Registries, name: str) -> tuple[Fetch, int]:
     if name == "arxiv" and registries.arxiv is not None:
         return registries.arxiv.fetch_ids, registries.arxiv.batch_size
     if name == "openalex" and registries.openalex is not None:
-        return registries.openalex.fetch_dois, registries.openalex.batch_size
+        return partial(
+            _placed_lookups, registries.openalex.fetch_dois
+        ), registries.openalex.batch_size
     if name == "semantic_scholar" and registries.semantic_scholar is not None:
         return registries.semantic_scholar.fetch_ids, registries.semantic_scholar.batch_size
     raise RuntimeError(f"{name} is asked but has no client")
@@ -290,7 +292,31 @@ def _search(
     trail.add(name, 1)
     rows = 1 if name == "semantic_scholar" else SEARCH_ROWS
     found: list[RegistryRecord] = client.search(title, rows=rows)
-    return found
+    return [_placed(record) for record in found]
+
+
+def _placed(record: RegistryRecord) -> RegistryRecord:
+    """The record with its `archive` (a repository holding a copy, as OpenAlex names one) read as
+    a venue or dropped. An institution's repository ('CaltechAUTHORS', 'ePrints Soton') names no
+    venue: as one, it contradicted the ICML a paper was cited at. A preprint server (arXiv,
+    bioRxiv) names the preprint the record is: its venue."""
+    csl = record.item.to_csl()
+    archive = csl.pop("archive", None)
+    if archive is None:
+        return record
+    if is_preprint_venue(archive):
+        csl["container-title"] = archive
+    return record.model_copy(update={"item": CSLItem.from_csl(csl)})
+
+
+def _placed_lookups(fetch: Fetch, ids: Sequence[str]) -> dict[str, Lookup]:
+    """`fetch`, each record found `_placed`."""
+    return {
+        key: lookup
+        if lookup.record is None
+        else lookup.model_copy(update={"record": _placed(lookup.record)})
+        for key, lookup in fetch(ids).items()
+    }
 
 
 def _preprint_for_a_venue(ref: Reference, result: ValidationResult) -> bool:

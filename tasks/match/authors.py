@@ -14,7 +14,7 @@ _ORGANISATION_RATIO = 85
 # The fewest leading names that read as a deliberately shortened list rather than a partial one.
 TRUNCATED_LIST_MIN = 3
 # Words that make a name a group author, not a person ("Gemma Team", "World Health Organization").
-_GROUP_WORDS = frozenset({
+GROUP_WORDS = frozenset({
     "team", "consortium", "collaboration", "collaborative", "group", "initiative", "committee",
     "organization", "organisation", "institute", "center", "centre", "association", "society",
     "council", "foundation", "network", "project", "lab", "laboratory", "laboratories", "inc",
@@ -76,7 +76,7 @@ def _is_group(name: CSLName) -> bool:
     literal = (name.literal or "").split()
     single = len(literal) == 1 and not (name.family or name.given)
     text = words(name.literal or f"{name.given or ''} {name.family or ''}")
-    return single or any(w in _GROUP_WORDS for w in text)
+    return single or any(w in GROUP_WORDS for w in text)
 
 
 def _is_leading_run(

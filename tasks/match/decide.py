@@ -37,7 +37,10 @@ Decision table (thresholds are the module constants below):
     search candidates:  title agrees, nothing contradicts,
                         and authors or year agrees           -> candidate accepted
                         best accepted candidate by score     -> verified
-                        none accepted                        -> unmatched (never not_found)
+                        none accepted                        -> unmatched (never not_found);
+                                                                the reason quotes the closest
+                                                                candidate only when it scores at
+                                                                least CANDIDATE_QUOTED
 
 Flags (retracted, corrected, expression of concern) and relations describe the attached `record`
 and are copied from it whenever a record is attached (verified, and mismatch: the record the
@@ -72,6 +75,9 @@ AUTHORS_AGREE = 0.75
 YEAR_AGREES = 0.50
 CONTAINER_AGREES = 0.80
 CONTAINER_CONTRADICTS = 0.50
+# Below this a "closest candidate" shares next to nothing with the citation (a Gothic-architecture
+# paper at 0.08 for a VAE): quoting it reads as a lead where there is none.
+CANDIDATE_QUOTED = 0.25
 # How much each field counts when ranking search candidates (pages only break near-ties).
 SCORE_WEIGHTS = {"title": 0.5, "authors": 0.25, "year": 0.1, "container": 0.1, "pages": 0.05}
 
@@ -448,6 +454,8 @@ def names_another_paper(agreement: FieldAgreement, registry: str | None = None) 
 
 
 def _unmatched_reason(decision: Decision, candidate: RegistryRecord) -> str:
+    if decision.score < CANDIDATE_QUOTED:
+        return f"no confident match; no candidate came close (the best scored {decision.score:.2f})"
     problems = [_FIELD_LABEL[f] for f in decision.contradicted]
     if "title" not in decision.agreed and "title" not in decision.contradicted:
         problems.append("title (not comparable)")

@@ -21,10 +21,12 @@ from models.csl import CSLDate, CSLItem, CSLName, is_et_al_text
 from tasks.read.common import make_reference, name_list
 from tasks.read.text import UnreadableFileError, load_json, parse_json, read_text
 
-_NAME_SEPARATORS = re.compile(r"\s+and\s+|\s*;\s*|\s*&\s*", re.IGNORECASE)
+# A whitespace run is matched from its start only ((?<!\s)) and whole (possessive): `\s+and`
+# tried from each of a long run's characters was quadratic (tasks/read/__init__.py).
+_NAME_SEPARATORS = re.compile(r"(?<!\s)(?:\s++and\s++|\s*+[;&]\s*+)", re.IGNORECASE)
 # "Smith J, Doe A, et al.": the marker written after the last name rather than as one.
-_TRAILING_ET_AL = re.compile(r"[\s,]+et\.?\s*al\.?$", re.IGNORECASE)
-_SURNAME_INITIALS = re.compile(r"^([^,]+?)\s+([A-Z]{1,3})$")
+_TRAILING_ET_AL = re.compile(r"(?<![\s,])[\s,]++et\.?\s*+al\.?$", re.IGNORECASE)
+_SURNAME_INITIALS = re.compile(r"^([^,]*?[^,\s])\s++([A-Z]{1,3})$")
 _DATE_FORMATS = ("%b %d %Y", "%b %d, %Y", "%B %d %Y", "%B %d, %Y", "%d %b %Y", "%d %B %Y")
 
 T = TypeVar("T")

@@ -12,7 +12,24 @@ do, and BibTeX does, is done here over the whole library:
   inherited: the proceedings' DOI is not the paper's.
 - Containers: an entry named in some other entry's `crossref=` is a container, not a citation
   (BibTeX prints it only because it is cross-referenced), so it yields no Reference. An entry
-  nothing cross-references is a citation, whatever its type.
+  nothing cross-references is a citation, whatever its type. An alias entry (`crossref` its only
+  field: references.bib writes one per key merged into a work, tasks/render/exports.py) is
+  another key of its parent's work: no Reference, and its parent stays a citation.
+
+`%` is read as biber reads it: a line whose first character is `%` (outside a field's value) is
+a comment, also inside an entry (btparse's lexer: `COMMENT \\%~[\\n]*\\n` at top level and within
+entries). A commented-out entry (`% @article{wolf_2019,` ... `% }`) is no entry, so no empty row
+and no clash with the live entry of its key. BibTeX itself has no comment character: it would read
+`@article{wolf_2019,` after the `%` and stop at the next `%` line with an error (README, "Fix
+your own .bib", says what to do for BibTeX). `uncommented` blanks those lines to spaces of the
+same length, so lines and offsets stay the file's (citeaudit fix edits by offset).
+
+A field given twice (`year` twice) keeps its first value with a one-line warning, as BibTeX
+and biber do; `author = {K. A. Olive et al.}` is `K. A. Olive and others`; `howpublished =
+{\\url{...}}` is the entry's URL when it has no `url`; an arXiv id written where Google Scholar
+and DBLP write it (`journal = {arXiv preprint arXiv:2207.05221}`, `journal = {CoRR}` with
+`volume = {abs/1706.03762}`, `arXiv:2207.05221 [cs.LG]` in note, eprint or howpublished) is the
+entry's arXiv id (tasks/identifiers.arxiv_mentioned).
 
 Then bibtexparser's middlewares split the names and decode LaTeX to Unicode (pylatexenc), and each
 entry becomes a CSL item. pylatexenc costs ~0.2 ms a string, so decoding skips strings without
@@ -36,6 +53,7 @@ from bibtexparser.middlewares.middleware import Middleware
 from bibtexparser.middlewares.names import NameParts, parse_single_name_into_parts
 from bibtexparser.model import (
     DuplicateBlockKeyBlock,
+    DuplicateFieldKeyBlock,
     Entry,
     Field,
     String,
@@ -43,7 +61,7 @@ from bibtexparser.model import (
 
 from models.audit import InputError, ReadResult, Reference
 from models.csl import ET_AL, CSLItem, is_et_al_text
-from tasks.identifiers import normalize_arxiv, normalize_pmcid, normalize_pmid
+from tasks.identifiers import arxiv_mentioned, normalize_arxiv, normalize_pmcid, normalize_pmid
 from tasks.read.common import (
     FIELD_TOO_LONG,
     MAX_FIELD_CHARS,
@@ -63,11 +81,16 @@ FORMAT = "bibtex"
 # reports those blocks itself as input errors (_block_errors), once each, with file and entry.
 logging.getLogger("bibtexparser.splitter").setLevel(logging.ERROR)
 
-_ENTRY_START = re.compile(r"^\s*@\s*(?!string\b|preamble\b|comment\b)[a-z]+\s*[{(]", re.I | re.M)
+_ENTRY_START = re.compile(
+    r"^[^\S\n]*+@\s*+(?!string\b|preamble\b|comment\b)[a-z]++\s*+[{(]", re.I | re.M
+)
 _FAILED_KEY = re.compile(r"@\s*\w+\s*[{(]\s*([^,\s={}()]+)")
 _LATEX_MARKUP = re.compile(r"[\\$%~`{}]|--|''")
 _BRACES = re.compile(r"[{}]")
 _URL_MACRO = re.compile(r"^\\url\s*\{(.*)\}$", re.S)
+_URL_GIVEN = re.compile(r"\\url\s*\{([^{}]+)\}|(https?://[^\s{}]+)")
+# `K. A. Olive et al.`: BibTeX would read `et al.` as a name; it is `and others`.
+_ET_AL_WRITTEN = re.compile(r"(?<=\S)[\s~]+et[\s~]*al\.?\s*$", re.I)
 _ESCAPED = re.compile(r"\\([_%&#$~])")
 _LIGATURES = (("---", "\u2014"), ("--", "\u2013"), ("``", "\u201c"), ("''", "\u201d"), ("~", " "))
 # Fields read into the CSL item, by how they are decoded; every other field (abstract, keywords,
@@ -83,6 +106,7 @@ _VERBATIM = frozenset(
     {
         "url", "doi", "eprint", "archiveprefix", "eprinttype", "urldate", "pmid", "pmcid", "isbn",
         "issn", "year", "month", "date", "volume", "number", "issue", "eid", "pages",
+        "howpublished",
     }
 )  # fmt: skip
 _NAMES = frozenset({"author", "editor"})
@@ -169,6 +193,7 @@ class _RawEntry:
     key: str
     line: int
     fields: dict[str, str]  # lower-case field name -> macro-expanded LaTeX text
+    repeated: list[str]  # fields given more than once (the first value is kept)
 
 
 def read(paths: Sequence[Path]) -> ReadResult:
@@ -203,13 +228,14 @@ def stream(paths: Sequence[Path]) -> Iterator[ReadResult]:
     containers = _containers(readable, targets, macros)
     first_seen: dict[str, tuple[Path, int]] = {}  # lower-case key -> where it was first defined
     for path in readable:
-        for offset, text in _chunks(text_lines(path)):
+        for offset, text in _chunks(_lines(path)):
             yield _read_chunk(path, offset, text, macros, containers, first_seen)
 
 
 # Entries parsed at a time: bibtexparser parses a string whole, so this bounds what it holds.
 _CHUNK_ENTRIES = 500
 _BLOCK_START = re.compile(r"^\s*@\s*([a-z]+)\s*[{(]\s*([^,\s{}()]*)", re.I)
+_FIELD_START = re.compile(r"(?:^|,)\s*[a-z][\w:.+-]*\s*=", re.I)
 _CROSSREF = re.compile(r"\bcrossref\s*=\s*[{\"]?\s*([^,}\"\s]+)", re.I)
 _ESCAPED_BRACE = re.compile(r"\\[{}]")
 
@@ -233,6 +259,26 @@ def _chunks(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
             depth += unescaped.count("{") - unescaped.count("}")
     if chunk:
         yield offset, "\n".join(chunk)
+
+
+def uncommented(lines: Iterable[str]) -> Iterator[str]:
+    """The lines with each `%` comment line (its first non-blank character `%`, outside any
+    field value: brace depth 0 or 1) blanked to spaces of the same length."""
+    depth = 0
+    for line in lines:
+        if line.lstrip().startswith("%") and depth <= 1:
+            yield " " * len(line)
+            continue
+        if _BLOCK_START.match(line):  # bibtexparser, too, starts afresh at a block start
+            depth = 0
+        if "{" in line or "}" in line:
+            unescaped = _ESCAPED_BRACE.sub("", line)
+            depth = max(0, depth + unescaped.count("{") - unescaped.count("}"))
+        yield line
+
+
+def _lines(path: Path) -> Iterator[str]:
+    return uncommented(text_lines(path))
 
 
 def _blocks_of(
@@ -263,17 +309,28 @@ def _scan(paths: Sequence[Path]) -> tuple["_Macros", set[str]]:
         return entry_type == "string"
 
     for path in paths:
-        lines = text_lines(path)
-        for _, text in _blocks_of(_crossrefs_noted(lines, targets), wanted):
+        for _, text in _blocks_of(_crossrefs_noted(_lines(path), targets), wanted):
             strings.extend(bibtexparser.parse_string(text, parse_stack=[]).strings)
     return _Macros(strings), targets
 
 
 def _crossrefs_noted(lines: Iterable[str], targets: set[str]) -> Iterator[str]:
+    """The lines, noting the keys `crossref=` names in `targets`; an alias entry's (crossref its
+    only field) is no container: it is the same work under another key."""
+    named: list[str] = []
+    fields = 0
     for line in lines:
-        if "crossref" in line.lower():
-            targets.update(found.lower() for found in _CROSSREF.findall(line))
+        if _BLOCK_START.match(line):
+            if fields > 1:
+                targets.update(named)
+            named, fields = [], 0
+        if "=" in line:
+            fields += len(_FIELD_START.findall(line))
+            if "crossref" in line.lower():
+                named.extend(found.lower() for found in _CROSSREF.findall(line))
         yield line
+    if fields > 1:
+        targets.update(named)
 
 
 def _containers(
@@ -285,8 +342,8 @@ def _containers(
     if not targets:
         return containers
     for path in paths:
-        for offset, text in _blocks_of(text_lines(path), lambda _type, key: key in targets):
-            for block in bibtexparser.parse_string(text, parse_stack=[]).entries:
+        for offset, text in _blocks_of(_lines(path), lambda _type, key: key in targets):
+            for block in entry_blocks(bibtexparser.parse_string(text, parse_stack=[])):
                 raw = _raw_entry(path, offset, block, macros)
                 if isinstance(raw, _RawEntry):  # a broken one is reported where it is read
                     containers.setdefault(raw.key.lower(), raw)
@@ -304,10 +361,13 @@ def _read_chunk(
     library = bibtexparser.parse_string(text, parse_stack=[])
     result = ReadResult(errors=_block_errors(path, library, offset))
     citations: list[_RawEntry] = []
-    for block in library.entries:
+    for block in entry_blocks(library):
         raw = _raw_entry(path, offset, block, macros)
         if isinstance(raw, InputError):
             result.errors.append(raw)
+            continue
+        result.errors.extend(_repeated_warning(raw, name) for name in raw.repeated)
+        if raw.fields.keys() == {"crossref"}:  # an alias: another key of its parent's work
             continue
         key = raw.key.lower()
         if (first := first_seen.get(key)) is not None:
@@ -322,14 +382,47 @@ def _read_chunk(
     return result
 
 
+def entry_blocks(library: Library) -> Iterator[Entry]:
+    """The entries in file order, with each one that gives a field twice (bibtexparser fails
+    it whole; BibTeX and biber warn and read it)."""
+    for block in library.blocks:
+        read = block.ignore_error_block if isinstance(block, DuplicateFieldKeyBlock) else block
+        if isinstance(read, Entry):
+            yield read
+
+
 def _raw_entry(path: Path, offset: int, block: Entry, macros: "_Macros") -> _RawEntry | InputError:
-    """The entry with its fields macro-expanded, or the error of a field past the bounds."""
+    """The entry with its fields macro-expanded (a field given twice: its first value), or the
+    error of a field past the bounds."""
     line = offset + (block.start_line or 0) + 1
+    fields: dict[str, str] = {}
+    repeated: list[str] = []
     try:
-        fields = {f.key.lower(): macros.evaluate(f.value) for f in block.fields}
+        for given in block.fields:
+            name = given.key.lower()
+            if name in fields:
+                repeated.append(name)
+            else:
+                fields[name] = macros.evaluate(given.value)
     except ValueError as exc:  # a field past the bounds: this entry only
         return InputError(source_file=str(path), entry_key=block.key, line=line, reason=str(exc))
-    return _RawEntry(path, block.entry_type.lower(), block.key, line, fields)
+    for name in ("author", "editor"):
+        if name in fields:
+            fields[name] = _ET_AL_WRITTEN.sub(" and others", fields[name])
+    if "url" not in fields and (found := _URL_GIVEN.search(fields.get("howpublished", ""))):
+        fields["url"] = found.group(1) or found.group(2)
+    return _RawEntry(path, block.entry_type.lower(), block.key, line, fields, repeated)
+
+
+def _repeated_warning(entry: _RawEntry, name: str) -> InputError:
+    first = " ".join(entry.fields[name].split())[:60]
+    return _entry_error(entry, f"warning: field {name!r} given twice: the first ({first}) is kept")
+
+
+def _entry_error(entry: _RawEntry, reason: str) -> InputError:
+    return InputError(
+        source_file=str(entry.source), entry_key=entry.key, line=entry.line, reason=reason
+    )
 
 
 class _Macros:
@@ -387,6 +480,8 @@ def _block_errors(path: Path, library: Library, offset: int) -> list[InputError]
     errors = []
     for block in library.failed_blocks:
         key: str | None
+        if isinstance(block, DuplicateFieldKeyBlock):  # read with its first values
+            continue
         if isinstance(block, DuplicateBlockKeyBlock):
             key = block.key
             reason = f"duplicate key {block.key!r}: the first entry is kept"
@@ -406,11 +501,9 @@ def _block_errors(path: Path, library: Library, offset: int) -> list[InputError]
 
 
 def _duplicate_error(duplicate: _RawEntry, first_source: Path, first_line: int) -> InputError:
-    return InputError(
-        source_file=str(duplicate.source),
-        entry_key=duplicate.key,
-        line=duplicate.line,
-        reason=f"duplicate key {duplicate.key!r}: first defined in {first_source} "
+    return _entry_error(
+        duplicate,
+        f"duplicate key {duplicate.key!r}: first defined in {first_source} "
         f"line {first_line}, which is kept",
     )
 
@@ -534,6 +627,9 @@ def _reference(entry: Entry, raw: _RawEntry) -> Reference:
         reference.ids.pmid = reference.ids.pmid or normalize_pmid(eprint)
     elif eprint and kind in ("pmc", "pmcid"):
         reference.ids.pmcid = reference.ids.pmcid or normalize_pmcid(eprint)
+    if not reference.ids.arxiv:  # `arXiv:2207.05221 [cs.LG]` where no eprinttype says so
+        howpublished = str(fields.get("howpublished") or "")
+        reference.ids.arxiv = arxiv_mentioned(howpublished, "" if kind else eprint)
     return reference
 
 

@@ -7,6 +7,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import regex
+
 from models.audit import Identifiers, ReadResult, Reference
 from models.csl import ET_AL, YEARS, CSLDate, CSLItem, CSLName, month_number, named
 from tasks.identifiers import identifiers_of, without_identifiers
@@ -16,8 +18,11 @@ from tasks.identifiers import identifiers_of, without_identifiers
 MAX_FIELD_CHARS = 1_000_000
 FIELD_TOO_LONG = f"field longer than {MAX_FIELD_CHARS:,} characters"
 
-_PAGE_DASHES = re.compile(r"\s*(?:-{1,3}|[\u2010-\u2015\u2212])\s*")
-_TRAILING_INITIALS = re.compile(r"^(\S.*?)\s+((?:[A-Z]\.?-?){1,4})$")
+# A whitespace run is matched from its start only ((?<!\s)) and whole (possessive): `\s*-` tried
+# from each of a long run's characters was quadratic. `re` stays quadratic on this one; `regex`
+# with the lookbehind is linear.
+_PAGE_DASHES = regex.compile(r"(?:(?<!\s)\s*+|(?<=\s))(?:-{1,3}|[\u2010-\u2015\u2212])\s*+")
+_TRAILING_INITIALS = re.compile(r"^(\S.*?)(?<!\s)\s++((?:[A-Z]\.?-?){1,4})$")
 
 
 def normalize_pages(pages: str | None) -> str | None:

@@ -55,7 +55,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 # `[1]`, `[1, 3]`, `[2-4]`, the IEEE range `[3]–[5]`, and footnote markers `[^x]`; not a link
 _MARKER = re.compile(
     r"\[(?:(?P<numbers>\d+(?:\s*[-\u2013,;]\s*\d+)*)\](?:\s*[-\u2013]\s*\[(?P<to>\d+)\])?"
-    r"|\^(?P<footnote>[^\]\s]+)\])(?!\()"
+    r"|\^(?P<footnote>[^\[\]\s]++)\])(?!\()"
 )
 # A full stop (maybe closed by a quote or bracket, maybe followed by glued markers) before the
 # next sentence's first character.
@@ -69,7 +69,7 @@ _ABBREVIATIONS = frozenset(
 )
 _PARENTHESES = re.compile(r"\(([^()]*\d{4}[a-z]?)\)")
 _AUTHOR_YEAR = re.compile(rf"^(?P<who>[A-Z][^\d,;()]*?),?\s+(?P<year>{YEARS})[a-z]?$")
-_ET_AL_OR_COAUTHOR = re.compile(r"\s+(?:and|&|et al\.?)(?:\s|$)")
+_ET_AL_OR_COAUTHOR = re.compile(r"(?<!\s)\s++(?:and|&|et al\.?)(?:\s|$)")
 _YEAR = re.compile(rf"\b({YEARS})\b")
 _BODY_DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>]+")
 _BODY_PMID = re.compile(r"\bPMID\s*:?\s*\d{1,9}\b", re.IGNORECASE)

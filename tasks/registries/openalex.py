@@ -4,7 +4,8 @@ the cache like every credential); without one the registry is not asked.
 
 Answers are `{"meta": {...}, "results": [work]}`; a work's DOI is a URL
 ("https://doi.org/10.1/x"), its venue `primary_location.source.display_name`, its authors
-`authorships[].author.display_name`."""
+`authorships[].author.display_name`. A source of type `repository` holds a copy: its name is the
+record's CSL `archive`, not its venue (which archives name one is policy: tasks/lookup/)."""
 
 from collections.abc import Sequence
 from typing import Any
@@ -14,7 +15,6 @@ import httpx
 from models.audit import Lookup, RegistryRecord
 from models.csl import CSLItem
 from tasks.identifiers import normalize_doi
-from tasks.match.venues import is_preprint_venue
 from tasks.registries.batches import failed, in_batches, records
 from tasks.registries.fields import people, title_query
 from tasks.registries.http import (
@@ -68,7 +68,7 @@ def openalex_work_to_csl(work: dict[str, Any]) -> RegistryRecord:
         "type": _TYPES.get(str(work.get("type")), "article"),
         "title": work.get("display_name") or work.get("title"),
         "author": [n.to_csl() for n in people(names) or []] or None,
-        "container-title": _venue(source),
+        **_venue(source),
         "volume": biblio.get("volume"),
         "issue": biblio.get("issue"),
         "page": f"{first}-{last}" if first and last and first != last else first,
@@ -82,14 +82,13 @@ def openalex_work_to_csl(work: dict[str, Any]) -> RegistryRecord:
     return RegistryRecord(registry="openalex", identifier=work_id, item=item)
 
 
-def _venue(source: dict[str, Any]) -> str | None:
-    """The venue a work's primary source names. An institution's repository ('CaltechAUTHORS',
-    'ePrints Soton') holds a copy and names no venue: as one, it contradicted the ICML a paper
-    was cited at. A preprint server (arXiv, bioRxiv) names the preprint the record is: kept."""
+def _venue(source: dict[str, Any]) -> dict[str, str]:
+    """The CSL field a work's primary source names: a repository (arXiv, 'CaltechAUTHORS') is the
+    `archive` holding a copy, any other source the `container-title`."""
     name = source.get("display_name")
-    if source.get("type") == "repository" and not is_preprint_venue(name):
-        return None
-    return name if isinstance(name, str) else None
+    if not isinstance(name, str):
+        return {}
+    return {"archive" if source.get("type") == "repository" else "container-title": name}
 
 
 class OpenAlexClient:

@@ -1,12 +1,36 @@
 """`citeaudit fix`: the user's own BibTeX file, corrected from the registries and marked.
 
 The file is edited in place, entry by entry, as text: keys, field order, formatting, comments,
-`@string` macros and every field we do not correct stay exactly as the user wrote them.
+`@string` macros and every field we do not correct stay exactly as the user wrote them. A line
+that `%` comments out (read as biber reads it, tasks/read/bibtex.py) is never edited: a field is
+added before the comments that end an entry, never inside one, and the lines we add end as
+the file's lines do (CRLF or LF).
 
-- verified (and not retracted): title, authors, venue, year and pages the registry record gives
-  differently are replaced by the record's; pages and the DOI are added when the entry lacks them.
-  A field the audit found in full agreement is left alone, so `{BERT}`-style casing braces and
-  the user's venue abbreviations survive.
+The rule: a verified record (not retracted) writes a field only where its value is better by
+`RULES` below; the matcher's own thresholds (tasks/match/decide.py) say what "disagrees" means,
+so a difference it forgave as agreement is never written over the user's value.
+
+    field   written from the record when          never written when
+    doi     the entry has none, or its DOI is     the entry's DOI is an arXiv DOI (it names the
+            one no registry holds (the entry      preprint; the record's may be the published
+            verified by the PMID beside it)       version's)
+    pages   the entry has none                    the entry has pages, in any form
+    title   the entry has none, or it scores      the matcher accepted it (casing, markup, a
+            below TITLE_AGREES                    dropped word or subtitle)
+    author  the entry has none, or it scores      the matcher accepted it; the entry's list ends
+            below AUTHORS_AGREE; past MAX_NAMES   in `and others` (never expanded into the
+            names, the first MAX_NAMES and        record's hundreds); the record's list looks
+            `and others` (Google Scholar's form)  broken (`_broken_name`)
+    year    the entry has none, or it scores      an online-first (±1) or preprint (±3) year the
+            below YEAR_AGREES                     matcher accepted: PaLM cited as JMLR 2023 keeps
+                                                  2023 against its 2022 preprint record
+    venue   the entry has none, or it scores      the matcher accepted it or could not tell (an
+            below CONTAINER_CONTRADICTS           abbreviation, an unknown venue)
+
+Where the record's value would be written but looks broken (`Fulford, Is-abella`: a hyphen a PDF
+line break left; `Achiam, OpenAI Josh`: an organisation glued to a person), the entry is marked
+(`citeaudit = {verified: ...}`) and the field is left as it is. Where unsure: mark, never rewrite.
+
 - mismatch, not_found, unmatched, unverified, and any work with a retraction, correction or
   expression-of-concern notice: the entry gets a `citeaudit = {STATUS: reason}` field (BibTeX
   ignores unknown fields). Nothing is ever deleted.
@@ -20,13 +44,31 @@ from dataclasses import dataclass, field
 
 import bibtexparser
 
-from models.audit import Reference, Status, ValidationResult
-from models.csl import CSLItem
+from models.audit import FieldAgreement, Reference, Status, ValidationResult
+from models.csl import ET_AL, CSLItem, CSLName, named
 from tasks.frames import leading_notice
 from tasks.identifiers import is_arxiv_doi, normalize_doi
+from tasks.match.authors import GROUP_WORDS
+from tasks.match.decide import AUTHORS_AGREE, CONTAINER_CONTRADICTS, TITLE_AGREES, YEAR_AGREES
+from tasks.read.bibtex import entry_blocks, uncommented
 from tasks.render.exports import bibtex_names, bibtex_pages, latex_text
+from tasks.textnorm import words
 
 MARK_FIELD = "citeaudit"
+# The module docstring's table: an entry's value is written over only when the matcher scored
+# its agreement with the record below this (a field compared and found to disagree).
+RULES: dict[str, float] = {
+    "title": TITLE_AGREES,
+    "authors": AUTHORS_AGREE,
+    "year": YEAR_AGREES,
+    "container": CONTAINER_CONTRADICTS,
+}
+MAX_NAMES = 10  # an author list written from a record: at most these, then `and others`
+# A given name split by a hyphen before a lower-case letter: `Is-abella`, `Made-laine` (a PDF's
+# line break kept by the registry). Real `Jean-Luc` has a capital; a romanised `Ji-hoon` is
+# caught too, and so marked rather than written: the safe side.
+_BROKEN_HYPHEN = re.compile(r"[a-z]-[a-z]")
+_CAMEL_ACRONYM = re.compile(r"[a-z][A-Z]{2,}")  # `OpenAI` glued before a person's name
 _VENUE_FIELDS = ("journal", "journaltitle", "booktitle")
 _FINAL_STOP = re.compile(r"(?<!\.)\.$")
 _BOOKTITLE_TYPES = {"inproceedings", "incollection", "inbook", "conference"}
@@ -55,7 +97,11 @@ class FixedBibliography:
 
     def summary(self, entries: int) -> str:
         """The closing count of `entries` audited: each in one of the four groups."""
-        corrected = sum(1 for fix in self.fixes if fix.status == "verified")
+        corrected = sum(
+            1
+            for fix in self.fixes
+            if any(c.field != MARK_FIELD or c.new is None for c in fix.changes)
+        )
         unchanged = entries - len(self.fixes) - self.already_marked
         return (
             f"{entries} entries: {corrected} corrected, {len(self.fixes) - corrected} marked "
@@ -81,13 +127,17 @@ def fix_bibtex(
 ) -> FixedBibliography:
     """`text` with each audited entry corrected or marked (refs: this file's references)."""
     by_key = {ref.provenance.entry_key: ref for ref in refs}
-    library = bibtexparser.parse_string(text, parse_stack=[])
+    newline = _newline(text)
+    # Parsed with `%` comment lines blanked (same length), so offsets are the text's own and
+    # nothing a comment holds is an entry or a field.
+    bare = "\n".join(uncommented(text.split("\n")))
+    library = bibtexparser.parse_string(bare, parse_stack=[])
     fixed = FixedBibliography(text="")
     pieces, cursor = [], 0
-    for entry in library.entries:
+    for entry in entry_blocks(library):
         ref = by_key.pop(entry.key, None)  # a repeated key: only its first entry was audited
         raw = entry.raw or ""
-        start = text.find(raw, cursor) if raw else -1
+        start = bare.find(raw, cursor) if raw else -1
         if ref is None or start < 0:
             continue
         result = results[ref.citation_id]
@@ -97,11 +147,18 @@ def fix_bibtex(
             if MARK_FIELD in values:  # a mark no longer earned would be a change: this holds
                 fixed.already_marked += 1
             continue
-        pieces += [text[cursor:start], _rewrite(raw, changes)]
+        text_raw = text[start : start + len(raw)]
+        pieces += [text[cursor:start], _rewrite(text_raw, raw, changes, newline)]
         cursor = start + len(raw)
         fixed.fixes.append(EntryFix(entry.key, _status_label(result), changes))
     fixed.text = "".join(pieces) + text[cursor:]
     return fixed
+
+
+def _newline(text: str) -> str:
+    """The file's line ending: that of its first line."""
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
 
 
 def _status_label(result: ValidationResult) -> str:
@@ -119,10 +176,11 @@ def _changes(
     result: ValidationResult,
 ) -> list[Change]:
     wanted: dict[str, str | None] = {}
+    doubts: list[str] = []
     if not result.retracted:
-        wanted.update(_corrections(entry_type, values, claimed, result))
+        wanted.update(_corrections(entry_type, values, claimed, result, doubts))
     # An earlier run's mark goes when the entry no longer earns one (it verifies now).
-    wanted[MARK_FIELD] = _mark(result)
+    wanted[MARK_FIELD] = _mark(result, doubts)
     return [
         Change(name, values[name][2] if name in values else None, new)
         for name, new in wanted.items()
@@ -132,31 +190,72 @@ def _changes(
 
 
 def _corrections(
-    entry_type: str, values: Mapping[str, object], claimed: CSLItem, result: ValidationResult
+    entry_type: str,
+    values: Mapping[str, object],
+    claimed: CSLItem,
+    result: ValidationResult,
+    doubts: list[str],
 ) -> dict[str, str]:
-    """The fields to set from a verified record: those it gives and the entry gets wrong."""
+    """The fields to set from a verified record, by the module docstring's table; a value that
+    would be written but looks broken goes to `doubts` instead."""
     record, agreement = result.record, result.agreement
     if result.status is not Status.VERIFIED or record is None or not record.title:
         return {}
     wanted: dict[str, str] = {}
-    if record.title and (not claimed.title or (agreement.title or 0.0) < 1.0):
+    if not claimed.title or _disagrees(agreement, "title"):
         # PubMed ends every title with a full stop; BibTeX styles add their own.
-        title = _FINAL_STOP.sub("", record.title)
-        wanted["title"] = latex_text(title) or ""
-    names = bibtex_names(record.author)
-    if names and (not claimed.author or (agreement.authors or 0.0) < 1.0):
-        wanted["author"] = names
+        wanted["title"] = latex_text(_FINAL_STOP.sub("", record.title)) or ""
+    truncated = any(name.is_et_al() for name in claimed.author or [])
+    if named(record.author) and (
+        not named(claimed.author) or (_disagrees(agreement, "authors") and not truncated)
+    ):
+        if broken := _broken_name(named(record.author)):
+            doubts.append(f"the registry's author list is not written: {broken!r} looks broken")
+        elif names := bibtex_names(_at_most(record.author or [], MAX_NAMES)):
+            wanted["author"] = names
     venue = _venue_field(entry_type, values)
-    if venue and record.container_title and (agreement.container or 0.0) < 1.0:
+    if (
+        venue
+        and record.container_title
+        and (venue not in values or _disagrees(agreement, "container"))
+    ):
         wanted[venue] = latex_text(record.container_title) or ""
     year = record.year()
-    if year is not None and claimed.year() not in record.years():
+    if year is not None and (claimed.year() is None or _disagrees(agreement, "year")):
         wanted["date" if "date" in values and "year" not in values else "year"] = str(year)
-    if record.page and (not claimed.page or (agreement.pages or 0.0) < 1.0):
+    if record.page and not claimed.page:
         wanted["pages"] = bibtex_pages(record.page)
     if record.DOI and ("doi" not in values or _doi_not_the_records(claimed.DOI, record.DOI)):
         wanted["doi"] = record.DOI
     return wanted
+
+
+def _disagrees(agreement: FieldAgreement, field: str) -> bool:
+    """Compared, and scored below what the matcher forgives (RULES)."""
+    score = getattr(agreement, field)
+    return score is not None and score < RULES[field]
+
+
+def _at_most(names: list[CSLName], count: int) -> list[CSLName]:
+    people = named(names)
+    if len(people) <= count:
+        return names
+    return [*people[:count], CSLName.model_validate({"literal": ET_AL})]
+
+
+def _broken_name(names: list[CSLName]) -> str | None:
+    """The first name of a record's list that no careful author would write, as BibTeX would
+    read it (`Fulford, Is-abella`, `Achiam, OpenAI Josh`); None when the list looks sound."""
+    for name in names:
+        given, family = name.given or "", name.family or ""
+        if not family:
+            continue
+        glued = len(given.split()) > 1 and (
+            _CAMEL_ACRONYM.search(given) is not None or any(w in GROUP_WORDS for w in words(given))
+        )
+        if _BROKEN_HYPHEN.search(given) or glued:
+            return f"{family}, {given}"
+    return None
 
 
 def _doi_not_the_records(claimed: str | None, record: str) -> bool:
@@ -176,48 +275,57 @@ def _venue_field(entry_type: str, values: Mapping[str, object]) -> str | None:
     return "booktitle" if entry_type in _BOOKTITLE_TYPES else None
 
 
-def _mark(result: ValidationResult) -> str | None:
+def _mark(result: ValidationResult, doubts: Sequence[str] = ()) -> str | None:
     """The `citeaudit` field of an entry a reader must look at; None for a clean verified one."""
     if result.status is not Status.VERIFIED:  # a mismatch's notices are the other paper's
         return latex_text(_one_line(f"{result.status.value}: {result.reason}")) or ""
     notice = leading_notice(result.notices)
-    if notice is None and not result.retracted:
+    if notice is None and not result.retracted and not doubts:
         return None
+    parts = []
     if notice is not None:
         where = ", ".join(
             p for p in (notice.url or notice.identifier, notice.date, notice.source) if p
         )
         text = f"{notice.kind.replace('_', ' ')} notice" + (f" ({where})" if where else "")
-        text += f": {notice.reason}" if notice.reason else ""
-    else:
-        text = "retracted"
-    return latex_text(_one_line(text)) or ""
+        parts.append(text + (f": {notice.reason}" if notice.reason else ""))
+    elif result.retracted:
+        parts.append("retracted")
+    if doubts:
+        parts.append("verified; " + "; ".join(doubts))
+    return latex_text(_one_line("; ".join(parts))) or ""
 
 
-def _rewrite(raw: str, changes: Sequence[Change]) -> str:
-    """The entry's text with changed values replaced in place and new fields added at its end."""
-    values = _values(raw)
+def _rewrite(raw: str, bare: str, changes: Sequence[Change], newline: str) -> str:
+    """The entry's text with changed values replaced in place and new fields added after its
+    last field (before any `%` comment lines that end it), on lines ending in `newline`. `bare`
+    is `raw` with its comment lines blanked: every position is read there, every edit made in
+    `raw`."""
+    values = _values(bare)
     edits = []
     for change in changes:
         if change.field not in values:
             continue
         start, end, _ = values[change.field]
         if change.new is None:  # from the comma before the field's name to its value's end
-            edits.append((raw.rfind(",", 0, raw.rfind("=", 0, start)), end, ""))
+            edits.append((bare.rfind(",", 0, bare.rfind("=", 0, start)), end, ""))
         else:
             edits.append((start, end, "{" + change.new + "}"))
     for start, end, text in sorted(edits, reverse=True):
         raw = raw[:start] + text + raw[end:]
+        bare = bare[:start] + text + bare[end:]
     added = [c for c in changes if c.field not in values]
     if not added:
         return raw
     close = len(raw) - 1  # the entry's closing `}` or `)`
-    body = raw[:close].rstrip()
-    indent, width = _layout(raw)
+    last = len(bare[:close].rstrip())  # after the last field's value (or its comma)
+    tail = raw[last:close] if raw[last:close].strip() else newline  # comment lines stay after
+    indent, width = _layout(bare)
     lines = "".join(
-        f",\n{indent}{c.field.ljust(max(width, len(c.field) + 1))}= {{{c.new}}}" for c in added
+        f",{newline}{indent}{c.field.ljust(max(width, len(c.field) + 1))}= {{{c.new}}}"
+        for c in added
     )
-    return body.rstrip(",") + lines + ",\n" + raw[close:]
+    return raw[:last].rstrip(",") + lines + "," + tail + raw[close:]
 
 
 def _layout(raw: str) -> tuple[str, int]:
@@ -245,7 +353,7 @@ def _values(raw: str) -> dict[str, tuple[int, int, str]]:
         while start < length and raw[start].isspace():
             start += 1
         end = _value_end(raw, start, length)
-        if name:
+        if name and name not in spans:  # a field given twice: BibTeX reads the first
             spans[name] = (start, end, raw[start:end])
         position = end + 1
     return spans

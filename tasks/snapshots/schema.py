@@ -63,7 +63,7 @@ NOTICES = pa.schema(
         pa.field("doi", pa.string()),  # the original paper's
         pa.field("pmid", pa.string()),
         pa.field("title", pa.string()),
-        pa.field("nature", pa.string()),  # Retraction, Correction, Expression of concern, ...
+        pa.field("nature", pa.string()),  # retraction, correction, expression_of_concern, ...
         pa.field("date", pa.date32()),  # the notice's
         pa.field("notice_doi", pa.string()),
         pa.field("notice_pmid", pa.string()),

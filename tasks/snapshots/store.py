@@ -27,9 +27,11 @@ them, adds the normalised title the title index reads, and indexes them.
 import contextlib
 import fcntl
 import json
+import multiprocessing
 import os
 import shutil
 from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -51,6 +53,10 @@ class SnapshotFormatError(ValueError):
     def __init__(self, path: Path | str, what: str) -> None:
         super().__init__(f"{path}: {what}; the snapshot was not changed")
         self.path = str(path)
+        self.what = what
+
+    def __reduce__(self) -> tuple[type["SnapshotFormatError"], tuple[str, str]]:
+        return type(self), (self.path, self.what)  # raised in a build's worker process
 
 
 # One input part's records in batches; what it returns is the number of records it skipped
@@ -77,6 +83,9 @@ class Builder:
     table: Table
     read: Reader
     parts: Callable[[Sequence[Path]], list[Path]] = files_of
+    # What the reader was told (crossref's `since`, `types`): a killed build resumes only with
+    # the same options.
+    options: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -171,11 +180,14 @@ def remove(root: Path, name: str) -> bool:
     return existed
 
 
-def build(builder: Builder, inputs: Sequence[Path], root: Path, extend: bool = False) -> Manifest:
+def build(
+    builder: Builder, inputs: Sequence[Path], root: Path, extend: bool = False, workers: int = 1
+) -> Manifest:
     """Build the snapshot `builder.name` from `inputs` and swap it in; resume a killed build.
 
     `extend`: the new parts are added to the current snapshot's (an incremental update), a
-    record of a later part replacing one of the same `id` before it."""
+    record of a later part replacing one of the same `id` before it. `workers`: how many parts
+    are written at once, each in a process of its own."""
     from tasks.snapshots.index import build_index  # DuckDB only once the parts are written
 
     with _locked(root, builder.name):
@@ -185,10 +197,12 @@ def build(builder: Builder, inputs: Sequence[Path], root: Path, extend: bool = F
         folder = staging / "parts"
         first = json.loads((staging / "plan.json").read_text())["base_parts"]
         wanted = set()
+        todo = []
         for number, part in enumerate(parts, start=first):
             wanted.add(f"{number:05d}")
             if _done(folder / f"{number:05d}") != asdict(InputFile.of(part)):
-                _write_part(builder, part, folder, number)
+                todo.append((number, part))
+        _write_parts(builder, todo, folder, workers)
         for stale in folder.iterdir():  # parts of inputs no longer given
             if int(stale.name[:5]) >= first and stale.name not in wanted:
                 shutil.rmtree(stale)
@@ -227,6 +241,7 @@ def _staging(root: Path, builder: Builder, base: Path | None) -> Path:
         "table": builder.table.name,
         "base": base.name if base else None,
         "base_parts": len(base_parts),
+        "options": builder.options,
     }
     plan_file = staging / "plan.json"
     if staging.is_dir() and plan_file.is_file() and json.loads(plan_file.read_text()) == plan:
@@ -247,6 +262,23 @@ def _done(folder: Path) -> dict[str, object] | None:
     """The input a finished part was written from (None if it is not finished)."""
     done = folder / "part.json"
     return json.loads(done.read_text())["input"] if done.is_file() else None
+
+
+def _write_parts(builder: Builder, todo: list[tuple[int, Path]], parts: Path, workers: int) -> None:
+    if workers <= 1 or len(todo) <= 1:
+        for number, part in todo:
+            _write_part(builder, part, parts, number)
+        return
+    # forkserver: a worker starts from a clean process, not a fork of Prefect's threads.
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(min(workers, len(todo)), mp_context=context) as pool:
+        futures = [pool.submit(_write_part, builder, part, parts, n) for n, part in todo]
+        try:
+            for future in futures:
+                future.result()  # the first part that failed fails the build
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
 
 
 def _write_part(builder: Builder, part: Path, parts: Path, number: int) -> None:
