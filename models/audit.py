@@ -195,6 +195,8 @@ class Checked(BaseModel):
 SupportLabel = Literal["related", "unrelated", "no abstract"]
 # The optional judge's answer (tasks/registries/judge.py): entailment, kept apart from `support`.
 Verdict = Literal["SUPPORT", "CONTRADICT", "NOT ENOUGH INFO"]
+# The cross-encoder's reading of a cited abstract (tasks/support/cross.py).
+Stance = Literal["supports", "contradicts", "undetermined"]
 
 
 class CitationSupport(BaseModel):
@@ -205,6 +207,16 @@ class CitationSupport(BaseModel):
     support: float | None = Field(None, description="best claim-sentence similarity, in [0, 1]")
     label: SupportLabel
     evidence: str | None = Field(None, description="the abstract sentence closest to the claim")
+    relevance: float | None = Field(
+        None,
+        description="the cross-encoder's probability that the claim rests on this work, in [0, 1]; "
+        "None: no abstract. It decides `label` where it ran",
+    )
+    stance: Stance | None = Field(
+        None,
+        description="the cross-encoder's stance where confident; a contradicting work counts 0 "
+        "towards the claim's strength, as an unrelated one. None: no abstract",
+    )
     verdict: Verdict | None = Field(
         None,
         description="the optional LLM judge's answer; None: judge off, no abstract, or no usable "

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.audit import Reference, Status, ValidationResult
+from models.audit import CitationSupport, Reference, Stance, Status, ValidationResult
 from models.citation import Citation, CitationMap
 from tasks.citation_ids import assign_citation_ids, link_claims
 from tasks.read.markdown import read as read_markdown
@@ -239,6 +239,36 @@ def test_a_citation_naming_no_reference_counts_as_failed() -> None:
     assert half_missing["failed_count"] == 1
     assert half_missing["strength"] < sound["strength"] == 1.0
     assert half_missing["confidence"] < sound["confidence"]
+
+
+def test_a_cited_work_read_as_contradicting_counts_as_unrelated_does() -> None:
+    """Claim support's stance: a verified work the cross-encoder reads as contradicting the
+    claim counts 0 towards its strength and is counted apart; `undetermined` changes nothing."""
+    read = read_markdown([NUMBERED_REPORT])
+    refs = assign_citation_ids(read.references)
+    claims = [c for c in link_claims(read.claims, refs) if c.claim_id == "p1-s1"]
+    verified = {r.citation_id: _validation(r.citation_id, Status.VERIFIED) for r in refs}
+
+    def scored(stance: Stance) -> dict:
+        pairs = [
+            CitationSupport(
+                claim_id="p1-s1",
+                citation_id=cid,
+                support=0.6,
+                label="related",
+                relevance=0.9,
+                stance=stance,
+            )
+            for cid in claims[0].citation_ids
+        ]
+        by_id = {r.citation_id: r for r in refs}
+        return score_claims(claims, by_id, verified, pairs).row(0, named=True)
+
+    undetermined, contradicting = scored("undetermined"), scored("contradicts")
+    assert undetermined["strength"] == 1.0 and undetermined["contradicting_count"] == 0
+    assert contradicting["unsupported"] and contradicting["strength"] == 0.0
+    assert contradicting["contradicting_count"] == len(claims[0].citation_ids)
+    assert contradicting["citation_support"][0]["stance"] == "contradicts"
 
 
 def test_count_factor_plateaus_at_five_citations() -> None:

@@ -217,7 +217,8 @@ def print_summary(summary: "JobSummary") -> None:
     if isinstance(support, dict) and support["pairs"]:
         out.print(
             f"claim support: {support['related']} related, {support['unrelated']} unrelated, "
-            f"{support['no_abstract']} without abstract (of {support['pairs']} cited works)",
+            f"{support['no_abstract']} without abstract (of {support['pairs']} cited works); "
+            f"{support['stances']['contradicts']} contradicting",
             highlight=False,
         )
     elif isinstance(support, str) and summary.metrics.get("claims"):

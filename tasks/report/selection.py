@@ -313,6 +313,7 @@ class ClaimCitationRow:
     support: str = ""  # claim support's label and score ("unrelated, 0.12"), when it ran
     evidence: str = ""  # the cited abstract's sentence closest to the claim
     unrelated: bool = False
+    stance: str = ""  # the cross-encoder's supports / contradicts / undetermined
     verdict: str = ""  # the optional judge's SUPPORT / CONTRADICT / NOT ENOUGH INFO
 
 
@@ -623,7 +624,8 @@ def _claim_rows(claims: pl.DataFrame, citations: pl.DataFrame) -> list[ClaimRow]
 
 
 def _claim_citation(cited: dict[str, Any], pair: dict[str, Any] | None) -> ClaimCitationRow:
-    score = pair and pair["support"]
+    # the cross-encoder's relevance where it ran (it decided the label), else the similarity
+    score = pair and (pair["support"] if pair.get("relevance") is None else pair["relevance"])
     return ClaimCitationRow(
         entry_key=_text(cited["entry_key"]),
         label=flag_label(cited),
@@ -632,6 +634,7 @@ def _claim_citation(cited: dict[str, Any], pair: dict[str, Any] | None) -> Claim
         evidence=_text(pair and pair["evidence"]),
         unrelated=bool(pair and pair["label"] == "unrelated"),
         verdict=_text(pair and pair.get("verdict")),
+        stance=_text(pair and pair.get("stance")),
     )
 
 

@@ -38,8 +38,9 @@ count factor (citations / 5, at most 1). With validations, strength is recompute
 verified citations weighted by each citation's stated confidence, where a failed or retracted
 citation counts 0, a verified one 1, and an undecided one keeps the claim's stated strength; the
 count factor counts only citations still standing (not failed, not retracted). Claim support
-(tasks/support/) adds meaning: a verified citation whose work is `unrelated` to the claim counts
-0 and does not stand, as a failed one; `no abstract` leaves it as it was. Continuing the
+(tasks/support/) adds meaning: a verified citation whose work is `unrelated` to the claim, or
+that the cross-encoder reads as contradicting it, counts 0 and does not stand, as a failed one
+(the callers pass both as `unrelated`); `no abstract` leaves it as it was. Continuing the
 example with a second citation (confidence 0.6, not_found, scored 0.2) under a stated strength of
 0.8: strength = (0.9*1 + 0.6*0) / 1.5 = 0.6; overall = 0.5*(0.927+0.2)/2 + 0.3*0.6 + 0.2*(1/5)
 = 0.502. A claim none of whose citations stands (all failed or retracted, or no citations at

@@ -46,6 +46,7 @@ CLAIM_SCORE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "failed_count": pl.Int64,
     "unsupported": pl.Boolean,
     "unrelated_count": pl.Int64,
+    "contradicting_count": pl.Int64,  # cited works the cross-encoder reads as contradicting
     "support": pl.Float64,  # mean support of the claim's scored pairs
     "citation_support": pl.List(
         pl.Struct(
@@ -55,6 +56,8 @@ CLAIM_SCORE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
                 "label": pl.Utf8,
                 "evidence": pl.Utf8,
                 "verdict": pl.Utf8,
+                "relevance": pl.Float64,
+                "stance": pl.Utf8,
             }
         )
     ),
@@ -156,6 +159,7 @@ def support_metrics(supports: Sequence[CitationSupport] | None) -> dict[str, Any
     if supports is None:
         return {"claim_support": OFF}
     labels = [s.label for s in supports]
+    stances = [s.stance for s in supports]
     # The judge's verdicts, apart from the labels; no_verdict: a pair with an abstract and no
     # usable answer (the judge is off, the request failed, or the answer was not a verdict).
     verdicts = [s.verdict for s in supports if s.label != "no abstract"]
@@ -165,6 +169,11 @@ def support_metrics(supports: Sequence[CitationSupport] | None) -> dict[str, Any
             "related": labels.count("related"),
             "unrelated": labels.count("unrelated"),
             "no_abstract": labels.count("no abstract"),
+            "stances": {
+                "supports": stances.count("supports"),
+                "contradicts": stances.count("contradicts"),
+                "undetermined": stances.count("undetermined"),
+            },
             "verdicts": {
                 "support": verdicts.count("SUPPORT"),
                 "contradict": verdicts.count("CONTRADICT"),
@@ -190,6 +199,7 @@ def score_claims(
     for claim in claims:
         pairs = by_claim.get(claim.claim_id, [])
         unrelated = {p.citation_id for p in pairs if p.label == "unrelated"}
+        contradicting = {p.citation_id for p in pairs if p.stance == "contradicts"}
         scored = [p.support for p in pairs if p.support is not None]
         cited = [refs[cid] for cid in claim.citation_ids if cid in refs]
         missing, missing_results = _missing_citations(claim)
@@ -203,7 +213,9 @@ def score_claims(
         own = {
             ref.citation_id: results[ref.citation_id] for ref in cited if ref.citation_id in results
         }
-        score = calculate_citation_map_confidence(cmap, own | missing_results, unrelated)
+        score = calculate_citation_map_confidence(
+            cmap, own | missing_results, unrelated | contradicting
+        )
         verified = sum(1 for ref in cited if results[ref.citation_id].status is Status.VERIFIED)
         rows.append(
             {
@@ -215,9 +227,20 @@ def score_claims(
                 "failed_count": score["failed_count"],
                 "unsupported": score["unsupported"],
                 "unrelated_count": len(unrelated),
+                "contradicting_count": len(contradicting),
                 "support": round(sum(scored) / len(scored), 4) if scored else None,
                 "citation_support": [
-                    p.model_dump(include={"citation_id", "support", "label", "evidence", "verdict"})
+                    p.model_dump(
+                        include={
+                            "citation_id",
+                            "support",
+                            "label",
+                            "evidence",
+                            "verdict",
+                            "relevance",
+                            "stance",
+                        }
+                    )
                     for p in pairs
                 ],
             }

@@ -18,7 +18,8 @@ import polars as pl
 from tasks.errors import InfrastructureError
 
 # 1: no recorded version; 2: the store's own tables declared, frame tables grown from frames;
-# 3: every table declared; 4: input errors have a kind.
+# 3: every table declared; 4: input errors have a kind, and claim support a relevance, a
+# stance and contradicting_count (the cross-encoder's second pass).
 SCHEMA_VERSION = 4
 
 PolarsSchema = Mapping[str, pl.DataType | type[pl.DataType]]
