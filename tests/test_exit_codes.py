@@ -12,16 +12,20 @@ import duckdb
 import pytest
 
 from flows.cli.main import gate_failed, parse_gate
+from models.audit import InputError
 from models.job import JobSummary
 from tasks.read import read_inputs
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "flows.cli", *args],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=300,
@@ -111,6 +115,31 @@ def test_fail_on_names_statuses_retracted_and_any() -> None:
     assert not gate_failed(summary, parse_gate("unmatched,unverified"))
     unretracted = summary.model_copy(update={"metrics": {"retracted": 0}})
     assert not gate_failed(unretracted, parse_gate("any"))
+    uncited = InputError(source_file="refs.bib", entry_key="a", reason="never", kind="uncited")
+    harmless = unretracted.model_copy(update={"input_errors": [uncited]})
+    assert not gate_failed(harmless, parse_gate("any"))
+    missing = uncited.model_copy(update={"kind": "missing"})
+    cited_missing = unretracted.model_copy(update={"input_errors": [uncited, missing]})
+    assert gate_failed(cited_missing, parse_gate("any"))
+    assert gate_failed(cited_missing, parse_gate("missing"))
+    assert not gate_failed(cited_missing, parse_gate("not_found"))
+
+
+def test_a_cited_key_no_bib_holds_fails_the_gate(tmp_path, prefect_server) -> None:
+    (tmp_path / "refs.bib").write_text(
+        "@article{kept, title={A title}, doi={10.1038/srep16696}}\n"
+        "@article{spare, title={Never cited}, year={2001}}\n"
+    )
+    (tmp_path / "paper.tex").write_text("As shown \\cite{kept, gone2021}.\n")
+    args = ("audit", "paper.tex", "refs.bib", "--offline", "--styles", "apa", "--fail-on")
+    gated = run_cli(*args, "missing", "--job", "j", cwd=tmp_path)
+    assert gated.returncode == 1, gated.stderr
+    assert "--fail-on missing: 1 missing" in gated.stderr
+    assert "paper.tex:gone2021: cites 'gone2021'" in gated.stdout
+    (tmp_path / "paper.tex").write_text("As shown \\cite{kept}.\n")  # `spare` stays uncited
+    clean = run_cli(*args, "missing", "--job", "k", cwd=tmp_path)
+    assert clean.returncode == 0, clean.stderr
+    assert "refs.bib:spare: never cited in paper.tex" in clean.stdout
 
 
 def test_offline_gate_exit_1_and_outputs_follow_the_umask(tmp_path, prefect_server) -> None:
@@ -152,6 +181,23 @@ def test_a_library_that_is_no_duckdb_file_exits_2_before_the_run(tmp_path) -> No
             assert len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
     assert (tmp_path / "refs.bib").read_text() == "@article{a, title={A title}}\n"
+
+
+@pytest.mark.parametrize("debug", [None, "", "0", "off", "1"])
+def test_an_internal_error_exits_3_whatever_citeaudit_debug_says(
+    tmp_path, debug: str | None
+) -> None:
+    """CITEAUDIT_DEBUG set to anything (0 included) made an internal error exit 1, the gate's
+    code. Now it only adds the traceback, and only when on (1, not 0/off/empty)."""
+    with duckdb.connect(str(tmp_path / "other.duckdb")) as con:
+        con.execute("CREATE TABLE jobs (a INTEGER)")  # another program's table of that name
+    env = {k: v for k, v in os.environ.items() if k != "CITEAUDIT_DEBUG"}
+    if debug is not None:
+        env["CITEAUDIT_DEBUG"] = debug
+    done = run_cli("jobs", "--db", "other.duckdb", cwd=tmp_path, env=env)
+    assert done.returncode == 3, done.stderr
+    assert "citeaudit: internal error: BinderException: " in done.stderr
+    assert ("Traceback" in done.stderr) == (debug == "1")
 
 
 def test_a_failure_inside_the_run_is_one_line_and_exit_3(tmp_path, prefect_server) -> None:

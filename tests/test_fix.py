@@ -4,12 +4,14 @@ cannot be trusted, everything else kept as written."""
 import copy
 import json
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import defusedxml.ElementTree as SafeET
+import pytest
 from typer.testing import CliRunner
 
 from flows.cli.main import app
@@ -30,6 +32,7 @@ WORKS = {
 }
 PLOS = "10.1371/journal.pone.0033693"
 CLI = "from flows.cli.main import main; main()"
+Done = subprocess.CompletedProcess[str]
 
 BIB = r"""% my reading list
 @string{pone = "PLoS ONE"}
@@ -227,22 +230,133 @@ def test_fix_usage_errors(tmp_path: Path) -> None:
     assert bib.read_text() == "@article{a, title={A title}}\n"
 
 
-def fix_offline(tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    """`citeaudit fix refs.bib --offline -o fixed.bib` in `tmp_path`, as a real process."""
-    return subprocess.run(
-        [sys.executable, "-c", CLI, "fix", "refs.bib", "--offline", "-o", "fixed.bib"],
+def fix_offline(tmp_path: Path, out: str = "fixed.bib", **options: Any) -> subprocess.Popen[str]:
+    """`citeaudit fix refs.bib --offline -o OUT` started in `tmp_path`, as a real process."""
+    return subprocess.Popen(
+        [sys.executable, "-c", CLI, "fix", "refs.bib", "--offline", "-o", out],
         cwd=tmp_path,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=120,
+        **options,
     )
+
+
+def fixed_offline(tmp_path: Path, out: str = "fixed.bib", **options: Any) -> Done:
+    """`citeaudit fix refs.bib --offline -o OUT` in `tmp_path`, run to its end."""
+    with fix_offline(tmp_path, out, **options) as process:
+        stdout, stderr = process.communicate(timeout=120)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def many_entries(count: int) -> str:
+    """`count` entries that stay unverified offline (each gets a mark)."""
+    return "".join(
+        f"@article{{entry{n},\n  author = {{Writer, Anne and Reader, Bob}},\n"
+        f"  title  = {{A study of things, part {n}}},\n  year   = {{2001}},\n}}\n\n"
+        for n in range(count)
+    )
+
+
+def test_a_full_disk_leaves_the_earlier_fixed_file_whole(tmp_path: Path) -> None:
+    """The file size limit stands for a full disk: the write fails midway. The -o file an
+    earlier run wrote is kept as it was, and no summary says it was written."""
+    (tmp_path / "refs.bib").write_text(many_entries(300), encoding="utf-8")
+    earlier = "@article{kept,\n  title = {Written by an earlier run},\n}\n"
+    (tmp_path / "fixed.bib").write_text(earlier, encoding="utf-8")
+    limit = 16 * 1024  # the fixed file is ~40 KB
+
+    def small_disk() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    for debug in ("", "0", "1"):  # CITEAUDIT_DEBUG changes what is said, not the exit code
+        env = {**os.environ, "CITEAUDIT_DEBUG": debug}
+        done = fixed_offline(tmp_path, preexec_fn=small_disk, env=env)
+        assert done.returncode == 3, done.stderr
+        assert done.stdout == ""  # no diff, no "300 entries: ..." before the file is there
+        assert done.stderr.startswith("citeaudit: error: fixed.bib: not written (File too large)")
+        assert (tmp_path / "fixed.bib").read_text(encoding="utf-8") == earlier
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["fixed.bib", "refs.bib"]
+
+
+def test_kill_9_while_writing_leaves_the_old_file_or_the_whole_new_one(tmp_path: Path) -> None:
+    (tmp_path / "refs.bib").write_text(many_entries(1000), encoding="utf-8")
+    assert fixed_offline(tmp_path, "whole.bib").returncode == 0
+    whole = (tmp_path / "whole.bib").read_bytes()
+    earlier = b"@article{kept,\n  title = {Written by an earlier run},\n}\n"
+    out = tmp_path / "fixed.bib"
+    out.write_bytes(earlier)
+    before = out.stat()
+    with fix_offline(tmp_path) as process:
+        while process.poll() is None:  # killed the moment the file changes
+            now = out.stat()
+            if (now.st_ino, now.st_size, now.st_mtime_ns) != (
+                before.st_ino,
+                before.st_size,
+                before.st_mtime_ns,
+            ):
+                process.kill()
+                break
+        process.communicate(timeout=120)
+    assert out.read_bytes() in (earlier, whole)
+
+
+def test_an_output_that_cannot_be_written_is_a_usage_error_before_the_audit(
+    fake_registry, tmp_path: Path
+) -> None:
+    """A folder, a folder that does not exist, and the input under another name (a hard link:
+    it was rewritten in place). Found before any registry is asked, whatever CITEAUDIT_DEBUG."""
+    source = ROOT / "examples" / "references.bib"
+    (tmp_path / "refs.bib").write_bytes(source.read_bytes())
+    os.link(tmp_path / "refs.bib", tmp_path / "linked.bib")
+    (tmp_path / "folder").mkdir()
+    env = {**os.environ, **point_env_at(fake_registry, tmp_path), "CITEAUDIT_DEBUG": "1"}
+    for out, said in (
+        ("folder", "is a folder"),
+        (str(tmp_path / "nowhere" / "x.bib"), "no folder"),
+        ("linked.bib", "is the input file"),
+    ):
+        args = [sys.executable, "-c", CLI, "fix", "refs.bib", "-o", out]
+        done = subprocess.run(
+            args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"citeaudit: error: -o {out}: {said}"), done.stderr
+        assert len(done.stderr.splitlines()) == 1
+    assert fake_registry.count() == 0
+    assert (tmp_path / "refs.bib").read_bytes() == source.read_bytes()
+
+
+def test_a_bib_is_bibtex_even_with_an_html_comment_on_top(tmp_path: Path) -> None:
+    head = "<!-- exported by a web tool; paste it into <body> of your page -->\n"
+    entry = "@article{a2001,\n    title = {A title},\n    year  = {2001},\n}\n"
+    (tmp_path / "refs.bib").write_text(head + entry, encoding="utf-8")
+    done = fixed_offline(tmp_path)
+    assert done.returncode == 0, done.stderr
+    mark = "    citeaudit = {unverified: offline},\n"
+    assert (tmp_path / "fixed.bib").read_text(encoding="utf-8") == head + entry.replace(
+        ",\n}", ",\n" + mark + "}"
+    )
+    assert "@a2001 (unverified)\n  + citeaudit = {unverified: offline}" in done.stdout
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+def test_fix_keeps_the_files_byte_order_mark_and_crlf_line_endings(
+    tmp_path: Path, encoding: str
+) -> None:
+    entry = "@article{a2001,\r\n  title = {A title},\r\n  year  = {2001},\r\n}\r\n"
+    (tmp_path / "refs.bib").write_bytes(entry.encode(encoding))
+    done = fixed_offline(tmp_path)
+    assert done.returncode == 0, done.stderr
+    marked = entry.replace(",\r\n}", ",\r\n  citeaudit = {unverified: offline},\r\n}")
+    assert (tmp_path / "fixed.bib").read_bytes() == marked.encode(encoding)
 
 
 def test_a_broken_entry_is_one_line_naming_it_and_the_rest_is_fixed(tmp_path: Path) -> None:
     source = (ROOT / "examples" / "references.bib").read_text(encoding="utf-8")
     broken = "@article{broken2001,\n  title = {Missing its closing brace,\n  year = 2001\n\n"
     (tmp_path / "refs.bib").write_text(broken + source, encoding="utf-8")
-    done = fix_offline(tmp_path)
+    done = fixed_offline(tmp_path)
     assert done.returncode == 0, done.stderr
     # bibtexparser's own multi-line warning would repeat it on stderr
     assert done.stderr == ""
@@ -258,7 +372,7 @@ def test_a_latin1_file_is_fixed_into_utf8_with_a_warning(tmp_path: Path) -> None
     entry = "@article{muller1999,\n  author = {M\u00fcller, J\u00fcrgen},\n"
     entry += "  title = {\u00dcber die Stabilit\u00e4t von Tr\u00e4gern},\n}\n"
     (tmp_path / "refs.bib").write_bytes(entry.encode("latin-1"))
-    done = fix_offline(tmp_path)
+    done = fixed_offline(tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == (
         "refs.bib: warning: not UTF-8: the whole file was read as cp1252 (detected); "

@@ -11,6 +11,7 @@ import pytest
 from models.audit import Identifiers, Provenance, Reference, Status
 from models.csl import CSLDate, CSLItem, CSLName
 from tasks.lookup import lookup_references
+from tasks.read.bibtex import read_bibtex
 from tasks.registries import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 
@@ -466,3 +467,22 @@ def test_empty_reference_is_unmatched_without_a_request(
     [result] = lookup_references([ref("empty")], registries)
     assert result.status == Status.UNMATCHED
     assert sum(fake_registry.counts().values()) == 0
+
+
+def test_arxiv_ids_where_google_scholar_writes_them_are_one_batched_lookup(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    """`journal = {arXiv preprint arXiv:2207.05221}`, `CoRR abs/...`, `arXiv:... [cs.LG]` in
+    note, howpublished and eprint: one arXiv id_list request, no title search anywhere."""
+    bib = Path(__file__).parent / "fixtures" / "reflists" / "scholar" / "shapes.bib"
+    keys = {
+        "kadavath2022language",
+        "DBLP:journals/corr/VaswaniSPUJGKP17",
+        "hendrycks2016gelu",
+        "loshchilov2017decoupled",
+        "kingma2014adam",
+    }
+    refs = [r for r in read_bibtex([bib]).references if r.provenance.entry_key in keys]
+    refs = [r.model_copy(update={"citation_id": r.provenance.entry_key}) for r in refs]
+    assert len(lookup_references(refs, registries)) == 5
+    assert fake_registry.counts() == {"arxiv_ids": 1}

@@ -1,9 +1,12 @@
 """Which works a job's bibliography and exports list, under which key, with which outcome."""
 
+from pathlib import Path
+
 import bibtexparser
 
 from models.audit import Checked, Provenance, Reference, Status, ValidationResult
 from models.csl import CSLItem
+from tasks.read.bibtex import read_bibtex
 from tasks.render.exports import to_bibtex, to_csl_json
 from tasks.render.selection import bibliography_items, export_entries
 
@@ -71,3 +74,32 @@ def test_exports_keep_the_input_keys_and_carry_the_outcome() -> None:
         c.comment for c in library.comments
     ]
     assert '"note": "citeaudit: unmatched. no confident match"' in to_csl_json(entries)
+
+
+def test_a_merged_duplicates_keys_stay_citable(tmp_path: Path) -> None:
+    """Two entries of one work (keys vaswani2017 and vaswani2017attention): references.bib lists
+    the work once and keeps both keys, BibLaTeX's `ids` and a plain-BibTeX alias entry written
+    before its parent; read back, it is one citation, and BibTeX's crossref gives the alias it."""
+    attention = {"title": "Attention is all you need", "type": "paper-conference", "DOI": "10.5/x"}
+    dupes = [ref("d1", "vaswani2017", **attention), ref("d2", "vaswani2017attention", **attention)]
+    checked = [Checked(reference=r, result=result(r.citation_id, Status.VERIFIED)) for r in dupes]
+    work_ids = {"d1": "w1", "d2": "w1"}
+    items = bibliography_items(checked, work_ids)
+    assert [i.id for i in items] == ["d1"]
+    text = to_bibtex(export_entries(items, checked, work_ids))
+    library = bibtexparser.parse_string(text)
+    alias, entry = library.entries
+    assert (alias.key, alias.entry_type, alias.fields_dict["crossref"].value) == (
+        "vaswani2017attention",
+        "inproceedings",
+        "vaswani2017",
+    )
+    assert len(alias.fields) == 1 and entry.key == "vaswani2017"
+    assert entry.fields_dict["ids"].value == "vaswani2017attention"
+    path = tmp_path / "references.bib"
+    path.write_text(text, encoding="utf-8")
+    read = read_bibtex([path])
+    assert read.errors == []
+    assert [(r.provenance.entry_key, r.item.title) for r in read.references] == [
+        ("vaswani2017", "Attention is all you need")
+    ]

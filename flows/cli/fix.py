@@ -3,8 +3,14 @@
 No Prefect run and no library: the file is audited in this process (the registries' own rate
 limits still apply) and rewritten by tasks/render/fix.py. The corrected BibTeX goes to OUT.bib
 (or stdout), the per-entry diff to stdout (or stderr when the BibTeX is on stdout).
+
+OUT.bib is checked before the audit (a new file, in a folder that exists) and written whole or
+not at all: to a temporary file beside it, flushed to disk, renamed into place; the diff and
+summary are printed only once it is there. The fixed file keeps the input's BOM (and the
+encoding it names) and line endings.
 """
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -21,22 +27,23 @@ def fix(
     offline: Annotated[bool, typer.Option(help="Do not contact the registries.")] = False,
 ) -> None:
     """Correct INPUT.bib from the registries, mark what cannot be trusted, show what changed."""
-    from flows.cli.main import usage_error
+    from flows.cli.main import internal_error, usage_error
     from tasks.citation_ids import assign_citation_ids
     from tasks.lookup import lookup_references
     from tasks.read import bibtex, decoding_warnings
-    from tasks.read.text import UnreadableFileError, read_text
+    from tasks.read.text import UnreadableFileError, encoded_like, read_text
     from tasks.registries import Registries, RegistryPool, RegistrySettings
     from tasks.render.fix import fix_bibtex
 
     try:
         text = read_text(input_bib)
+        original = input_bib.read_bytes()
     except UnreadableFileError as exc:
         usage_error(f"{input_bib}: {exc}")
     if not bibtex.detect(input_bib, text[:4096]):
         usage_error(f"{input_bib}: not a BibTeX file (fix rewrites .bib files only)")
-    if output is not None and output.resolve() == input_bib.resolve():
-        usage_error("-o must name a new file: the input is kept as it is")
+    if output is not None and (problem := _unwritable(output, input_bib)):
+        usage_error(f"-o {output}: {problem}")
     read = bibtex.read([input_bib])
     refs = assign_citation_ids(read.references)
     if offline:
@@ -45,15 +52,50 @@ def fix(
         with Registries.from_settings(RegistrySettings(), RegistryPool()) as registries:
             results = lookup_references(refs, registries)
     fixed = fix_bibtex(text, refs, {r.citation_id: r for r in results})
+    data = encoded_like(fixed.text, original)
+    if output is None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        try:
+            _write(output, data)
+        except OSError as exc:
+            internal_error(f"{output}: not written ({exc.strerror or exc}); it is as it was")
     report = sys.stderr if output is None else sys.stdout
-    # a file not in UTF-8 is rewritten in UTF-8: say what it was read as
+    # a file in a legacy encoding is rewritten in UTF-8: say what it was read as
     for note in decoding_warnings([input_bib]):
         print(f"{note.where}: {note.reason}; the fixed file is UTF-8", file=report)
     for error in read.errors:
         print(f"{error.where}: {error.reason}", file=report)
     print(fixed.diff(), end="", file=report)
     print(fixed.summary(len(refs)), file=report)
-    if output is None:
-        sys.stdout.write(fixed.text)
-    else:
-        output.write_text(fixed.text, encoding="utf-8")
+
+
+def _unwritable(output: Path, input_bib: Path) -> str | None:
+    """Why `output` cannot take the fixed file, or None. The same file under another name (a
+    symbolic or hard link: same device and inode) is the input."""
+    if output.is_dir():
+        return "is a folder: name the file to write"
+    folder = output.resolve().parent
+    if not folder.is_dir():
+        return f"no folder {folder}"
+    if output.exists() and os.path.samefile(output, input_bib):
+        return "is the input file (-o must name a new file: the input is kept as it is)"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot write in {folder}"
+    return None
+
+
+def _write(output: Path, data: bytes) -> None:
+    """The whole fixed file at `output`, or `output` as it was. A device or pipe (/dev/stdout)
+    is written as a stream: there is no file to keep."""
+    from tasks.store.jobfolder import write_atomically
+
+    if output.exists() and not output.is_file():
+        with output.open("wb") as stream:
+            stream.write(data)
+        return
+    target = output.resolve()  # through a symbolic link, to the file it names
+    mode = target.stat().st_mode & 0o7777 if target.exists() else None
+    write_atomically(target, data, mode)

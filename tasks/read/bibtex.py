@@ -12,7 +12,9 @@ do, and BibTeX does, is done here over the whole library:
   inherited: the proceedings' DOI is not the paper's.
 - Containers: an entry named in some other entry's `crossref=` is a container, not a citation
   (BibTeX prints it only because it is cross-referenced), so it yields no Reference. An entry
-  nothing cross-references is a citation, whatever its type.
+  nothing cross-references is a citation, whatever its type. An alias entry (`crossref` its only
+  field: references.bib writes one per key merged into a work, tasks/render/exports.py) is
+  another key of its parent's work: no Reference, and its parent stays a citation.
 
 `%` is read as biber reads it: a line whose first character is `%` (outside a field's value) is
 a comment, also inside an entry (btparse's lexer: `COMMENT \\%~[\\n]*\\n` at top level and within
@@ -57,7 +59,7 @@ from bibtexparser.model import (
     String,
 )
 
-from models.audit import InputError, ReadResult, Reference
+from models.audit import InputError, InputErrorKind, ReadResult, Reference
 from models.csl import ET_AL, CSLItem, is_et_al_text
 from tasks.identifiers import arxiv_mentioned, normalize_arxiv, normalize_pmcid, normalize_pmid
 from tasks.read.common import (
@@ -233,6 +235,7 @@ def stream(paths: Sequence[Path]) -> Iterator[ReadResult]:
 # Entries parsed at a time: bibtexparser parses a string whole, so this bounds what it holds.
 _CHUNK_ENTRIES = 500
 _BLOCK_START = re.compile(r"^\s*@\s*([a-z]+)\s*[{(]\s*([^,\s{}()]*)", re.I)
+_FIELD_START = re.compile(r"(?:^|,)\s*[a-z][\w:.+-]*\s*=", re.I)
 _CROSSREF = re.compile(r"\bcrossref\s*=\s*[{\"]?\s*([^,}\"\s]+)", re.I)
 _ESCAPED_BRACE = re.compile(r"\\[{}]")
 
@@ -312,10 +315,22 @@ def _scan(paths: Sequence[Path]) -> tuple["_Macros", set[str]]:
 
 
 def _crossrefs_noted(lines: Iterable[str], targets: set[str]) -> Iterator[str]:
+    """The lines, noting the keys `crossref=` names in `targets`; an alias entry's (crossref its
+    only field) is no container: it is the same work under another key."""
+    named: list[str] = []
+    fields = 0
     for line in lines:
-        if "crossref" in line.lower():
-            targets.update(found.lower() for found in _CROSSREF.findall(line))
+        if _BLOCK_START.match(line):
+            if fields > 1:
+                targets.update(named)
+            named, fields = [], 0
+        if "=" in line:
+            fields += len(_FIELD_START.findall(line))
+            if "crossref" in line.lower():
+                named.extend(found.lower() for found in _CROSSREF.findall(line))
         yield line
+    if fields > 1:
+        targets.update(named)
 
 
 def _containers(
@@ -352,6 +367,8 @@ def _read_chunk(
             result.errors.append(raw)
             continue
         result.errors.extend(_repeated_warning(raw, name) for name in raw.repeated)
+        if raw.fields.keys() == {"crossref"}:  # an alias: another key of its parent's work
+            continue
         key = raw.key.lower()
         if (first := first_seen.get(key)) is not None:
             result.errors.append(_duplicate_error(raw, *first))
@@ -398,12 +415,18 @@ def _raw_entry(path: Path, offset: int, block: Entry, macros: "_Macros") -> _Raw
 
 
 def _repeated_warning(entry: _RawEntry, name: str) -> InputError:
+    first = " ".join(entry.fields[name].split())[:60]
+    reason = f"warning: field {name!r} given twice: the first ({first}) is kept"
+    return _entry_error(entry, reason, kind="warning")
+
+
+def _entry_error(entry: _RawEntry, reason: str, kind: InputErrorKind = "malformed") -> InputError:
     return InputError(
         source_file=str(entry.source),
         entry_key=entry.key,
         line=entry.line,
-        reason=f"warning: field {name!r} given twice: the first "
-        f"({' '.join(entry.fields[name].split())[:60]}) is kept",
+        reason=reason,
+        kind=kind,
     )
 
 
@@ -483,11 +506,9 @@ def _block_errors(path: Path, library: Library, offset: int) -> list[InputError]
 
 
 def _duplicate_error(duplicate: _RawEntry, first_source: Path, first_line: int) -> InputError:
-    return InputError(
-        source_file=str(duplicate.source),
-        entry_key=duplicate.key,
-        line=duplicate.line,
-        reason=f"duplicate key {duplicate.key!r}: first defined in {first_source} "
+    return _entry_error(
+        duplicate,
+        f"duplicate key {duplicate.key!r}: first defined in {first_source} "
         f"line {first_line}, which is kept",
     )
 

@@ -21,6 +21,7 @@ from typing import Any, TextIO
 import charset_normalizer
 
 from models.audit import InputError
+from tasks.errors import UsageError
 from tasks.read.kinds import html_to_text, looks_like_html
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
@@ -38,7 +39,7 @@ _TEXT_CONTROLS = frozenset("\t\n\r\f\v")
 MAX_JSON_DEPTH = 100
 
 
-class UnreadableFileError(ValueError):
+class UnreadableFileError(UsageError):
     """The file is not text in any encoding we accept."""
 
     def as_input_error(self, path: Path) -> InputError:
@@ -49,6 +50,25 @@ class UnreadableFileError(ValueError):
 class Decoded:
     text: str
     note: str | None = None  # why the text may not be what the file's author meant
+
+
+# How text is written back behind each BOM (the decoders above read the BOM themselves).
+_BOM_ENCODINGS = {
+    codecs.BOM_UTF32_LE: "utf-32-le",
+    codecs.BOM_UTF32_BE: "utf-32-be",
+    codecs.BOM_UTF8: "utf-8",
+    codecs.BOM_UTF16_LE: "utf-16-le",
+    codecs.BOM_UTF16_BE: "utf-16-be",
+}
+
+
+def encoded_like(text: str, original: bytes) -> bytes:
+    """`text` as the file `original` was written: behind its BOM in the encoding the BOM names,
+    else UTF-8 (a legacy encoding is not written back; fix says so)."""
+    for bom, _ in _BOMS:
+        if original.startswith(bom):
+            return bom + text.encode(_BOM_ENCODINGS[bom])
+    return text.encode("utf-8")
 
 
 def is_binary(head: bytes) -> bool:
@@ -137,7 +157,13 @@ def read_text(path: Path) -> str:
     except OSError as exc:
         raise UnreadableFileError(exc.strerror or str(exc)) from exc
     text = decode_bytes(data)
-    return html_to_text(text) if looks_like_html(text) else text
+    return html_to_text(text) if is_html(path, text) else text
+
+
+def is_html(path: Path, text: str) -> bool:
+    """Whether the file is a web page, read for its text. A .bib is BibTeX whatever its head
+    holds: an HTML comment above the entries is the user's, kept as written."""
+    return path.suffix.lower() != ".bib" and looks_like_html(text)
 
 
 def text_lines(path: Path) -> Iterator[str]:
@@ -172,7 +198,7 @@ def is_clean_utf8(path: Path) -> bool:
                 return False
             text = decoder.decode(head)
             _checked(text[:4096])
-            if looks_like_html(text[:4096]):
+            if is_html(path, text[:4096]):
                 return False
             block = head
             while block:
@@ -225,4 +251,4 @@ def read_head(path: Path, size: int = 4096) -> str:
     except OSError as exc:
         raise UnreadableFileError(exc.strerror or str(exc)) from exc
     text = decode_bytes(data, partial=True)
-    return html_to_text(text) if looks_like_html(text) else text
+    return html_to_text(text) if is_html(path, text) else text

@@ -8,15 +8,26 @@ resolve); only an entry without one gets a made-up key. Each entry carries the a
 BibTeX `keywords = {citeaudit:STATUS}` and an `@comment` with the reason before the entry, RIS
 `KW`/`N1`, CSL-JSON `note`. Every value is escaped for its format: RIS values on one line (a
 newline would start a forged record), BibTeX braces balanced and URLs percent-encoded.
+
+Duplicates merged into one work keep every input key in references.bib (a paper that `\\cite`s
+the other key must still build): the entry carries them as BibLaTeX's `ids = {b, c}` (biber
+resolves a citation of an alias to the entry), and each gets a one-line alias entry for plain
+BibTeX, `@article{b, crossref = {a}}`, written before the entry (BibTeX wants a cross-referenced
+entry after those that name it). BibTeX copies every field the alias lacks from `a`, so `\\cite{b}`
+resolves to the same work; the standard styles print a cross-referencing article as "In [a]".
+The readers read such an entry (crossref its only field) as another key of `a`, not a citation.
+biber, meeting both, warns "Citekey alias 'b' is also a real entry key, skipping" and uses the
+alias entry (biblatex inherits every field through crossref), so `\\cite{b}` resolves with either
+tool; a biber user who wants one bibliography entry for the work deletes the alias entries.
 """
 
 import json
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, TextIO
 
 import bibtexparser
 import rispy
@@ -89,6 +100,7 @@ class ExportEntry:
     key: str | None = None
     status: str | None = None
     reason: str | None = None
+    aliases: tuple[str, ...] = ()  # the input keys of the duplicates merged into this work
 
     def outcome(self) -> str | None:
         if not self.status:
@@ -117,17 +129,24 @@ def to_bibtex(items: Sequence[Exportable], keys: Sequence[str] | None = None) ->
     """A .bib file: one entry per item under its input's key, else a key like `smith2023deep`
     (`keys`: the items' keys, made by `assign_keys` when a job is written in batches)."""
     entries = _entries(items)
+    keys = keys or citation_keys(entries)
     library = bibtexparser.Library()
-    for entry, key in zip(entries, keys or citation_keys(entries), strict=True):
+    taken = set(keys)
+    for entry, key in zip(entries, keys, strict=True):
+        aliases = [alias for alias in dict.fromkeys(entry.aliases) if alias not in taken]
+        taken.update(aliases)
         if outcome := entry.outcome():
             library.add(model.ExplicitComment(_balanced(f"{key}: {_one_line(outcome)}")))
-        library.add(_bibtex_entry(entry, key))
+        written = _bibtex_entry(entry, key, aliases)
+        for alias in aliases:
+            library.add(model.Entry(written.entry_type, alias, [model.Field("crossref", key)]))
+        library.add(written)
     # The library is ours and thrown away: no deep copy of every block before writing.
     return bibtexparser.write_string(library, unparse_stack=_UNPARSE)
 
 
 # What the writers put between two records: a job written in batches joins its batches so.
-BIBTEX_BETWEEN, RIS_BETWEEN, CSL_JSON_BETWEEN = "\n\n", "\n", ",\n"
+_BIBTEX_BETWEEN, _RIS_BETWEEN, _CSL_JSON_BETWEEN = "\n\n", "\n", ",\n"
 
 KeyRequest = tuple[str | None, str]  # (the input's own key or None, the base of a made-up one)
 
@@ -193,7 +212,7 @@ def _letters(n: int) -> str:
     return out
 
 
-def _bibtex_entry(export: ExportEntry, key: str) -> model.Entry:
+def _bibtex_entry(export: ExportEntry, key: str, aliases: Sequence[str] = ()) -> model.Entry:
     item = export.item
     entry_type = CSL_TO_BIBTEX.get(item.type, BIBTEX_FALLBACK)
     if entry_type == "phdthesis" and "master" in (item.genre or "").lower():
@@ -228,6 +247,7 @@ def _bibtex_entry(export: ExportEntry, key: str) -> model.Entry:
         "note": latex_text(item.note),
         "keywords": f"citeaudit:{export.status}" if export.status else None,
         "abstract": latex_text(item.abstract),
+        "ids": ", ".join(aliases) or None,
     }
     return model.Entry(
         entry_type, key, [model.Field(name, value) for name, value in fields.items() if value]
@@ -389,13 +409,13 @@ def _ris_date(date: CSLDate | None) -> str | None:
 
 
 def to_csl_json(items: Sequence[Exportable], keys: Sequence[str] | None = None) -> str:
-    body = csl_json_records(items, keys)
+    body = _csl_json_records(items, keys)
     return f"[\n{body}\n]\n" if body else "[]\n"
 
 
-def csl_json_records(items: Sequence[Exportable], keys: Sequence[str] | None = None) -> str:
+def _csl_json_records(items: Sequence[Exportable], keys: Sequence[str] | None = None) -> str:
     """The items' records as they stand inside the CSL-JSON array, joined by `,\n`: a job
-    written in batches joins its batches' records the same way."""
+    written in batches joins its batches' records the same way (`ExportWriter`)."""
     entries = _entries(items)
     records = [
         _csl_record(entry, key)
@@ -409,3 +429,41 @@ def _csl_record(export: ExportEntry, key: str) -> dict[str, Any]:
     if outcome := export.outcome():
         record["note"] = "\n".join(n for n in (export.item.note, outcome) if n)
     return record
+
+
+# The job folder's export files, by name.
+EXPORT_FILES = ("references.bib", "references.ris", "references.json")
+
+
+def export_files(items: Sequence[Exportable]) -> dict[str, str]:
+    """A job's three export files, whole (the keys made once for the three)."""
+    keys = citation_keys(items)
+    return {
+        "references.bib": to_bibtex(items, keys),
+        "references.ris": to_ris(items, keys),
+        "references.json": to_csl_json(items, keys),
+    }
+
+
+class ExportWriter:
+    """The three export files written batch by batch (`files`: EXPORT_FILES' open handles),
+    joined as `export_files` writes them whole; `close` ends the CSL-JSON array. `keys`: the
+    batch's items' keys, every batch's made at once by `assign_keys` (a key depends on every
+    other item's)."""
+
+    def __init__(self, files: Mapping[str, TextIO]) -> None:
+        self.bib, self.ris, self.csl = (files[name] for name in EXPORT_FILES)
+        self.written = 0
+
+    def write(self, items: Sequence[Exportable], keys: Sequence[str]) -> None:
+        if not items:
+            return
+        first = not self.written
+        self.bib.write(("" if first else _BIBTEX_BETWEEN) + to_bibtex(items, keys))
+        self.ris.write(("" if first else _RIS_BETWEEN) + to_ris(items, keys))
+        body = _csl_json_records(items, keys)
+        self.csl.write(("[\n" if first else _CSL_JSON_BETWEEN) + body)
+        self.written += len(items)
+
+    def close(self) -> None:
+        self.csl.write("\n]\n" if self.written else "[]\n")

@@ -3,7 +3,8 @@
 The file is edited in place, entry by entry, as text: keys, field order, formatting, comments,
 `@string` macros and every field we do not correct stay exactly as the user wrote them. A line
 that `%` comments out (read as biber reads it, tasks/read/bibtex.py) is never edited: a field is
-added before the comments that end an entry, never inside one.
+added before the comments that end an entry, never inside one, and the lines we add end as
+the file's lines do (CRLF or LF).
 
 The rule: a verified record (not retracted) writes a field only where its value is better by
 `RULES` below; the matcher's own thresholds (tasks/match/decide.py) say what "disagrees" means,
@@ -126,6 +127,7 @@ def fix_bibtex(
 ) -> FixedBibliography:
     """`text` with each audited entry corrected or marked (refs: this file's references)."""
     by_key = {ref.provenance.entry_key: ref for ref in refs}
+    newline = _newline(text)
     # Parsed with `%` comment lines blanked (same length), so offsets are the text's own and
     # nothing a comment holds is an entry or a field.
     bare = "\n".join(uncommented(text.split("\n")))
@@ -145,11 +147,18 @@ def fix_bibtex(
             if MARK_FIELD in values:  # a mark no longer earned would be a change: this holds
                 fixed.already_marked += 1
             continue
-        pieces += [text[cursor:start], _rewrite(text[start : start + len(raw)], raw, changes)]
+        text_raw = text[start : start + len(raw)]
+        pieces += [text[cursor:start], _rewrite(text_raw, raw, changes, newline)]
         cursor = start + len(raw)
         fixed.fixes.append(EntryFix(entry.key, _status_label(result), changes))
     fixed.text = "".join(pieces) + text[cursor:]
     return fixed
+
+
+def _newline(text: str) -> str:
+    """The file's line ending: that of its first line."""
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
 
 
 def _status_label(result: ValidationResult) -> str:
@@ -287,10 +296,11 @@ def _mark(result: ValidationResult, doubts: Sequence[str] = ()) -> str | None:
     return latex_text(_one_line("; ".join(parts))) or ""
 
 
-def _rewrite(raw: str, bare: str, changes: Sequence[Change]) -> str:
+def _rewrite(raw: str, bare: str, changes: Sequence[Change], newline: str) -> str:
     """The entry's text with changed values replaced in place and new fields added after its
-    last field (before any `%` comment lines that end it). `bare` is `raw` with its comment
-    lines blanked: every position is read there, every edit made in `raw`."""
+    last field (before any `%` comment lines that end it), on lines ending in `newline`. `bare`
+    is `raw` with its comment lines blanked: every position is read there, every edit made in
+    `raw`."""
     values = _values(bare)
     edits = []
     for change in changes:
@@ -309,10 +319,11 @@ def _rewrite(raw: str, bare: str, changes: Sequence[Change]) -> str:
         return raw
     close = len(raw) - 1  # the entry's closing `}` or `)`
     last = len(bare[:close].rstrip())  # after the last field's value (or its comma)
-    tail = raw[last:close] if raw[last:close].strip() else "\n"  # comment lines stay after
+    tail = raw[last:close] if raw[last:close].strip() else newline  # comment lines stay after
     indent, width = _layout(bare)
     lines = "".join(
-        f",\n{indent}{c.field.ljust(max(width, len(c.field) + 1))}= {{{c.new}}}" for c in added
+        f",{newline}{indent}{c.field.ljust(max(width, len(c.field) + 1))}= {{{c.new}}}"
+        for c in added
     )
     return raw[:last].rstrip(",") + lines + "," + tail + raw[close:]
 

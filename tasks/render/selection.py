@@ -27,8 +27,9 @@ def bibliography_items(
     """`seen`: the works listed already, when a job is listed a batch at a time (updated)."""
     items: list[CSLItem] = []
     seen = set() if seen is None else seen
-    for ref, result in ((c.reference, c.result) for c in checked):
-        if result.status in EXCLUDED or result.retracted or not ref.scholarly:
+    for check in checked:
+        ref, result = check.reference, check.result
+        if not _listable(check):
             continue
         work = (work_ids or {}).get(ref.citation_id, ref.citation_id)
         if work in seen:
@@ -60,20 +61,41 @@ def _own_key(entry_key: str) -> str | None:
     return usable_key(ris.group(1), numeric=True) if ris else usable_key(entry_key)
 
 
-def export_entries(items: Sequence[CSLItem], checked: Sequence[Checked]) -> list[ExportEntry]:
+def export_entries(
+    items: Sequence[CSLItem],
+    checked: Sequence[Checked],
+    work_ids: Mapping[str, str] | None = None,
+) -> list[ExportEntry]:
     """The listed items as the exports write them: under the citation key their input gave
-    (a made-up one only when it gave none) and with their audit outcome."""
+    (a made-up one only when it gave none), with their audit outcome, and with the keys of the
+    duplicates `bibliography_items` merged into them (`work_ids`) as aliases."""
     keys = {c.citation_id: _own_key(c.reference.provenance.entry_key) for c in checked}
     results = {c.citation_id: c.result for c in checked}
+    aliases: dict[str, list[str]] = {}
+    for c in checked:
+        key = keys[c.citation_id]
+        if key and _listable(c):
+            aliases.setdefault((work_ids or {}).get(c.citation_id, c.citation_id), []).append(key)
     return [
         ExportEntry(
             item,
             key=keys.get(item.id),
             status=results[item.id].status.value,
             reason=results[item.id].reason,
+            aliases=tuple(
+                alias
+                for alias in aliases.get((work_ids or {}).get(item.id, item.id), [])
+                if alias != keys.get(item.id)
+            ),
         )
         for item in items
     ]
+
+
+def _listable(checked: Checked) -> bool:
+    """A citation whose work a bibliography may list (`bibliography_items`' own test)."""
+    result = checked.result
+    return result.status not in EXCLUDED and not result.retracted and checked.reference.scholarly
 
 
 def unconfirmed(items: Sequence[CSLItem], checked: Sequence[Checked]) -> dict[str, str]:

@@ -5,9 +5,9 @@ through ART indexes (a key asked costs a probe, not a scan):
 
 | table    | key   | holds                                                                |
 |----------|-------|----------------------------------------------------------------------|
-| records  | rid   | the records, one per `id` (a later part's replaces an earlier one); |
-|          |       | `container_full` from the `parent`'s title; `words`: its title's   |
-|          |       | length in words                                                    |
+| records  | rid   | the records (a later part's replaces one of the same `id`);    |
+|          |       | `container_full` from the `parent`'s title; `title_key`, `words`:  |
+|          |       | its normalised title and that title's length in words              |
 | ids      | key   | (`kind:value`, rid): `doi:10.1/x`, `arxiv:2404.05961`, `pmid:1`,   |
 |          |       | `id:conf/x/Y`                                                      |
 | postings | term  | each title word (tasks/textnorm's normalised title, stopwords      |
@@ -44,6 +44,7 @@ RARE_WORDS = 4  # of each title asked: the rarest words known to the index
 POOL = 20  # records per title asked ranked by similarity
 IN_LIST = 200  # keys asked as an IN list (index probes); more, by a join
 KINDS = {"id": "id", "doi": "doi", "arxiv": "arxiv_id", "pmid": "pmid"}
+POSTINGS_SLICE = 1_000_000  # titles' worth of posting lists aggregated at once
 BUILD_MEMORY = "1GB"  # DuckDB's share of a build's memory; the rest spills to the staging folder
 
 
@@ -58,29 +59,32 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
         con.execute(f"SET memory_limit = '{BUILD_MEMORY}'")
         con.execute(f"SET temp_directory = '{folder / 'spill'}'")
         con.execute("SET preserve_insertion_order = false")
+        # A record of a later part replaces one of the same id before it: the newest part of
+        # each id found on (id, file) alone, so the wide rows are never sorted.
+        source = f"read_parquet('{parts}', filename = true)"
+        newest = f"SELECT id, max(filename) AS filename FROM {source} GROUP BY id"
+        one_part = len(list((folder / "parts").glob("[0-9]*[0-9]/*.parquet"))) == 1
+        # A view, not a copy: the parts are read as the records are written (a copy of 7M dblp
+        # records spilled gigabytes).
         con.execute(
-            f"""CREATE TEMP TABLE latest AS
-            SELECT {columns}, {TITLE_KEY} FROM read_parquet('{parts}', filename = true,
-                file_row_number = true)
-            QUALIFY row_number() OVER (PARTITION BY id ORDER BY filename DESC,
-                file_row_number DESC) = 1"""
+            f"""CREATE TEMP VIEW latest AS SELECT {columns}, {TITLE_KEY} FROM {source}"""
+            + ("" if one_part else f" SEMI JOIN ({newest}) USING (id, filename)")
         )
         full = "coalesce(w.container_full, p.title)" if "parent" in names else "NULL"
-        parent = "LEFT JOIN latest p ON p.id = w.parent" if "parent" in names else ""
+        parent = (
+            "LEFT JOIN (SELECT id, title FROM latest) p ON p.id = w.parent"
+            if "parent" in names
+            else ""
+        )
         select = ", ".join(
             f"{full} AS container_full" if name == "container_full" else f'w."{name}"'
             for name in names
         )
         con.execute(
-            f"""CREATE TEMP TABLE keyed AS
-            SELECT (row_number() OVER ())::UINTEGER AS rid, {select}, w.{TITLE_KEY}
+            f"""CREATE TABLE records AS
+            SELECT (row_number() OVER ())::UINTEGER AS rid, {select}, w.{TITLE_KEY},
+                len(string_split(coalesce(w.{TITLE_KEY}, ''), ' '))::UTINYINT AS words
             FROM latest w {parent}"""
-        )
-        con.execute("DROP TABLE latest")
-        con.execute(
-            f"""CREATE TABLE records AS SELECT * EXCLUDE ({TITLE_KEY}),
-                len(string_split(coalesce({TITLE_KEY}, ''), ' '))::UTINYINT AS words
-            FROM keyed"""
         )
         con.execute("CREATE UNIQUE INDEX records_rid ON records (rid)")
         keys = " UNION ALL ".join(
@@ -93,15 +97,22 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
         con.execute("CREATE INDEX ids_key ON ids (key)")
         if table.titled:
             stop = ", ".join(f"'{w}'" for w in sorted(STOPWORDS))
-            con.execute(
-                f"""CREATE TABLE postings AS
-                SELECT term, count(*)::UINTEGER AS n, list(rid ORDER BY rid) AS rids FROM (
-                    SELECT DISTINCT unnest(string_split({TITLE_KEY}, ' ')) AS term, rid
-                    FROM keyed WHERE {TITLE_KEY} <> '')
-                WHERE term NOT IN ({stop}) GROUP BY term"""
-            )
+            # In slices of the vocabulary: a list being aggregated stays in memory (it does not
+            # spill), and 7M titles' lists at once passed the build's memory limit.
+            (count,) = con.execute("SELECT count(*) FROM records").fetchone() or (0,)
+            slices = max(1, -(-int(count) // POSTINGS_SLICE))
+            con.execute("CREATE TABLE postings (term VARCHAR, n UINTEGER, rids UINTEGER[])")
+            for number in range(slices):
+                con.execute(
+                    f"""INSERT INTO postings
+                    SELECT term, count(*)::UINTEGER, list(rid) FROM (
+                        SELECT DISTINCT term, rid FROM (
+                            SELECT unnest(string_split({TITLE_KEY}, ' ')) AS term, rid
+                            FROM records WHERE {TITLE_KEY} <> '')
+                        WHERE term NOT IN ({stop}) AND hash(term) % {slices} = {number})
+                    GROUP BY term"""
+                )
             con.execute("CREATE UNIQUE INDEX postings_term ON postings (term)")
-        con.execute("DROP TABLE keyed")
         row = con.execute(f'SELECT count(*), max("{table.dated}") FROM records').fetchone()
         con.execute("CHECKPOINT")
     assert row is not None
@@ -203,7 +214,9 @@ class Snapshot:
         return self._lengths
 
     def _records(self, rids: set[int]) -> dict[int, dict[str, Any]]:
-        rows = self._where("SELECT * EXCLUDE (words) FROM records", "rid", sorted(rids))
+        rows = self._where(
+            f"SELECT * EXCLUDE (words, {TITLE_KEY}) FROM records", "rid", sorted(rids)
+        )
         return {record.pop("rid"): record for record in rows.to_pylist()}
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:

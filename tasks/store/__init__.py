@@ -10,7 +10,13 @@ from tasks.store.core import (
     db_path_from_env,
     library_exists,
 )
-from tasks.store.jobfolder import JobFolder, UnsafeJobId, check_job_id, shared_mode
+from tasks.store.jobfolder import (
+    JobFolder,
+    UnsafeJobId,
+    check_job_id,
+    shared_mode,
+    write_atomically,
+)
 from tasks.store.lake import Lake, LakeUnavailable
 from tasks.store.library import Library, write_lock
 from tasks.store.lock import JobNotStored, LibraryLocked
@@ -30,5 +36,6 @@ __all__ = [
     "db_path_from_env",
     "library_exists",
     "shared_mode",
+    "write_atomically",
     "write_lock",
 ]

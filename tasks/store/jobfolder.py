@@ -1,9 +1,9 @@
 """`OUT/JOB/`: the only place a job's files go.
 
 A file is written to a temporary name in its folder and renamed into place (readers never see
-half a file). A job's outputs as a whole are written into a sibling folder and swapped in, so a
-folder never mixes two runs' files, and leftovers of a killed run (`.tmp` files, half-written
-sibling folders) are swept by the next."""
+half a file; `write_atomically`, which `citeaudit fix -o` uses too). A job's outputs as a whole
+are written into a sibling folder and swapped in, so a folder never mixes two runs' files, and
+leftovers of a killed run (`.tmp` files, half-written sibling folders) are swept by the next."""
 
 import ctypes
 import json
@@ -20,12 +20,14 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
+from tasks.errors import UsageError
+
 _JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
 STALE_TMP_S = 60.0  # a .tmp older than this belongs to no running writer of its file
 
 
-class UnsafeJobId(ValueError):
+class UnsafeJobId(UsageError):
     pass
 
 
@@ -53,6 +55,28 @@ def folder_mode() -> int:
     return 0o777 & ~mask
 
 
+def write_atomically(target: Path, data: bytes, mode: int | None = None) -> None:
+    """`target` holds `data` whole, or is as it was: written to a temporary file beside it,
+    flushed to disk and renamed into place (a full disk or a kill midway leaves the old file).
+    `mode`: the file's permissions (default: a new file's under the umask)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        os.fchmod(fd, shared_mode() if mode is None else mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    folder = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)  # the rename itself survives a crash
+    finally:
+        os.close(folder)
+
+
 class JobFolder:
     """`OUT/JOB/`: the only place a job's files go."""
 
@@ -68,17 +92,7 @@ class JobFolder:
         target = self.file(name)
         self.path.mkdir(parents=True, exist_ok=True)
         self._sweep_tmp(name)
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.path)
-        try:
-            os.fchmod(fd, shared_mode())
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(target, data)
         return target
 
     def write_text(self, name: str, text: str) -> Path:
