@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import httpx
 import pytest
 
 from tests.fake_registry.fixtures import point_env_at
@@ -63,3 +64,43 @@ def test_a_stop_signal_ends_a_waiting_run_within_5_s(tmp_path, prefect_server, s
     ]
     assert not list(tmp_path.rglob("*.tmp"))
     assert not (tmp_path / "out" / "j" / "citations.parquet").exists()
+
+
+def test_a_stop_signal_ends_a_run_reading_a_hostile_manuscript(tmp_path, prefect_server) -> None:
+    """1 MB of `[@a` never closed: the pandoc pattern was quadratic over it, one C call that
+    held the interpreter for minutes, so the watcher thread never ran and SIGTERM was ignored."""
+    (tmp_path / "paper.md").write_text("Text [" + "@a " * 350_000, encoding="utf-8")
+    (tmp_path / "refs.txt").write_text("\n".join(DOIS) + "\n")
+    before = running_flow_runs(prefect_server)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "audit", "paper.md", "refs.txt", "--job", "j"]
+        + ["--offline", "--out", "out"],
+        cwd=tmp_path,
+        env={**os.environ, "CITEAUDIT_DB": str(tmp_path / "lib.duckdb")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while running_flow_runs(prefect_server) == before and time.monotonic() < deadline:
+            if run.poll() is not None:
+                break  # done already (reading is quick now)
+            time.sleep(0.2)
+        time.sleep(1.0)  # the flow's first step reads the inputs
+        run.send_signal(signal.SIGTERM)
+        sent = time.monotonic()
+        run.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert took <= 5.0, f"took {took:.1f} s to stop"
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def running_flow_runs(prefect: dict[str, str]) -> int:
+    """How many flow runs the test server has running."""
+    running = {"flow_runs": {"state": {"type": {"any_": ["RUNNING"]}}}}
+    answer = httpx.post(f"{prefect['PREFECT_API_URL']}/flow_runs/count", json=running, timeout=10)
+    return int(answer.json())
