@@ -11,6 +11,7 @@ request inside the registry clients, not per task."""
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -38,6 +39,7 @@ from tasks import frames, report
 from tasks.citation_ids import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
 from tasks.dedupe.job import JobDedupe, dedupe_records, job_records, repeats_within_jobs
 from tasks.lookup import lookup_references
+from tasks.lookup.snapshots import LocalSnapshots
 from tasks.read import read_inputs, stream_inputs
 from tasks.read.kinds import check_bibliographies
 from tasks.registries import Registries, RegistryPool, RegistrySettings
@@ -45,6 +47,7 @@ from tasks.render import csl_styles, exports
 from tasks.render.selection import bibliography_items, export_entries, unconfirmed
 from tasks.report import sarif
 from tasks.score.metrics import Assessment, assess
+from tasks.snapshots.store import snapshots_root
 from tasks.store import JobFolder, Library, db_path_from_env
 from tasks.support.claims import support_claims
 
@@ -66,6 +69,13 @@ def process_registries() -> Registries:
     """This process's client set for the settings in the environment (secrets included: they
     never travel as parameters)."""
     return PROCESS_POOL.registries(RegistrySettings())
+
+
+@cache
+def process_snapshots() -> LocalSnapshots | None:
+    """This process's local snapshots (CITEAUDIT_SNAPSHOTS), opened once and shared by its
+    threads as its registry clients are; None when none is built."""
+    return LocalSnapshots.open(snapshots_root())
 
 
 # --- read, identify -------------------------------------------------------------------------
@@ -117,7 +127,9 @@ def check_chunk(
     The two go together: where a search is routed next depends on what the last candidates
     decided. Past `deadline` nothing is asked: what is left stays `unverified`."""
     offline = registries is None
-    results = lookup_references(refs, registries, offline=offline, deadline=deadline)
+    results = lookup_references(
+        refs, registries, offline=offline, deadline=deadline, snapshots=process_snapshots()
+    )
     return [Checked(reference=r, result=v) for r, v in zip(refs, results, strict=True)]
 
 
