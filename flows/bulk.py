@@ -17,58 +17,29 @@ stopped and ends with the same outputs as one that ran through. The input finger
 contents, format, batch size) keys the progress: changed input starts over."""
 
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 import polars as pl
 from prefect import flow
 
 from flows import progress
 from flows.runners import task_runner
-from flows.steps import (
-    TASKS,
-    Rendered,
-    Stages,
-    citation_table,
-    dedupe_against_library,
-    identify,
-    listing,
-    other_tables,
-    quoted,
-    read_batches,
-    report_files,
-    save_to_library,
-    stage_task,
-    summarize,
-    write_outputs,
-)
+from flows.steps import TASKS, Stages, identify, quoted, read_batches, stage_task
 from models.audit import Checked, Claim, InputError, ReadResult
-from models.csl import CSLItem
 from models.job import BulkSummary, JobParams, JobSummary
-from tasks import frames, report
+from tasks import frames
 from tasks.citation_ids import link_claims
-from tasks.dedupe.job import JobDedupe, job_records, repeats_within_jobs
-from tasks.frames import checked_from_row
-from tasks.render import csl_styles, exports
-from tasks.render.selection import bibliography_items, export_entries, unconfirmed
-from tasks.score.metrics import Assessment, Tally, assessment, citation_scores
-from tasks.store import JobFolder, Library, check_job_id, db_path_from_env, write_lock
-from tasks.store.schema import library_tables
+from tasks.dedupe.job import job_records, repeats_within_jobs
+from tasks.job.audited import summarize
+from tasks.job.end import dedupe_against_library
+from tasks.job.folder import write_import
+from tasks.job.library import BULK_THREADS, open_library, stored_batches
+from tasks.score.metrics import Tally, assessment, citation_scores
+from tasks.store import check_job_id, write_lock
 
 DEFAULT_BATCH = 5_000
-# An import's library connections run DuckDB on one thread: with two, its writes and reads held
-# ~10% more memory at the peak (40,000 citations: 751 MB against 795 MB; each thread's own
-# buffers and partial row groups). An audit keeps one per core: one thread made its library
-# steps slower (ratio 1.21-1.25 against 1.17 on bench.audit_throughput).
-BULK_THREADS = 1
-
-
-def _library(db: str | None) -> Library:
-    """The library, opened as an import opens it (on `BULK_THREADS`)."""
-    return Library(db_path_from_env(db), threads=BULK_THREADS)
 
 
 def file_digests(paths: Sequence[str]) -> dict[str, str]:
@@ -91,7 +62,7 @@ def input_fingerprint(digests: Sequence[str], input_format: str | None, batch_si
 
 @stage_task("bulk-batches-done")
 def batches_done_step(job_id: str, fingerprint: str, db: str | None) -> set[int]:
-    with _library(db) as library:
+    with open_library(db, threads=BULK_THREADS) as library:
         return library.bulk_batches_done(job_id, fingerprint)
 
 
@@ -100,7 +71,7 @@ def store_batch(
 ) -> int:
     """One batch's rows and its `done` mark (tasks/store/bulk.py); how many rows."""
     frame = frames.citations_frame(job_id, checked)
-    with _library(db) as library:
+    with open_library(db, threads=BULK_THREADS) as library:
         library.save_bulk_batch(job_id, batch, fingerprint, frame)
     return frame.height
 
@@ -153,24 +124,6 @@ def import_batches(
     return imported
 
 
-def stored_rows(
-    job_id: str, ids: Sequence[str], batch_size: int, db: str | None
-) -> Iterator[pl.DataFrame]:
-    """The job's stored citation rows named by `ids`, in that order, a batch at a time."""
-    for start in range(0, len(ids), batch_size):
-        with _library(db) as library:
-            yield library.rows_in_order("citations", job_id, ids[start : start + batch_size])
-
-
-def stored_batches(
-    job_id: str, order: Sequence[str], batch_size: int, db: str | None
-) -> Iterator[list[Checked]]:
-    """The job's stored citations a batch at a time, in input order (`order`), made `Checked`
-    again: one batch held at a time."""
-    for rows in stored_rows(job_id, order, batch_size, db):
-        yield [checked_from_row(row) for row in rows.iter_rows(named=True)]
-
-
 @dataclass
 class Scored:
     """What the job-folder stage keeps of every citation: a few columns, never the citations."""
@@ -196,154 +149,7 @@ def score_batches(
     return keys, Scored(pl.concat(scores) if scores else citation_scores([]), tally, cited)
 
 
-def batch_work_ids(columns: pl.DataFrame, checked: Sequence[Checked]) -> dict[str, str]:
-    """The work ids of a batch's citations (`columns`: the job's DEDUPE_COLUMNS): a dict of
-    every citation's would be ~200 bytes a citation held to the end."""
-    ids = pl.Series([c.citation_id for c in checked], dtype=pl.Utf8)
-    batch = columns.filter(pl.col("citation_id").is_in(ids.implode()))
-    return dict(batch.select("citation_id", "work_id").iter_rows())
-
-
-def export_keys(
-    job_id: str, order: Sequence[str], columns: pl.DataFrame, batch_size: int, db: str | None
-) -> list[str]:
-    """The citation keys of every listed item, in order (the second pass): a key depends on
-    every other item's, so they are made before any batch is written."""
-    seen: set[str] = set()
-    requests = []
-    for checked in stored_batches(job_id, order, batch_size, db):
-        work_ids = batch_work_ids(columns, checked)
-        items = bibliography_items(checked, work_ids, seen)
-        requests.extend(exports.key_requests(export_entries(items, checked, work_ids)))
-    return exports.assign_keys(requests)
-
-
-@dataclass
-class Written:
-    """What a job folder written batch by batch keeps for its report and bibliographies."""
-
-    count: int = 0  # items listed
-    listed: list[CSLItem] = field(default_factory=list)  # all of them, if few enough to render
-    marks: dict[str, str] = field(default_factory=dict)  # csl_selection.unconfirmed's
-    reported: pl.DataFrame = field(default_factory=pl.DataFrame)  # the citations it lists
-    summaries: list[pl.DataFrame] = field(default_factory=list)  # report.SUMMARY_COLUMNS
-
-    def add(self, cites: pl.DataFrame, every: bool) -> None:
-        """A batch's citation rows: the report lists all (`every`) or the first flagged ones."""
-        self.summaries.append(cites.select(report.SUMMARY_COLUMNS))
-        before = self.reported if self.reported.width else cites.head(0)
-        if every:
-            self.reported = pl.concat([before, cites])
-        else:
-            cap = report.MAX_REPORTED_CITATIONS
-            self.reported = report.reported_citations(before, cites, cap)
-
-
-def write_batches(
-    folder: JobFolder,
-    params: JobParams,
-    order: Sequence[str],
-    works: JobDedupe,
-    scores: pl.DataFrame,
-    batch_size: int,
-) -> Written:
-    """citations.parquet and the exports, a batch of stored citations at a time (the last pass
-    over them), holding what `render` and `persist` give a whole job."""
-    job_id, db = params.job_id, params.db
-    keys = export_keys(job_id, order, works.columns, batch_size, db)
-    every = len(order) <= report.MAX_REPORTED_CITATIONS
-    schema = library_tables()["citations"].columns
-    written = Written(count=len(keys))
-    seen: set[str] = set()
-    with ExitStack() as files:
-        add_rows = files.enter_context(folder.appending_parquet("citations.parquet", schema))
-        bib, ris, csl = (
-            files.enter_context(text_file(folder, name))
-            for name in ("references.bib", "references.ris", "references.json")
-        )
-        # citations.parquet is sorted by citation id, as frames.citations_frame sorts it
-        for rows in stored_rows(job_id, sorted(order), batch_size, db):
-            cites = citation_table(
-                rows.select(list(frames.CITATION_SCHEMA)), scores, works.columns
-            ).cast(dict(schema))  # type: ignore[arg-type]
-            add_rows(cites)
-            written.add(cites, every)
-        done = 0
-        for checked in stored_batches(job_id, order, batch_size, db):
-            work_ids = batch_work_ids(works.columns, checked)
-            listed = bibliography_items(checked, work_ids, seen)
-            entries = export_entries(listed, checked, work_ids)
-            batch_keys = keys[done : done + len(entries)]
-            if entries:
-                bib.write(
-                    (exports.BIBTEX_BETWEEN if done else "")
-                    + exports.to_bibtex(entries, batch_keys)
-                )
-                ris.write(
-                    (exports.RIS_BETWEEN if done else "") + exports.to_ris(entries, batch_keys)
-                )
-                body = exports.csl_json_records(entries, batch_keys)
-                csl.write((exports.CSL_JSON_BETWEEN if done else "[\n") + body)
-            done += len(entries)
-            if written.count <= csl_styles.MAX_BIBLIOGRAPHY_ITEMS:
-                written.listed.extend(listed)
-                written.marks |= unconfirmed(listed, checked)
-        csl.write("\n]\n" if done else "[]\n")  # as exports.to_csl_json writes it
-    return written
-
-
-@contextmanager
-def text_file(folder: JobFolder, name: str) -> Iterator[TextIO]:
-    """A text file of the folder written bit by bit, in place once closed."""
-    with folder.placing(name) as tmp, tmp.open("w", encoding="utf-8") as handle:
-        yield handle
-
-
-def write_folder(
-    params: JobParams,
-    job: ReadResult,
-    order: Sequence[str],
-    works: JobDedupe,
-    assessed: Assessment,
-    batch_size: int,
-) -> tuple[Rendered, str]:
-    """An import's library rows, then its job folder from its stored citations a batch at a
-    time, swapped in whole as `persist` does: what was written (the citations its report lists)
-    and the folder's path."""
-    job_id, styles = params.job_id, params.chosen_styles()
-    target = JobFolder(params.out_dir, job_id)
-    with target.replacing() as folder:
-        others = other_tables(job_id, job, works, assessed)
-        # the citations are stored already: they get their scores and work columns. Saved
-        # before the folder is written, not after: DuckDB holds a transaction's rows in memory
-        # until it commits (~2 KB a row), which would come on top of what writing the folder
-        # leaves allocated. The folder is still swapped in only once the library holds the rows.
-        updates = assessed.citation_scores.join(works.columns, on="citation_id", how="left")
-        updated = {"citations": updates.with_columns(job_id=pl.lit(job_id))}
-        save_to_library(job_id, params.inputs, others, works, params.db, updated, BULK_THREADS)
-        del updates, updated  # not held while the folder is written
-        written = write_batches(folder, params, order, works, assessed.citation_scores, batch_size)
-        listed = listing(written.listed, written.count, written.marks, styles)
-        every = len(order) <= report.MAX_REPORTED_CITATIONS
-        whole = None if every else pl.concat(written.summaries)
-        reported = (
-            written.reported
-            if written.reported.width
-            else citation_table(
-                frames.citations_frame(job_id, []), assessed.citation_scores, works.columns
-            )
-        )
-        tables = {"citations": reported, **others}
-        files = listed.files | report_files(
-            job_id, tables, listed, written.marks, works.links, whole
-        )
-        metrics = listed.metrics(assessed.metrics)
-        rendered = Rendered(job_id, tables, files, works, metrics, job.errors, whole)
-        write_outputs(folder, rendered, citations_written=True)
-    return rendered, str(target.path)
-
-
-write_folder_step = stage_task("write-job-folder")(write_folder)
+write_folder_step = stage_task("write-job-folder")(write_import)
 score_batches_step = stage_task("score-batches")(score_batches)
 dedupe_step = stage_task("dedupe")(dedupe_against_library)
 

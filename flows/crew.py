@@ -16,8 +16,8 @@ from flows.audit import audit_job
 from flows.steps import stage_task
 from models.job import CrewSummary, JobParams, UnsupportedClaim
 from tasks import report
+from tasks.job.folder import write_files
 from tasks.render import forms
-from tasks.store import JobFolder
 
 
 def stored_tables(job_folder: str) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -39,9 +39,7 @@ def render_answers_step(job_folder: str) -> dict[str, str]:
 
 @stage_task("persist-answers")
 def persist_answers_step(params: JobParams, files: dict[str, str]) -> None:
-    folder = JobFolder(params.out_dir, params.job_id)
-    for name, text in files.items():
-        folder.write_text(name, text)
+    write_files(params.out_dir, params.job_id, files)
 
 
 @flow(name="crew_report", log_prints=False)

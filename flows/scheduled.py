@@ -20,10 +20,10 @@ import polars as pl
 from prefect import flow
 
 from flows import artifacts, progress
-from flows.steps import PROCESS_POOL, stage_task
+from flows.steps import PROCESS_POOL, process_settings, stage_task
 from models.audit import Checked, Reference
 from models.job import RecheckSummary
-from tasks import frames, report
+from tasks import frames
 from tasks.changes import (
     CHANGES_SCHEMA,
     chunks_by_identifier,
@@ -32,10 +32,12 @@ from tasks.changes import (
     worth_applying,
 )
 from tasks.frames import reference_from_row
+from tasks.job.folder import write_recheck
+from tasks.job.library import open_library
 from tasks.lookup import lookup_references
-from tasks.registries import Registries, RegistrySettings
+from tasks.registries import Registries
 from tasks.score.metrics import assess
-from tasks.store import JobFolder, Library, check_job_id, db_path_from_env
+from tasks.store import check_job_id
 
 DEFAULT_MAX_AGE_DAYS = 7
 DEFAULT_CHUNK = 500
@@ -43,7 +45,7 @@ DEFAULT_CHUNK = 500
 
 @stage_task("stale-citations")
 def stale_step(db: str | None, before: datetime, job_ids: list[str] | None) -> pl.DataFrame:
-    with Library(db_path_from_env(db)) as library:
+    with open_library(db) as library:
         return library.stale_citations(before, job_ids)
 
 
@@ -53,7 +55,7 @@ def recheck_step(refs: Sequence[Reference], chunk_size: int) -> list[Checked]:
     knowledge this audit exists to replace. One client set, over the process's limiters (an
     audit running beside it shares them), so the rate limits hold. One
     result per reference, in `refs` order (chunks group them by identifier)."""
-    settings = RegistrySettings(cache_enabled=False)
+    settings = process_settings(cache_enabled=False)
     checked: dict[int, Checked] = {}
     deadline = settings.job_ends_at()
     progress.report("recheck", 0, len(refs))
@@ -131,19 +133,14 @@ def scheduled_audit(
         changes = detect_changes(before, updates, now)
     else:
         updates, changes = before, pl.DataFrame(schema=CHANGES_SCHEMA)
-    with Library(db_path_from_env(db)) as library:
+    with open_library(db) as library:
         library.apply_recheck(updates, changes)
-    folder = JobFolder(out_dir, audit_id)
-    folder.write_parquet("changes.parquet", changes)
-    folder.write_parquet("citations.parquet", updates)
-    data = report.ReportData(job_id=audit_id, citations=updates, changes=changes)
-    folder.write_text("report.html", report.render_html(data))
-    folder.write_text("report.md", report.render_markdown(data))
+    out, markdown = write_recheck(out_dir, audit_id, changes, updates)
     by_field = dict(changes.group_by("field").len().sort("field").iter_rows())
-    artifacts.publish_changes(audit_id, report.render_markdown(data))
+    artifacts.publish_changes(audit_id, markdown)
     return RecheckSummary(
         audit_id=audit_id,
-        out=str(folder.path),
+        out=out,
         rechecked=len(refs),
         updated=updates.height,
         changed_citations=changes.select("job_id", "citation_id").n_unique(),

@@ -23,12 +23,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from tasks.errors import InfrastructureError
+
 DEFAULT_IDLE_S = 1800.0
 DEFAULT_STARTUP_TIMEOUT_S = 180.0
 POLL_S = 2.0
 
 
-class ServerStartError(RuntimeError):
+class ServerStartError(InfrastructureError):
     """The background server could not be started (the message says what to do)."""
 
 

@@ -8,6 +8,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -159,11 +161,14 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-async def over_http(url: str) -> tuple[set[str], object]:
+async def over_http(url: str, token: str | None = None) -> tuple[set[str], object]:
+    import httpx
     from mcp.client.streamable_http import streamable_http_client
 
+    headers = {"Authorization": f"Bearer {token}"} if token else None
     async with (
-        streamable_http_client(url) as (read, write, _),
+        httpx.AsyncClient(headers=headers, timeout=60) as client,
+        streamable_http_client(url, http_client=client) as (read, write, _),
         ClientSession(read, write) as session,
     ):
         await session.initialize()
@@ -172,15 +177,16 @@ async def over_http(url: str) -> tuple[set[str], object]:
         return names, added
 
 
-def test_streamable_http_serves_the_same_tools(tmp_path: Path) -> None:
-    """`citeaudit mcp --http`: a real server process, the SDK's streamable-HTTP client."""
+@contextmanager
+def http_server(tmp_path: Path, *args: str, **env: str) -> Iterator[int]:
+    """`citeaudit mcp --http ARGS` as a real process against the fake registry; its port."""
     from tests.fake_registry import FakeRegistry
 
     port = free_port()
     with FakeRegistry() as registry:
         process = subprocess.Popen(
-            [*CLI, "mcp", "--http", "--port", str(port)],
-            env={**os.environ, **point_env_at(registry, tmp_path)},
+            [*CLI, "mcp", "--http", "--port", str(port), *args],
+            env={**os.environ, **point_env_at(registry, tmp_path), **env},
             cwd=str(Path(__file__).parent.parent),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -194,10 +200,37 @@ def test_streamable_http_serves_the_same_tools(tmp_path: Path) -> None:
                         break
                 assert time.monotonic() < deadline, "the HTTP server never listened"
                 time.sleep(0.2)
-            names, added = anyio.run(over_http, f"http://127.0.0.1:{port}/mcp")
+            yield port
         finally:
             process.terminate()
             process.wait(timeout=30)
+
+
+def test_streamable_http_serves_the_same_tools(tmp_path: Path) -> None:
+    """`citeaudit mcp --http`: a real server process, the SDK's streamable-HTTP client."""
+    with http_server(tmp_path) as port:
+        names, added = anyio.run(over_http, f"http://127.0.0.1:{port}/mcp")
     assert names == TOOLS
     assert text_of(added).startswith("ACCEPTED [1] verified")
     assert added.structuredContent["citation"]["status"] == "verified"
+
+
+def test_off_loopback_the_server_needs_a_token_or_does_not_start(tmp_path: Path) -> None:
+    """--host 0.0.0.0 served every interface with no authentication."""
+    env = {k: v for k, v in os.environ.items() if k != "CITEAUDIT_MCP_TOKEN"}
+    args = [*CLI, "mcp", "--http", "--host", "0.0.0.0", "--port", str(free_port())]
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.startswith("citeaudit: error: --host 0.0.0.0 serves other machines")
+    assert "CITEAUDIT_MCP_TOKEN" in done.stderr and len(done.stderr.splitlines()) == 1
+
+    token = "s3cret-token-for-the-crew"
+    with http_server(tmp_path, "--host", "0.0.0.0", CITEAUDIT_MCP_TOKEN=token) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        import httpx
+
+        for given in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": token}):
+            refused = httpx.post(url, headers=given, json={}, timeout=60)
+            assert refused.status_code == 401 and token not in refused.text
+        names, added = anyio.run(over_http, url, token)
+    assert names == TOOLS and text_of(added).startswith("ACCEPTED [1] verified")

@@ -18,10 +18,13 @@ from tasks.read import read_inputs
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "flows.cli", *args],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=300,
@@ -152,6 +155,23 @@ def test_a_library_that_is_no_duckdb_file_exits_2_before_the_run(tmp_path) -> No
             assert len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
     assert (tmp_path / "refs.bib").read_text() == "@article{a, title={A title}}\n"
+
+
+@pytest.mark.parametrize("debug", [None, "", "0", "off", "1"])
+def test_an_internal_error_exits_3_whatever_citeaudit_debug_says(
+    tmp_path, debug: str | None
+) -> None:
+    """CITEAUDIT_DEBUG set to anything (0 included) made an internal error exit 1, the gate's
+    code. Now it only adds the traceback, and only when on (1, not 0/off/empty)."""
+    with duckdb.connect(str(tmp_path / "other.duckdb")) as con:
+        con.execute("CREATE TABLE jobs (a INTEGER)")  # another program's table of that name
+    env = {k: v for k, v in os.environ.items() if k != "CITEAUDIT_DEBUG"}
+    if debug is not None:
+        env["CITEAUDIT_DEBUG"] = debug
+    done = run_cli("jobs", "--db", "other.duckdb", cwd=tmp_path, env=env)
+    assert done.returncode == 3, done.stderr
+    assert "citeaudit: internal error: BinderException: " in done.stderr
+    assert ("Traceback" in done.stderr) == (debug == "1")
 
 
 def test_a_failure_inside_the_run_is_one_line_and_exit_3(tmp_path, prefect_server) -> None:

@@ -137,6 +137,10 @@ def test_markup_in_titles_is_removed() -> None:
         "Identification of a novel cationic glycolipid in Streptococcus agalactiae "
         "that contributes to brain entry and meningitis"
     )
+    # JATS small caps laid out over two lines: the line break is layout, not a space
+    work = crossref_work("10.1101_2020.12.01.406702")
+    work["title"] = ["Effects of <scp>L</scp>\n                  -histidine on <i>E. coli</i>"]
+    assert crossref_work_to_csl(work).item.title == "Effects of L-histidine on E. coli"
 
 
 def test_chapter_isbns_and_issued_fallback_to_created() -> None:

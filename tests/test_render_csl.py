@@ -403,7 +403,7 @@ def test_a_stop_kills_every_pandoc_run_and_starts_none(
 def test_a_pandoc_run_over_time_is_a_render_error(
     items: list[CSLItem], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A RenderError, which flows/steps.py's per-style fallback catches; and no pandoc left.
+    # A RenderError, which tasks/job/render.py's per-style fallback catches; and no pandoc left.
     monkeypatch.setattr(csl_styles, "_PANDOC_TIMEOUT_S", 0.05)
     with pytest.raises(csl_styles.RenderError, match="ran over"):
         render_bibliography(variants(items, 20), "ieee")

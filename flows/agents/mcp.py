@@ -8,6 +8,7 @@ crew add at once (the service keeps one writer per library, and one registry poo
 server's life: its agents share one limiter per registry).
 """
 
+import hmac
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
@@ -16,6 +17,9 @@ from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, ContentBlock, TextContent
 from pydantic import Field
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from flows.agents.service import AgentService, Answer, one_line_error
 from tasks.render.csl_styles import STYLES
@@ -29,15 +33,44 @@ INSTRUCTIONS = (
 )
 
 
-class CitationServer(FastMCP):
-    """FastMCP that tells its clients citeaudit's version, and whose tool errors are one line:
-    the argument and what is wrong with it."""
+class BearerToken:
+    """Only requests carrying `Authorization: Bearer TOKEN` reach the app; any other gets 401.
+    Compared in constant time, so the answer's timing tells nothing of the token."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self._app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope["headers"]).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                refused = PlainTextResponse(
+                    "a bearer token is required (CITEAUDIT_MCP_TOKEN)",
+                    401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+                await refused(scope, receive, send)
+                return
+        await self._app(scope, receive, send)
+
+
+class CitationServer(FastMCP):
+    """FastMCP that tells its clients citeaudit's version, whose tool errors are one line (the
+    argument and what is wrong with it), and whose HTTP app asks for `token` when given."""
+
+    def __init__(self, *args: Any, token: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._token = token
         # FastMCP takes no version (mcp 1.x), so the low-level server it wraps, which answers
         # `initialize`, would report the mcp library's own as serverInfo.version.
         self._mcp_server.version = citeaudit_version()
+
+    def streamable_http_app(self) -> Starlette:
+        app = super().streamable_http_app()
+        if self._token is not None:
+            app.add_middleware(BearerToken, token=self._token)
+        return app
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any]
@@ -143,13 +176,20 @@ def build_server(service: AgentService, **settings: Any) -> CitationServer:
 
 
 def serve(
-    db: str | None, out_dir: str | None, offline: bool, http: bool, host: str, port: int
+    db: str | None,
+    out_dir: str | None,
+    offline: bool,
+    http: bool,
+    host: str,
+    port: int,
+    token: str | None = None,
 ) -> None:
     """Run the server on stdio (one client, the agent framework that started it) or on
-    streamable HTTP at http://HOST:PORT/mcp (several agents share one server and library)."""
+    streamable HTTP at http://HOST:PORT/mcp (several agents share one server and library),
+    asking every HTTP request for `token` when given."""
     service = AgentService(db, out_dir, offline)
     try:
-        build_server(service, host=host, port=port).run(
+        build_server(service, host=host, port=port, token=token).run(
             transport="streamable-http" if http else "stdio"
         )
     finally:

@@ -23,39 +23,35 @@ dedupe could touch the job's other citations: tasks/dedupe/job.py dedupe_added).
 its own citation, not the job's size; `format`, `export` and `list` render on demand.
 """
 
-import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
-import polars as pl
 from pydantic import ValidationError
 
 from flows import steps
-from models.audit import Checked, Claim, InputError, ReadResult, Reference, Status, ValidationResult
+from models.audit import Checked, CitationSupport, Claim, Reference, Status, ValidationResult
 from models.csl import CSLItem
 from tasks.citation_ids import citation_id_for, unused_id
-from tasks.dedupe.job import DEDUPE_COLUMNS, JobDedupe, dedupe_added
-from tasks.frames import reference_from_row, result_from_row
+from tasks.errors import one_line
+from tasks.job.agent import (
+    AGENT_SOURCE,
+    REJECTED,
+    AgentError,
+    JobState,
+    load_state,
+    store_added,
+    store_state,
+)
 from tasks.read.plaintext import reference_from_line
 from tasks.registries import Registries, RegistryPool, RegistrySettings
 from tasks.render import csl_styles, exports
-from tasks.render.selection import bibliography_items, export_entries
-from tasks.store import (
-    Library,
-    UnsafeJobId,
-    check_job_id,
-    db_path_from_env,
-    library_exists,
-    write_lock,
-)
+from tasks.render.selection import export_entries
+from tasks.store import UnsafeJobId, check_job_id, write_lock
 from tasks.support.claims import support_claims
 
-AGENT_SOURCE = "agent"
 DEFAULT_STYLE = "apa"
-# What the tracker rejects: the source does not exist, is another work, or matched nothing.
-REJECTED = (Status.NOT_FOUND, Status.MISMATCH, Status.UNMATCHED)
 SourceKind = Literal["doi", "pmid", "arxiv", "url", "reference"]
 SOURCE_KINDS: tuple[SourceKind, ...] = ("doi", "pmid", "arxiv", "url", "reference")
 FormatKind = Literal["intext", "bibliography"]
@@ -64,55 +60,10 @@ EXPORTERS = {"bibtex": exports.to_bibtex, "ris": exports.to_ris, "csljson": expo
 _PAGES = re.compile(r"\d+\s*[-–]\s*\d+")
 
 
-class AgentError(ValueError):
-    """A bad argument: its message is one line, shown to the agent as it is."""
-
-
 @dataclass(frozen=True)
 class Answer:
     text: str  # for an LLM to read
     data: dict[str, Any]  # the same, for programs (JSON-ready)
-
-
-@dataclass
-class JobState:
-    """A job as the library holds it, citations in order (agents' in order of addition)."""
-
-    job_id: str
-    refs: list[Reference] = field(default_factory=list)
-    results: dict[str, ValidationResult] = field(default_factory=dict)
-    claims: list[Claim] = field(default_factory=list)
-    errors: list[InputError] = field(default_factory=list)
-    inputs: list[str] = field(default_factory=list)
-    work_ids: dict[str, str] = field(default_factory=dict)
-
-    def checked(self) -> list[Checked]:
-        return [Checked(reference=r, result=self.results[r.citation_id]) for r in self.refs]
-
-    def listed(self) -> list[CSLItem]:
-        """The bibliography: accepted citations only (the tracker keeps rejected ones out)."""
-        accepted = [c for c in self.checked() if c.result.status not in REJECTED]
-        return bibliography_items(accepted, self.work_ids)
-
-    def numbers(self, items: Sequence[CSLItem]) -> dict[str, int]:
-        """[n] of each listed citation: its work's place in the bibliography."""
-        by_work = {self.work_ids.get(i.id, i.id): n for n, i in enumerate(items, start=1)}
-        listed = {self.work_ids.get(i.id, i.id) for i in items}
-        return {
-            ref.citation_id: by_work[work]
-            for ref in self.refs
-            if (work := self.work_ids.get(ref.citation_id, ref.citation_id)) in listed
-            and self.results[ref.citation_id].status not in REJECTED
-        }
-
-    def find(self, key: str | int) -> Reference:
-        """A citation by its id or its number (`3`, `[3]` or 3)."""
-        wanted = str(key).strip().strip("[]")
-        numbers = self.numbers(self.listed())
-        for ref in self.refs:
-            if wanted in (ref.citation_id, str(numbers.get(ref.citation_id))):
-                return ref
-        raise AgentError(f"job {self.job_id} has no citation {key!r} (give an id or a number)")
 
 
 class AgentService:
@@ -127,11 +78,13 @@ class AgentService:
         out_dir: str | None = None,
         offline: bool = False,
         pool: RegistryPool | None = None,
+        settings: RegistrySettings | None = None,
     ) -> None:
         self.db = db
         self.out_dir = out_dir
         self.offline = offline
         self.pool = pool or RegistryPool()
+        self._settings = settings  # None: read from the environment at first use, then kept
 
     # -- operations
 
@@ -272,36 +225,7 @@ class AgentService:
     # -- the job in the library
 
     def _load(self, job: str) -> JobState:
-        path = db_path_from_env(self.db)
-        state = JobState(job)
-        if not library_exists(path):
-            return state
-        with Library(path, read_only=True) as library:
-            row = library.job(job)
-            citations = library.table("citations", job)
-            claims = library.table("claims", job)
-            errors = library.table("input_errors", job)
-            records = library.table("dedupe_records", job)
-        if row is None or not citations.height:
-            return state
-        relations = _relations(job, records)
-        # Others' citations first, as their files list them; then agents', in order of addition.
-        ordered = citations.with_columns(
-            (pl.col("source_file") == AGENT_SOURCE).alias("_agents")
-        ).sort(["_agents", "source_file", "line", "entry_key"], nulls_last=True)
-        for row_ in ordered.iter_rows(named=True):
-            ref = reference_from_row(row_)
-            state.refs.append(ref)
-            result = result_from_row(row_)
-            # kept with the citation's match keys, not on its row: dedupe links works by them
-            result.relations = relations.get(ref.citation_id, {})
-            state.results[ref.citation_id] = result
-            if row_.get("work_id"):
-                state.work_ids[ref.citation_id] = row_["work_id"]
-        state.claims = [Claim.model_validate(c) for c in claims.drop("job_id").to_dicts()]
-        state.errors = [InputError.model_validate(e) for e in errors.drop("job_id").to_dicts()]
-        state.inputs = list(dict.fromkeys([*_json_list(row["inputs"]), AGENT_SOURCE]))
-        return state
+        return load_state(job, self.db)
 
     def _existing(self, job: str) -> JobState:
         state = self._load(job)
@@ -310,68 +234,34 @@ class AgentService:
         return state
 
     def _store(self, state: JobState) -> None:
-        """dedupe -> score -> persist, as every job ends (no bibliography files: `format`
-        renders on demand)."""
-        checked = state.checked()
-        works = steps.dedupe(state.job_id, checked, self.db)
-        state.work_ids = dict(works.columns.select("citation_id", "work_id").iter_rows())
-        job = ReadResult(references=state.refs, claims=state.claims, errors=state.errors)
-        supports = support_claims(state.claims, checked, judge=self.registries().judge)
-        scores = steps.score(checked, state.claims, works, supports)
-        audited = steps.AuditedJob(state.job_id, job, checked, works, scores, state.listed())
-        inputs = _inputs(state)
-        if self.out_dir is None:
-            steps.save_to_library(state.job_id, inputs, steps.job_tables(audited), works, self.db)
-        else:
-            steps.persist(steps.render(audited, []), inputs, self.out_dir, self.db)
+        store_state(state, self._support, self.db, self.out_dir)
 
     def _store_added(
         self, state: JobState, ref: Reference, new: bool, claims: Sequence[Claim]
     ) -> None:
-        """Store what one add changed: the citation's rows (deduped alone against the library)
-        and its claim's, as re-storing the whole job would leave them; the whole job when its
-        dedupe could come out otherwise (`dedupe_added`), or when its folder is kept."""
-        works = None
-        if self.out_dir is None:
-            checked = Checked(reference=ref, result=state.results[ref.citation_id])
-            with Library(db_path_from_env(self.db)) as library:
-                if new:
-                    works = dedupe_added(state.job_id, checked, library.dedupe_library())
-                else:
-                    works = _stored_dedupe(library, state.job_id, ref.citation_id)
-                if works is not None:
-                    tables = self._added_rows(state, checked, works, claims)
-                    shared = steps.shared_rows(works)
-                    library.save_added(state.job_id, _inputs(state), tables, shared)
-        if works is None:
-            self._store(state)
+        store_added(state, ref, new, claims, self._support, self.db, self.out_dir)
 
-    def _added_rows(
-        self, state: JobState, checked: Checked, works: JobDedupe, claims: Sequence[Claim]
-    ) -> dict[str, pl.DataFrame]:
-        """The citation's rows and its claim's (scored with the claim's other citations)."""
-        cid = checked.reference.citation_id
-        state.work_ids[cid] = works.columns["work_id"][0]
-        by_id = {c.citation_id: c for c in state.checked()}
-        cited = [by_id[c] for c in dict.fromkeys(c for claim in claims for c in claim.citation_ids)]
-        cited = [c for c in cited if c.citation_id != cid] + [checked]
-        supports = support_claims(claims, cited, judge=self.registries().judge)
-        scores = steps.score(cited, claims, works, supports)
-        job = ReadResult(references=[checked.reference], claims=list(claims))
-        tables = steps.job_tables(steps.AuditedJob(state.job_id, job, [checked], works, scores))
-        del tables["input_errors"]  # an add brings none
-        return tables
+    def _support(
+        self, claims: Sequence[Claim], checked: Sequence[Checked]
+    ) -> list[CitationSupport] | None:
+        return support_claims(claims, checked, judge=self.registries().judge)
 
     def _lookup(self, refs: Sequence[Reference]) -> list[ValidationResult]:
         """The batch flow's check of one chunk; past a job's deadline from now (an agent must
         not wait on a registry forever) what is left stays `unverified`."""
         registries = None if self.offline else self.registries()
-        checked = steps.check_chunk(refs, registries, steps.job_deadline())
+        checked = steps.check_chunk(refs, registries, self.settings().job_ends_at())
         return [c.result for c in checked]
 
+    def settings(self) -> RegistrySettings:
+        """The service's registry settings: given, or read from the environment once."""
+        if self._settings is None:
+            self._settings = RegistrySettings()
+        return self._settings
+
     def registries(self) -> Registries:
-        """The clients for the settings in the environment now, from the service's pool."""
-        return self.pool.registries(RegistrySettings())
+        """The clients for the service's settings, from its pool."""
+        return self.pool.registries(self.settings())
 
     # -- answers
 
@@ -478,9 +368,7 @@ def one_line_error(exc: BaseException) -> str:
         return "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
         )
-    if isinstance(exc, AgentError):
-        return " ".join(str(exc).split())
-    return f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
+    return one_line(exc)
 
 
 def _job_id(job: str | None) -> str:
@@ -568,36 +456,6 @@ def _cite_for_claim(state: JobState, ref: Reference, text: str) -> Claim:
     return claim
 
 
-def _relations(job: str, records: pl.DataFrame) -> dict[str, dict[str, list[str]]]:
-    """Registry relations (kind -> ids) per citation id, from the job's dedupe records."""
-    found: dict[str, dict[str, list[str]]] = {}
-    for cid, relations in records.select("citation_id", "relations").iter_rows():
-        for relation in relations or []:
-            kinds = found.setdefault(cid.removeprefix(f"{job}/"), {})
-            kinds.setdefault(relation["kind"], []).append(relation["id"])
-    return found
-
-
-def _inputs(state: JobState) -> list[str]:
-    return state.inputs or [AGENT_SOURCE]
-
-
-def _stored_dedupe(library: Library, job_id: str, citation_id: str) -> JobDedupe:
-    """A stored citation's dedupe as it is (its match keys do not change with its claims or
-    page): its work columns, and no new records, works or links."""
-    rows = library.table("citations", job_id).filter(pl.col("citation_id") == citation_id)
-    none = pl.DataFrame()
-    return JobDedupe(rows.select(DEDUPE_COLUMNS), none, none, none, [])
-
-
-def _json_list(text: str | None) -> list[str]:
-    value = json.loads(text or "[]")
-    return [str(v) for v in value] if isinstance(value, list) else []
-
-
-# -- text answers
-
-
 def _counts(citations: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     counts = {s.value: 0 for s in Status}
     for c in citations:
@@ -645,7 +503,10 @@ def _list_text(job: str, citations: Sequence[Mapping[str, Any]]) -> str:
         return f"job {job} has no citations yet"
     accepted = [c for c in citations if c["accepted"]]
     rejected = [c for c in citations if not c["accepted"]]
-    lines = [f"job {job}: {len(citations)} citations, {len(accepted)} accepted"]
+    # An unverified citation is held, not accepted: nothing vouched for it yet.
+    held = sum(c["status"] == Status.UNVERIFIED for c in accepted)
+    counts = f"{len(accepted) - held} accepted" + (f", {held} held (not validated)" if held else "")
+    lines = [f"job {job}: {len(citations)} citations, {counts}"]
     lines += [_line(c) for c in accepted]
     if rejected:
         lines.append(f"rejected ({len(rejected)}), do not cite:")

@@ -5,6 +5,7 @@ browser shows."""
 from html.parser import HTMLParser
 from pathlib import Path
 
+from tasks.errors import UsageError
 from tasks.identifiers import find_identifiers
 
 PDF_MAGIC = b"%PDF-"
@@ -21,7 +22,7 @@ _OFFICE = {".docx": "a Word document", ".odt": "an OpenDocument text", ".xlsx": 
 _ADVICE = "export its references as BibTeX, RIS or CSL-JSON, or save them as plain text"
 
 
-class NotABibliography(ValueError):
+class NotABibliography(UsageError):
     """An input file that holds no bibliography: the message names the file and what it is."""
 
 

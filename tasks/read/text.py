@@ -21,6 +21,7 @@ from typing import Any, TextIO
 import charset_normalizer
 
 from models.audit import InputError
+from tasks.errors import UsageError
 from tasks.read.kinds import html_to_text, looks_like_html
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
@@ -38,7 +39,7 @@ _TEXT_CONTROLS = frozenset("\t\n\r\f\v")
 MAX_JSON_DEPTH = 100
 
 
-class UnreadableFileError(ValueError):
+class UnreadableFileError(UsageError):
     """The file is not text in any encoding we accept."""
 
     def as_input_error(self, path: Path) -> InputError:

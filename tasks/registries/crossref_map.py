@@ -71,6 +71,11 @@ _NOTICE_KINDS: dict[str, NoticeKind] = {
 }
 
 _TAG = re.compile(r"<[^>]+>")
+# A line break between a tag and a hyphen is the deposit's XML layout, not a space of the title:
+# `<scp>L</scp>\n-histidine` is L-histidine.
+_LAYOUT_AT_HYPHEN = re.compile(
+    r"(?<=>)\s*\n\s*(?=[-\u2010\u2011])|(?<=[-\u2010\u2011])\s*\n\s*(?=<)"
+)
 _SPACE = re.compile(r"\s+")
 _JATS_TITLE = re.compile(r"<jats:title>.*?</jats:title>", re.S)
 _DATE_SOURCES = ("issued", "published-print", "published-online", "created")
@@ -141,7 +146,7 @@ def _doi(work: dict[str, Any]) -> str:
 
 def _plain(text: str) -> str:
     if "<" in text or "&" in text:  # most titles and names have neither: skip the regex
-        text = html.unescape(_TAG.sub("", text))
+        text = html.unescape(_TAG.sub("", _LAYOUT_AT_HYPHEN.sub("", text)))
     return " ".join(text.split())
 
 

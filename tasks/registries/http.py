@@ -25,6 +25,7 @@ import httpx
 from defusedxml import DefusedXmlException
 
 from models.audit import Lookup
+from tasks.errors import InfrastructureError
 from tasks.registries.breaker import Unreachable
 from tasks.registries.cache import ResponseCache
 from tasks.registries.deadline import (
@@ -49,7 +50,7 @@ T = TypeVar("T")
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 
 
-class RegistryUnavailable(Exception):
+class RegistryUnavailable(InfrastructureError):
     """We could not get an answer (after retries): the citation stays `unverified`."""
 
     def __init__(self, reason: str, attempts: int) -> None:
@@ -60,7 +61,7 @@ class RegistryUnavailable(Exception):
         self.attempts = attempts
 
 
-class RegistryRequestError(Exception):
+class RegistryRequestError(InfrastructureError):
     """The registry rejected the request itself (HTTP 400 and other 4xx: a bug on our side), or
     redirected it to a host whose answer would not count (Credentials.origin_only)."""
 
@@ -78,7 +79,7 @@ def failed_lookup(
     return Lookup(identifier=identifier, error=str(exc), attempts=attempts + tries)
 
 
-class InvalidResponse(Exception):
+class InvalidResponse(InfrastructureError):
     """A 2xx answer whose body we cannot use (truncated, wrong type, hostile XML): retried."""
 
 

@@ -16,6 +16,7 @@ from urllib.parse import quote, quote_plus
 
 import httpx
 
+from tasks.errors import InfrastructureError
 from tasks.registries.limits import HostLimiter
 
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024  # 200 efetch articles with references: a few MB
@@ -64,7 +65,7 @@ class RequestCounter:
             self.cache_hits += cache_hits
 
 
-class BodyTooLarge(httpx.TransportError):
+class BodyTooLarge(httpx.TransportError, InfrastructureError):
     """An answer larger than we are willing to hold in memory."""
 
 

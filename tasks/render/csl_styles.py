@@ -35,6 +35,7 @@ from typing import Any
 import pypandoc
 
 from models.csl import ET_AL, CSLItem, is_et_al_text, named
+from tasks.errors import InfrastructureError
 from tasks.identifiers import is_safe_link, normalize_doi
 
 STYLE_DIR = Path(__file__).resolve().parent / "styles"
@@ -169,7 +170,7 @@ def bibliography_skipped(count: int) -> str | None:
     )
 
 
-class RenderError(RuntimeError):
+class RenderError(InfrastructureError):
     """pandoc failed on a job (not on one item: items are made safe before pandoc sees them)."""
 
 
@@ -674,7 +675,7 @@ def _run_pandoc(
         except subprocess.TimeoutExpired as exc:
             process.kill()
             process.communicate()
-            # A RenderError, so a caller falling back per style (flows/steps.py) catches it.
+            # A RenderError, so a caller falling back per style (tasks/job/render.py) catches it.
             raise RenderError(f"pandoc ran over {_PANDOC_TIMEOUT_S} s on {style.name}") from exc
         except BaseException:
             process.kill()  # as subprocess.run does: no pandoc left behind an interrupted wait

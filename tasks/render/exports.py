@@ -24,10 +24,10 @@ tool; a biber user who wants one bibliography entry for the work deletes the ali
 import json
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, TextIO
 
 import bibtexparser
 import rispy
@@ -146,7 +146,7 @@ def to_bibtex(items: Sequence[Exportable], keys: Sequence[str] | None = None) ->
 
 
 # What the writers put between two records: a job written in batches joins its batches so.
-BIBTEX_BETWEEN, RIS_BETWEEN, CSL_JSON_BETWEEN = "\n\n", "\n", ",\n"
+_BIBTEX_BETWEEN, _RIS_BETWEEN, _CSL_JSON_BETWEEN = "\n\n", "\n", ",\n"
 
 KeyRequest = tuple[str | None, str]  # (the input's own key or None, the base of a made-up one)
 
@@ -409,13 +409,13 @@ def _ris_date(date: CSLDate | None) -> str | None:
 
 
 def to_csl_json(items: Sequence[Exportable], keys: Sequence[str] | None = None) -> str:
-    body = csl_json_records(items, keys)
+    body = _csl_json_records(items, keys)
     return f"[\n{body}\n]\n" if body else "[]\n"
 
 
-def csl_json_records(items: Sequence[Exportable], keys: Sequence[str] | None = None) -> str:
+def _csl_json_records(items: Sequence[Exportable], keys: Sequence[str] | None = None) -> str:
     """The items' records as they stand inside the CSL-JSON array, joined by `,\n`: a job
-    written in batches joins its batches' records the same way."""
+    written in batches joins its batches' records the same way (`ExportWriter`)."""
     entries = _entries(items)
     records = [
         _csl_record(entry, key)
@@ -429,3 +429,41 @@ def _csl_record(export: ExportEntry, key: str) -> dict[str, Any]:
     if outcome := export.outcome():
         record["note"] = "\n".join(n for n in (export.item.note, outcome) if n)
     return record
+
+
+# The job folder's export files, by name.
+EXPORT_FILES = ("references.bib", "references.ris", "references.json")
+
+
+def export_files(items: Sequence[Exportable]) -> dict[str, str]:
+    """A job's three export files, whole (the keys made once for the three)."""
+    keys = citation_keys(items)
+    return {
+        "references.bib": to_bibtex(items, keys),
+        "references.ris": to_ris(items, keys),
+        "references.json": to_csl_json(items, keys),
+    }
+
+
+class ExportWriter:
+    """The three export files written batch by batch (`files`: EXPORT_FILES' open handles),
+    joined as `export_files` writes them whole; `close` ends the CSL-JSON array. `keys`: the
+    batch's items' keys, every batch's made at once by `assign_keys` (a key depends on every
+    other item's)."""
+
+    def __init__(self, files: Mapping[str, TextIO]) -> None:
+        self.bib, self.ris, self.csl = (files[name] for name in EXPORT_FILES)
+        self.written = 0
+
+    def write(self, items: Sequence[Exportable], keys: Sequence[str]) -> None:
+        if not items:
+            return
+        first = not self.written
+        self.bib.write(("" if first else _BIBTEX_BETWEEN) + to_bibtex(items, keys))
+        self.ris.write(("" if first else _RIS_BETWEEN) + to_ris(items, keys))
+        body = _csl_json_records(items, keys)
+        self.csl.write(("[\n" if first else _CSL_JSON_BETWEEN) + body)
+        self.written += len(items)
+
+    def close(self) -> None:
+        self.csl.write("\n]\n" if self.written else "[]\n")

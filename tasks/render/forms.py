@@ -65,6 +65,7 @@ DEFAULT_MAX_INLINE = 3
 _LABEL_TITLE_CHARS = 60
 _DOCUMENT_SUFFIXES = (".pdf", ".doc", ".docx", ".txt", ".epub", ".html", ".htm")
 _PAGES = re.compile(r"\b(?:pages?|pp?\.)\s*(\d+(?:\s*(?:[-–—]|,|and|&)\s*\d+)*)", re.IGNORECASE)
+_MAX_PAGE_DIGITS = 9  # no work has a billion pages
 _PAGE_RANGE = re.compile(r"(\d+)(?:\s*[-–—]\s*(\d+))?")
 _MAX_RANGE = 1000  # "pp. 1-99999" is a typo, not a thousand pages to list
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]])")
@@ -223,6 +224,8 @@ def pages_in(location: str | None) -> list[int]:
     pages: list[int] = []
     for match in _PAGES.finditer(location or ""):
         for start_text, end_text in _PAGE_RANGE.findall(match.group(1)):
+            if max(len(start_text), len(end_text)) > _MAX_PAGE_DIGITS:
+                continue  # no page: int() refuses past 4,300 digits (an internal error)
             start = int(start_text)
             end = int(end_text) if end_text else start
             if 0 <= end - start <= _MAX_RANGE:

@@ -44,6 +44,7 @@ RARE_WORDS = 4  # of each title asked: the rarest words known to the index
 POOL = 20  # records per title asked ranked by similarity
 IN_LIST = 200  # keys asked as an IN list (index probes); more, by a join
 KINDS = {"id": "id", "doi": "doi", "arxiv": "arxiv_id", "pmid": "pmid"}
+POSTINGS_SLICE = 1_000_000  # titles' worth of posting lists aggregated at once
 BUILD_MEMORY = "1GB"  # DuckDB's share of a build's memory; the rest spills to the staging folder
 
 
@@ -96,13 +97,21 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
         con.execute("CREATE INDEX ids_key ON ids (key)")
         if table.titled:
             stop = ", ".join(f"'{w}'" for w in sorted(STOPWORDS))
-            con.execute(
-                f"""CREATE TABLE postings AS
-                SELECT term, count(*)::UINTEGER AS n, list(rid ORDER BY rid) AS rids FROM (
-                    SELECT DISTINCT unnest(string_split({TITLE_KEY}, ' ')) AS term, rid
-                    FROM records WHERE {TITLE_KEY} <> '')
-                WHERE term NOT IN ({stop}) GROUP BY term"""
-            )
+            # In slices of the vocabulary: a list being aggregated stays in memory (it does not
+            # spill), and 7M titles' lists at once passed the build's memory limit.
+            (count,) = con.execute("SELECT count(*) FROM records").fetchone() or (0,)
+            slices = max(1, -(-int(count) // POSTINGS_SLICE))
+            con.execute("CREATE TABLE postings (term VARCHAR, n UINTEGER, rids UINTEGER[])")
+            for number in range(slices):
+                con.execute(
+                    f"""INSERT INTO postings
+                    SELECT term, count(*)::UINTEGER, list(rid) FROM (
+                        SELECT DISTINCT term, rid FROM (
+                            SELECT unnest(string_split({TITLE_KEY}, ' ')) AS term, rid
+                            FROM records WHERE {TITLE_KEY} <> '')
+                        WHERE term NOT IN ({stop}) AND hash(term) % {slices} = {number})
+                    GROUP BY term"""
+                )
             con.execute("CREATE UNIQUE INDEX postings_term ON postings (term)")
         row = con.execute(f'SELECT count(*), max("{table.dated}") FROM records').fetchone()
         con.execute("CHECKPOINT")

@@ -13,6 +13,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from tasks.errors import UsageError
 from tasks.store.lake import Lake, connect_lake, lake_at
 from tasks.store.lock import library_lock
 from tasks.store.schema import library_tables, migrate, table_names
@@ -32,7 +33,7 @@ def library_exists(where: Path | Lake) -> bool:
     return isinstance(where, Lake) or where.is_file()
 
 
-class NotALibrary(ValueError):
+class NotALibrary(UsageError):
     """The library's path names a folder or a file that is no DuckDB database."""
 
 

@@ -20,12 +20,14 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
+from tasks.errors import UsageError
+
 _JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
 STALE_TMP_S = 60.0  # a .tmp older than this belongs to no running writer of its file
 
 
-class UnsafeJobId(ValueError):
+class UnsafeJobId(UsageError):
     pass
 
 

@@ -19,11 +19,13 @@ from dataclasses import dataclass
 
 import duckdb
 
+from tasks.errors import InfrastructureError
+
 PREFIXES = ("postgresql://", "postgres://", "ducklake:postgres:")
 LOCK_KEY = (0x63697465, 0x6C696272)  # "cite" "libr": one writer per catalog database
 
 
-class LakeUnavailable(RuntimeError):
+class LakeUnavailable(InfrastructureError):
     """The lake's extensions, catalog or data path could not be had."""
 
 

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Protocol
 
+from tasks.errors import InfrastructureError
 from tasks.store.lake import Lake, LakeLock
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -30,7 +31,7 @@ SAY_EVERY_S = 10.0
 MAX_BACKOFF_S = 2.0
 
 
-class LibraryLocked(RuntimeError):
+class LibraryLocked(InfrastructureError):
     """Another run held the library longer than the lock timeout."""
 
 

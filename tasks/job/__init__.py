@@ -1,0 +1,15 @@
+"""How a job ends, whatever started it (an audit, a crew report, a bulk import, the scheduled
+audit, an agent's add): no Prefect here, the flows wrap these functions in thin tasks.
+
+    checked citations -> dedupe (against the library) -> score -> render -> job folder + library
+
+    audited.py  the audited job (`AuditedJob`), its rendered outputs (`Rendered`), its summary
+    end.py      dedupe and score, and `end_job`: the one way a job's citations end stored (or,
+                the library locked, `end_unstored`: the folder alone, marked not stored)
+    render.py   the job's tables, bibliographies, exports and report, as data and text
+    folder.py   the job folder writer: a whole job (`write_job`), or fed batch by batch from the
+                stored citations (`write_import`), plus the crew's answers and a recheck's folder
+    library.py  the one library opener (`open_library`), the job's save, its stored citations
+                read back a batch at a time
+    agent.py    an agent's job as the library holds it (`JobState`), loaded and stored
+"""

@@ -1,0 +1,222 @@
+"""The job folder writer: the one place a job's folder (OUT/JOB/) is written.
+
+A whole job (`write_job`, or `write_unstored` when the library could not take its rows), or an
+import fed batch by batch from its stored citations (`write_import`: citations.parquet and the
+exports written a batch at a time, through the same `write_outputs` for the rest); the crew's
+answers beside a job's report (`write_files`), and a scheduled audit's folder (`write_recheck`).
+Files are written beside the folder and swapped in whole (tasks/store/jobfolder.py)."""
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from typing import TextIO
+
+import polars as pl
+
+from models.audit import Checked, ReadResult
+from models.csl import CSLItem
+from models.job import JobParams
+from tasks import frames, report
+from tasks.dedupe.job import JobDedupe
+from tasks.job.audited import FOLDER_TABLES, Rendered
+from tasks.job.library import BULK_THREADS, save_to_library, stored_batches, stored_rows
+from tasks.job.render import citation_table, listing, other_tables, report_files
+from tasks.render import csl_styles, exports
+from tasks.render.selection import bibliography_items, export_entries, unconfirmed
+from tasks.score.metrics import Assessment
+from tasks.store import JobFolder
+from tasks.store.schema import library_tables
+
+
+def write_job(rendered: Rendered, inputs: Sequence[str], out_dir: str, db: str | None) -> str:
+    """Write the job's folder and replace its rows in the DuckDB library; the folder's path.
+    The files are written beside the folder and swapped in once the library holds the rows:
+    the folder and the library rows always come from one run."""
+    target = JobFolder(out_dir, rendered.job_id)
+    with target.replacing() as folder:
+        write_outputs(folder, rendered)
+        save_to_library(rendered.job_id, inputs, rendered.tables, rendered.works, db)
+    return str(target.path)
+
+
+def write_unstored(rendered: Rendered, out_dir: str) -> str:
+    """Write the job's folder only, for a job the library could not take (rendered with its
+    `not_stored` reason, which NOT_STORED.txt repeats): the registry work is not thrown away."""
+    target = JobFolder(out_dir, rendered.job_id)
+    with target.replacing(locked=False) as folder:
+        write_outputs(folder, rendered)
+        folder.write_text("NOT_STORED.txt", rendered.metrics["not_stored"] + "\n")
+    return str(target.path)
+
+
+def write_outputs(folder: JobFolder, rendered: Rendered, citations_written: bool = False) -> None:
+    """The job's tables and files into `folder` (`citations_written`: a bulk import wrote
+    citations.parquet itself, a batch at a time)."""
+    for name in FOLDER_TABLES:
+        if not (citations_written and name == "citations"):
+            folder.write_parquet(f"{name}.parquet", rendered.tables[name])
+    folder.write_parquet("works.parquet", rendered.works.cited_works)
+    for name, text in rendered.files.items():
+        folder.write_text(name, text)
+    folder.write_json("metrics.json", rendered.metrics)
+
+
+def write_files(out_dir: str, job_id: str, files: Mapping[str, str]) -> None:
+    """Text files added to a written job's folder (the crew's answers beside its report)."""
+    folder = JobFolder(out_dir, job_id)
+    for name, text in files.items():
+        folder.write_text(name, text)
+
+
+def write_recheck(
+    out_dir: str, audit_id: str, changes: pl.DataFrame, updates: pl.DataFrame
+) -> tuple[str, str]:
+    """A scheduled audit's folder: what changed, the updated rows, the report; the folder's
+    path and the report's Markdown."""
+    folder = JobFolder(out_dir, audit_id)
+    folder.write_parquet("changes.parquet", changes)
+    folder.write_parquet("citations.parquet", updates)
+    data = report.ReportData(job_id=audit_id, citations=updates, changes=changes)
+    markdown = report.render_markdown(data)
+    folder.write_text("report.html", report.render_html(data))
+    folder.write_text("report.md", markdown)
+    return str(folder.path), markdown
+
+
+# --- a job folder fed batch by batch (a bulk import) ----------------------------------------
+
+
+def batch_work_ids(columns: pl.DataFrame, checked: Sequence[Checked]) -> dict[str, str]:
+    """The work ids of a batch's citations (`columns`: the job's DEDUPE_COLUMNS): a dict of
+    every citation's would be ~200 bytes a citation held to the end."""
+    ids = pl.Series([c.citation_id for c in checked], dtype=pl.Utf8)
+    batch = columns.filter(pl.col("citation_id").is_in(ids.implode()))
+    return dict(batch.select("citation_id", "work_id").iter_rows())
+
+
+def export_keys(
+    job_id: str, order: Sequence[str], columns: pl.DataFrame, batch_size: int, db: str | None
+) -> list[str]:
+    """The citation keys of every listed item, in order (the second pass): a key depends on
+    every other item's, so they are made before any batch is written."""
+    seen: set[str] = set()
+    requests = []
+    for checked in stored_batches(job_id, order, batch_size, db):
+        work_ids = batch_work_ids(columns, checked)
+        items = bibliography_items(checked, work_ids, seen)
+        requests.extend(exports.key_requests(export_entries(items, checked, work_ids)))
+    return exports.assign_keys(requests)
+
+
+@dataclass
+class Written:
+    """What a job folder written batch by batch keeps for its report and bibliographies."""
+
+    count: int = 0  # items listed
+    listed: list[CSLItem] = field(default_factory=list)  # all of them, if few enough to render
+    marks: dict[str, str] = field(default_factory=dict)  # csl_selection.unconfirmed's
+    reported: pl.DataFrame = field(default_factory=pl.DataFrame)  # the citations it lists
+    summaries: list[pl.DataFrame] = field(default_factory=list)  # report.SUMMARY_COLUMNS
+
+    def add(self, cites: pl.DataFrame, every: bool) -> None:
+        """A batch's citation rows: the report lists all (`every`) or the first flagged ones."""
+        self.summaries.append(cites.select(report.SUMMARY_COLUMNS))
+        before = self.reported if self.reported.width else cites.head(0)
+        if every:
+            self.reported = pl.concat([before, cites])
+        else:
+            cap = report.MAX_REPORTED_CITATIONS
+            self.reported = report.reported_citations(before, cites, cap)
+
+
+def write_batches(
+    folder: JobFolder,
+    params: JobParams,
+    order: Sequence[str],
+    works: JobDedupe,
+    scores: pl.DataFrame,
+    batch_size: int,
+) -> Written:
+    """citations.parquet and the exports, a batch of stored citations at a time (the last pass
+    over them), holding what `render` and `write_job` give a whole job."""
+    job_id, db = params.job_id, params.db
+    keys = export_keys(job_id, order, works.columns, batch_size, db)
+    every = len(order) <= report.MAX_REPORTED_CITATIONS
+    schema = library_tables()["citations"].columns
+    written = Written(count=len(keys))
+    seen: set[str] = set()
+    with ExitStack() as files:
+        add_rows = files.enter_context(folder.appending_parquet("citations.parquet", schema))
+        handles = {
+            name: files.enter_context(text_file(folder, name)) for name in exports.EXPORT_FILES
+        }
+        # citations.parquet is sorted by citation id, as frames.citations_frame sorts it
+        for rows in stored_rows(job_id, sorted(order), batch_size, db):
+            cites = citation_table(
+                rows.select(list(frames.CITATION_SCHEMA)), scores, works.columns
+            ).cast(dict(schema))  # type: ignore[arg-type]
+            add_rows(cites)
+            written.add(cites, every)
+        exported = exports.ExportWriter(handles)
+        for checked in stored_batches(job_id, order, batch_size, db):
+            work_ids = batch_work_ids(works.columns, checked)
+            listed = bibliography_items(checked, work_ids, seen)
+            entries = export_entries(listed, checked, work_ids)
+            done = exported.written
+            exported.write(entries, keys[done : done + len(entries)])
+            if written.count <= csl_styles.MAX_BIBLIOGRAPHY_ITEMS:
+                written.listed.extend(listed)
+                written.marks |= unconfirmed(listed, checked)
+        exported.close()
+    return written
+
+
+@contextmanager
+def text_file(folder: JobFolder, name: str) -> Iterator[TextIO]:
+    """A text file of the folder written bit by bit, in place once closed."""
+    with folder.placing(name) as tmp, tmp.open("w", encoding="utf-8") as handle:
+        yield handle
+
+
+def write_import(
+    params: JobParams,
+    job: ReadResult,
+    order: Sequence[str],
+    works: JobDedupe,
+    assessed: Assessment,
+    batch_size: int,
+) -> tuple[Rendered, str]:
+    """An import's library rows, then its job folder from its stored citations a batch at a
+    time, swapped in whole as `write_job` does: what was written (the citations its report
+    lists) and the folder's path."""
+    job_id, styles = params.job_id, params.chosen_styles()
+    target = JobFolder(params.out_dir, job_id)
+    with target.replacing() as folder:
+        others = other_tables(job_id, job, works, assessed)
+        # the citations are stored already: they get their scores and work columns. Saved
+        # before the folder is written, not after: DuckDB holds a transaction's rows in memory
+        # until it commits (~2 KB a row), which would come on top of what writing the folder
+        # leaves allocated. The folder is still swapped in only once the library holds the rows.
+        updates = assessed.citation_scores.join(works.columns, on="citation_id", how="left")
+        updated = {"citations": updates.with_columns(job_id=pl.lit(job_id))}
+        save_to_library(job_id, params.inputs, others, works, params.db, updated, BULK_THREADS)
+        del updates, updated  # not held while the folder is written
+        written = write_batches(folder, params, order, works, assessed.citation_scores, batch_size)
+        listed = listing(written.listed, written.count, written.marks, styles)
+        every = len(order) <= report.MAX_REPORTED_CITATIONS
+        whole = None if every else pl.concat(written.summaries)
+        reported = (
+            written.reported
+            if written.reported.width
+            else citation_table(
+                frames.citations_frame(job_id, []), assessed.citation_scores, works.columns
+            )
+        )
+        tables = {"citations": reported, **others}
+        files = listed.files | report_files(
+            job_id, tables, listed, written.marks, works.links, whole
+        )
+        metrics = listed.metrics(assessed.metrics)
+        rendered = Rendered(job_id, tables, files, works, metrics, job.errors, whole)
+        write_outputs(folder, rendered, citations_written=True)
+    return rendered, str(target.path)
