@@ -40,6 +40,7 @@ import platformdirs
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tasks.errors import UsageError
 from tasks.snapshots.schema import FORMAT_VERSION, Table
 from tasks.textnorm import normalise_title
 
@@ -47,7 +48,7 @@ TITLE_KEY = "title_key"  # the column the store adds: the title as tasks/textnor
 ROW_GROUP = 64_000
 
 
-class SnapshotFormatError(ValueError):
+class SnapshotFormatError(UsageError):
     """A dump in a format we do not know: which file, and what changed."""
 
     def __init__(self, path: Path | str, what: str) -> None:
