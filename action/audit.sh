@@ -12,7 +12,7 @@ mkdir -p "$out"
 read -r -a paths <<<"${CITEAUDIT_PATHS:?}"
 
 citeaudit audit "${paths[@]}" --job paper --out "$out" \
-    --fail-on "${CITEAUDIT_FAIL_ON:-not_found,mismatch,retracted}" --sarif "$sarif"
+    --fail-on "${CITEAUDIT_FAIL_ON:-not_found,mismatch,retracted,missing}" --sarif "$sarif"
 code=$?
 
 if [ -s "$sarif" ]; then

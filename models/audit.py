@@ -93,13 +93,24 @@ class Claim(BaseModel):
     missing_citations: list[str] = Field(default_factory=list)
 
 
+# What an input error is (InputError.kind):
+#   malformed  an entry or file the job could not read as its format
+#   missing    a citation the input writes whose reference it does not hold (a `\cite` key no
+#              .bib has, `[9]` past the end of a reference list): a failed citation, which the
+#              `--fail-on missing` gate counts
+#   uncited    a reference the manuscript never cites: not audited, harmless
+#   warning    read, with a note (an encoding guessed, a field given twice)
+InputErrorKind = Literal["malformed", "missing", "uncited", "warning"]
+
+
 class InputError(BaseModel):
-    """A malformed entry: reported, never fatal to the rest of the job."""
+    """An input the job could not use as written: reported, never fatal to the rest of the job."""
 
     source_file: str
     entry_key: str | None = None
     line: int | None = None
     reason: str
+    kind: InputErrorKind = "malformed"
 
     @property
     def where(self) -> str:

@@ -95,6 +95,7 @@ INPUT_ERROR_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "entry_key": pl.Utf8,
     "line": pl.Int64,
     "reason": pl.Utf8,
+    "kind": pl.Utf8,  # InputError.kind (older libraries' rows get theirs in tasks/store/schema.py)
 }
 
 CLAIM_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {

@@ -12,6 +12,7 @@ import duckdb
 import pytest
 
 from flows.cli.main import gate_failed, parse_gate
+from models.audit import InputError
 from models.job import JobSummary
 from tasks.read import read_inputs
 
@@ -114,6 +115,31 @@ def test_fail_on_names_statuses_retracted_and_any() -> None:
     assert not gate_failed(summary, parse_gate("unmatched,unverified"))
     unretracted = summary.model_copy(update={"metrics": {"retracted": 0}})
     assert not gate_failed(unretracted, parse_gate("any"))
+    uncited = InputError(source_file="refs.bib", entry_key="a", reason="never", kind="uncited")
+    harmless = unretracted.model_copy(update={"input_errors": [uncited]})
+    assert not gate_failed(harmless, parse_gate("any"))
+    missing = uncited.model_copy(update={"kind": "missing"})
+    cited_missing = unretracted.model_copy(update={"input_errors": [uncited, missing]})
+    assert gate_failed(cited_missing, parse_gate("any"))
+    assert gate_failed(cited_missing, parse_gate("missing"))
+    assert not gate_failed(cited_missing, parse_gate("not_found"))
+
+
+def test_a_cited_key_no_bib_holds_fails_the_gate(tmp_path, prefect_server) -> None:
+    (tmp_path / "refs.bib").write_text(
+        "@article{kept, title={A title}, doi={10.1038/srep16696}}\n"
+        "@article{spare, title={Never cited}, year={2001}}\n"
+    )
+    (tmp_path / "paper.tex").write_text("As shown \\cite{kept, gone2021}.\n")
+    args = ("audit", "paper.tex", "refs.bib", "--offline", "--styles", "apa", "--fail-on")
+    gated = run_cli(*args, "missing", "--job", "j", cwd=tmp_path)
+    assert gated.returncode == 1, gated.stderr
+    assert "--fail-on missing: 1 missing" in gated.stderr
+    assert "paper.tex:gone2021: cites 'gone2021'" in gated.stdout
+    (tmp_path / "paper.tex").write_text("As shown \\cite{kept}.\n")  # `spare` stays uncited
+    clean = run_cli(*args, "missing", "--job", "k", cwd=tmp_path)
+    assert clean.returncode == 0, clean.stderr
+    assert "refs.bib:spare: never cited in paper.tex" in clean.stdout
 
 
 def test_offline_gate_exit_1_and_outputs_follow_the_umask(tmp_path, prefect_server) -> None:

@@ -76,10 +76,12 @@ def test_a_claim_citing_a_source_the_list_lacks_comes_out_unsupported(registry_e
     assert half_missing["citation_count"] == 2 and half_missing["failed_count"] >= 1
     unsupported = {c.claim_id: c.model_dump() for c in summary.unsupported_claims}
     assert unsupported["p8-s1"]["citations"] == [
-        {"entry_key": "[12]", "status": "not_found", "reason": MISSING_REASON}
+        {"entry_key": "[12]", "status": "missing", "reason": MISSING_REASON}
     ]
     markdown = (folder / "report.md").read_text()
-    assert f"  - `[13]` not_found: {MISSING_REASON}" in markdown
+    assert f"  - `[13]` missing: {MISSING_REASON}" in markdown  # no registry said not_found
+    page = html.unescape((folder / "report.html").read_text())
+    assert f'[13]</span> <strong>missing</strong> <span class="reason">{MISSING_REASON}' in page
     errors = pl.read_parquet(folder / "input_errors.parquet")
     assert "cites [12], which the reference list does not have" in errors["reason"].to_list()
 

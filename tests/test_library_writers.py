@@ -171,6 +171,24 @@ def test_a_version_2_library_migrates_keeping_every_row(tmp_path) -> None:
         assert after[name][column].null_count() == after[name].height
 
 
+def test_older_input_errors_get_their_kind_from_their_reason(tmp_path) -> None:
+    db = tmp_path / "old.duckdb"
+    version_2_library(db)
+    reasons = {
+        "cites 'gone2021', which no reference file given has": "missing",
+        "cites [9], which the reference list does not have": "missing",
+        "never cited in paper.tex: not audited": "uncited",
+        "warning: not UTF-8: read as cp1252": "warning",
+    }
+    with duckdb.connect(str(db)) as con:
+        for reason in reasons:
+            con.execute("INSERT INTO input_errors VALUES ('first', 'p.tex', NULL, 1, ?)", [reason])
+    with Library(db) as lib:
+        kinds = dict(lib.table("input_errors").select("reason", "kind").iter_rows())
+    assert {r: kinds[r] for r in reasons} == reasons
+    assert kinds[next(r for r in kinds if r.startswith("malformed entry"))] == "malformed"
+
+
 def test_a_library_with_an_undeclared_column_is_left_as_it_was(tmp_path) -> None:
     db = tmp_path / "old.duckdb"
     version_2_library(db)

@@ -97,7 +97,7 @@ def test_action_audit_step_annotates_summarises_and_gates(registry_env, tmp_path
     assert mismatch["message"]["text"].startswith("wrongdoi2019: ")
     assert by_rule["citeaudit/unmatched"]["level"] == "warning"
     (missing,) = [r for r in results if "nosuchkey" in r["message"]["text"]]
-    assert missing["ruleId"] == "citeaudit/input_error"
+    assert missing["ruleId"] == "citeaudit/missing" and missing["level"] == "error"
     assert missing["locations"][0]["physicalLocation"]["region"]["startLine"] == 4
     assert missing["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "main.tex"
     job = runner_temp / "citeaudit-out" / "paper"

@@ -101,10 +101,12 @@ def internal_error(message: str) -> NoReturn:
     fail(InfrastructureError(message))
 
 
-# `--fail-on` names statuses, `retracted` (a flag beside the status) and `any`: every outcome a
+# `--fail-on` names statuses, `retracted` (a flag beside the status), `missing` (a citation whose
+# reference the input does not hold: an input error of that kind) and `any`: every outcome a
 # reader must look at.
 RETRACTED = "retracted"
-FLAGGED_OUTCOMES = ("mismatch", "not_found", "unmatched", "unverified", RETRACTED)
+MISSING = "missing"
+FLAGGED_OUTCOMES = ("mismatch", "not_found", "unmatched", "unverified", RETRACTED, MISSING)
 
 
 def parse_gate(text: str) -> set[str]:
@@ -112,7 +114,7 @@ def parse_gate(text: str) -> set[str]:
     from models.audit import Status
 
     wanted = {s.strip() for s in text.split(",") if s.strip()}
-    known = [s.value for s in Status] + [RETRACTED, "any"]
+    known = [s.value for s in Status] + [RETRACTED, MISSING, "any"]
     unknown = sorted(wanted - set(known))
     if unknown:
         usage_error(f"--fail-on: unknown status {', '.join(unknown)} (known: {', '.join(known)})")
@@ -126,6 +128,7 @@ def gate_failed(summary: "JobSummary", gate: set[str]) -> bool:
     log shows why the step failed without scrolling back through the summary)."""
     counts = dict(summary.status_counts)
     counts[RETRACTED] = int(summary.metrics.get(RETRACTED, 0))
+    counts[MISSING] = sum(1 for e in summary.input_errors if e.kind == MISSING)
     tripped = [f"{counts[o]} {o}" for o in sorted(gate) if counts.get(o, 0)]
     if tripped:
         typer.echo(f"citeaudit: --fail-on {','.join(sorted(gate))}: {', '.join(tripped)}", err=True)
@@ -377,8 +380,9 @@ def audit(
     fail_on: Annotated[
         str,
         typer.Option(
-            help="Exit 1 if any citation has one of these outcomes: a status, 'retracted', or "
-            "'any' (mismatch, not_found, unmatched, unverified, retracted)."
+            help="Exit 1 if any citation has one of these outcomes: a status, 'retracted', "
+            "'missing' (cited, but no reference given has it), or 'any' (mismatch, not_found, "
+            "unmatched, unverified, retracted, missing)."
         ),
     ] = "",
     chunk_size: ChunkSizeOption = 200,
@@ -437,7 +441,7 @@ def check(
     inputs: Annotated[list[Path], typer.Argument(help="Bibliographies or manuscripts to check.")],
     fail_on: Annotated[
         str, typer.Option(help="Exit 1 on these outcomes (as audit's --fail-on).")
-    ] = "not_found,mismatch,retracted",
+    ] = "not_found,mismatch,retracted,missing",
     offline: OfflineOption = False,
 ) -> None:
     """Audit INPUTS as a gate (a pre-commit hook, a CI step): audit's summary, then exit 1 if an

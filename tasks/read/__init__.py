@@ -170,7 +170,7 @@ def _read_parts(files: Sequence[Path], format: str | None) -> Iterator[ReadResul
 def decoding_warnings(paths: Sequence[Path]) -> list[InputError]:
     """A warning row per text file that was not clean UTF-8 (or its BOM's encoding)."""
     return [
-        InputError(source_file=str(path), reason=f"warning: {note}")
+        InputError(source_file=str(path), reason=f"warning: {note}", kind="warning")
         for path in paths
         if (note := decoding_note(path))
     ]

@@ -59,7 +59,7 @@ from bibtexparser.model import (
     String,
 )
 
-from models.audit import InputError, ReadResult, Reference
+from models.audit import InputError, InputErrorKind, ReadResult, Reference
 from models.csl import ET_AL, CSLItem, is_et_al_text
 from tasks.identifiers import arxiv_mentioned, normalize_arxiv, normalize_pmcid, normalize_pmid
 from tasks.read.common import (
@@ -416,12 +416,17 @@ def _raw_entry(path: Path, offset: int, block: Entry, macros: "_Macros") -> _Raw
 
 def _repeated_warning(entry: _RawEntry, name: str) -> InputError:
     first = " ".join(entry.fields[name].split())[:60]
-    return _entry_error(entry, f"warning: field {name!r} given twice: the first ({first}) is kept")
+    reason = f"warning: field {name!r} given twice: the first ({first}) is kept"
+    return _entry_error(entry, reason, kind="warning")
 
 
-def _entry_error(entry: _RawEntry, reason: str) -> InputError:
+def _entry_error(entry: _RawEntry, reason: str, kind: InputErrorKind = "malformed") -> InputError:
     return InputError(
-        source_file=str(entry.source), entry_key=entry.key, line=entry.line, reason=reason
+        source_file=str(entry.source),
+        entry_key=entry.key,
+        line=entry.line,
+        reason=reason,
+        kind=kind,
     )
 
 

@@ -296,6 +296,7 @@ def cited_only(result: ReadResult, manuscripts: Sequence[Manuscript]) -> ReadRes
                 entry_key=citation.key,
                 line=citation.line,
                 reason=f"cites {citation.key!r}, which no reference file given has",
+                kind="missing",
             )
         )
     if _CITE_ALL in cited:
@@ -312,6 +313,7 @@ def cited_only(result: ReadResult, manuscripts: Sequence[Manuscript]) -> ReadRes
                 entry_key=ref.provenance.entry_key,
                 line=ref.provenance.line,
                 reason=f"never cited in {names}: not audited",
+                kind="uncited",
             )
         )
     return ReadResult(references=kept, claims=result.claims, errors=errors)

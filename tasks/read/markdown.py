@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from models.audit import Claim, Identifiers, InputError, ReadResult, Reference
+from models.audit import Claim, Identifiers, InputError, InputErrorKind, ReadResult, Reference
 from models.csl import YEARS
 from tasks.identifiers import find_identifiers, normalize_doi, normalize_pmid, normalize_url
 from tasks.read.common import free_text_item, make_reference, month_number, read_each
@@ -188,7 +188,7 @@ def _cited(
         else:
             cited.missing.append(key)
             reason = f"cites {key}, which the reference list does not have"
-            result.errors.append(_error(path, claim_id, line, reason))
+            result.errors.append(_error(path, claim_id, line, reason, kind="missing"))
     for written, who, year in _author_years(sentence):
         matches = [r for r in listed.values() if _first_author_and_year_match(r, who, year)]
         if len(matches) == 1:
@@ -204,7 +204,7 @@ def _cited(
             else ("no reference-list item matches")
         )
         reason = f"cites {written}, but {which} by first author and year: {_quote(sentence)}"
-        result.errors.append(_error(path, claim_id, line, reason))
+        result.errors.append(_error(path, claim_id, line, reason, kind="missing"))
     for kind, ids in _inline_identifiers(sentence):
         known = _find_by_identifier(result.references, ids)
         if known is None:
@@ -404,5 +404,7 @@ def _quote(text: str) -> str:
     return f"\u201c{shown}\u201d"
 
 
-def _error(path: Path, key: str | None, line: int, reason: str) -> InputError:
-    return InputError(source_file=str(path), entry_key=key, line=line, reason=reason)
+def _error(
+    path: Path, key: str | None, line: int, reason: str, kind: InputErrorKind = "malformed"
+) -> InputError:
+    return InputError(source_file=str(path), entry_key=key, line=line, reason=reason, kind=kind)

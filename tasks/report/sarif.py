@@ -14,7 +14,11 @@ holds, at the line of the manuscript). A citation gets the rule of its most seri
     citeaudit/expression_of_concern warning  the work carries an expression of concern
     citeaudit/corrected            note      the work carries a correction
     citeaudit/unverified           note      no registry could be asked
-    citeaudit/input_error          warning   an input the job could not use as written
+    citeaudit/missing              error     a citation whose reference the input lacks (a
+                                             `\\cite` key no .bib holds, `[9]` past the list)
+    citeaudit/malformed            warning   an entry or file the job could not read
+    citeaudit/uncited              note      a reference the manuscript never cites
+    citeaudit/warning              note      read, with a note (a field given twice)
 
 A path the job read relative to where it ran stays relative (GitHub resolves it against the
 repository's root, `%SRCROOT%`); an absolute path becomes a `file://` URI.
@@ -42,7 +46,10 @@ RULES: dict[str, tuple[str, str]] = {
     "expression_of_concern": ("warning", "The cited work carries an expression of concern"),
     "corrected": ("note", "The cited work carries a correction"),
     "unverified": ("note", "No registry could be asked about the citation"),
-    "input_error": ("warning", "An input the audit could not use as written"),
+    "missing": ("error", "The input cites a reference it does not hold"),
+    "malformed": ("warning", "An entry or file the audit could not read"),
+    "uncited": ("note", "A reference the manuscript never cites (not audited)"),
+    "warning": ("note", "An input read with a note"),
 }
 
 
@@ -72,7 +79,7 @@ def to_sarif(citations: pl.DataFrame, input_errors: pl.DataFrame) -> dict[str, A
         for row in flagged_citations(citations).iter_rows(named=True)
     ]
     results += [
-        _result("input_error", row["reason"], row["source_file"], row["line"], row["entry_key"])
+        _result(row["kind"], row["reason"], row["source_file"], row["line"], row["entry_key"])
         for row in input_errors.iter_rows(named=True)
     ]
     rules = [

@@ -153,8 +153,10 @@ def claim_citations(
 
 def _missing_citation(written: str) -> dict[str, Any]:
     """A citation the input names but does not hold (`[12]` past the end of its list): scored as
-    not found (tasks/score/metrics.py), and shown so, for the reader to see why the claim fails."""
-    return {"entry_key": written, "status": "not_found", "reason": MISSING_REASON}
+    a failed citation (tasks/score/metrics.py) and shown as `missing` (the input error's kind,
+    what `--fail-on missing` gates), never `not_found`: no registry was asked, the reader is
+    told the claim fails because its source is absent from the input."""
+    return {"entry_key": written, "status": "missing", "reason": MISSING_REASON}
 
 
 def unsupported_claims(claims: pl.DataFrame, citations: pl.DataFrame) -> list[dict[str, Any]]:

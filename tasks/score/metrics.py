@@ -227,7 +227,8 @@ def score_claims(
 
 def _missing_citations(claim: Claim) -> tuple[list[Citation], dict[str, ValidationResult]]:
     """A claim's citations that name no reference (Claim.missing_citations), as citations whose
-    source could not be found: each counts as failed, as a made-up identifier does."""
+    source could not be found: each counts as failed, as a made-up identifier does (scored as
+    not_found is; the report labels it `missing`, since no registry was asked)."""
     citations, found = [], {}
     for n, written in enumerate(claim.missing_citations, start=1):
         citation_id = f"{claim.claim_id}:missing:{n}"

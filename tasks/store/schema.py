@@ -18,8 +18,8 @@ import polars as pl
 from tasks.errors import InfrastructureError
 
 # 1: no recorded version; 2: the store's own tables declared, frame tables grown from frames;
-# 3: every table declared.
-SCHEMA_VERSION = 3
+# 3: every table declared; 4: input errors have a kind.
+SCHEMA_VERSION = 4
 
 PolarsSchema = Mapping[str, pl.DataType | type[pl.DataType]]
 
@@ -129,6 +129,18 @@ VALIDATIONS_VIEW = """CREATE OR REPLACE VIEW validations AS SELECT
     corrected, expression_of_concern, attempts, error, checked_at
     FROM citations"""
 
+# A column a version added, and how the rows written before it get theirs (else null): an input
+# error's kind, told by the reason the readers wrote for each kind (models/audit.py InputError).
+BACKFILLS = {
+    ("input_errors", "kind"): """CASE
+        WHEN reason LIKE 'cites %, which no reference file given has'
+          OR reason LIKE 'cites %, which the reference list does not have'
+          OR reason LIKE 'cites %, but % by first author and year: %' THEN 'missing'
+        WHEN reason LIKE 'never cited in %: not audited' THEN 'uncited'
+        WHEN reason LIKE 'warning: %' THEN 'warning'
+        ELSE 'malformed' END""",
+}
+
 _HERE = "table_catalog = current_database() AND table_schema = current_schema()"
 
 
@@ -161,8 +173,8 @@ def version_of(con: duckdb.DuckDBPyConnection) -> int:
 
 def _bring_up_to_date(con: duckdb.DuckDBPyConnection, table: Table, keys: bool) -> None:
     """Create `table`, or rebuild it in its declared shape keeping every row: columns it lacks
-    come as nulls, columns in another order or of another type are copied over (cast). A
-    column the declaration lacks is refused, never dropped."""
+    come as nulls (or their BACKFILLS value), columns in another order or of another type are
+    copied over (cast). A column the declaration lacks is refused, never dropped."""
     held = columns_of(con, table.name)
     if not held:
         con.execute(table.ddl(keys=keys))
@@ -170,10 +182,13 @@ def _bring_up_to_date(con: duckdb.DuckDBPyConnection, table: Table, keys: bool) 
     if held == table.sql_columns:
         return
     table.check(name for name, _ in held)
+    had = {name for name, _ in held}
+    filled = {c: value for (t, c), value in BACKFILLS.items() if t == table.name and c not in had}
     staged = f"{table.name}_v{SCHEMA_VERSION}"
     names = ", ".join(f'"{name}"' for name, _ in held)
     con.execute(table.ddl(staged, keys=keys))
-    con.execute(f'INSERT INTO "{staged}" BY NAME SELECT {names} FROM "{table.name}"')
+    values = "".join(f', {value} AS "{name}"' for name, value in filled.items())
+    con.execute(f'INSERT INTO "{staged}" BY NAME SELECT {names}{values} FROM "{table.name}"')
     con.execute(f'DROP TABLE "{table.name}"')
     con.execute(f'ALTER TABLE "{staged}" RENAME TO "{table.name}"')
 
