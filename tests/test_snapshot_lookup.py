@@ -132,6 +132,31 @@ def test_offline_what_the_snapshot_lacks_stays_unmatched_naming_it(built: Path) 
     assert newer.status is Status.UNVERIFIED and newer.asked == [] and newer.reason == "offline"
 
 
+def test_retraction_watch_notices_fill_a_cited_dois_notice_columns(tmp_path: Path) -> None:
+    from tasks.snapshots import retractions
+    from tasks.snapshots.store import build
+
+    build(retractions.BUILDER, [FIXTURES / "retraction_watch.csv"], tmp_path / "snapshots")
+    snapshots = LocalSnapshots.open(tmp_path / "snapshots")
+    assert snapshots is not None and snapshots.notices is not None
+    cited = _ref("cited", "Construction of Mental Health Education Model", 2021)
+    cited = cited.model_copy(
+        update={"ids": cited.ids.model_copy(update={"doi": "10.1155/2021/6907871"})}
+    )
+    other = _ref("other", "A paper nobody retracted", 2021)
+    retracted, clean = lookup_references([cited, other], None, offline=True, snapshots=snapshots)
+    snapshots.close()
+    assert retracted.status is Status.UNVERIFIED and retracted.retracted
+    [notice] = retracted.notices
+    assert (notice.kind, notice.source, notice.identifier) == (
+        "retraction",
+        "retraction-watch",
+        "10.1155/2023/9804945",
+    )
+    assert retracted.asked == [snapshots.notices.label]
+    assert not clean.retracted and clean.notices == [] and clean.reason == "offline"
+
+
 def _ref(key: str, title: str, year: int = 2019) -> Reference:
     authors = [
         {"family": f, "given": g}
