@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -13,7 +14,7 @@ import pytest
 from models.audit import Provenance, Reference, Status
 from models.csl import CSLItem
 from tasks.lookup import lookup_references
-from tasks.lookup.snapshots import LocalSnapshots
+from tasks.lookup.snapshots import STALE_DAYS, LocalSnapshots
 
 ROOT = Path(__file__).parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "snapshots"
@@ -98,6 +99,8 @@ def test_an_audit_with_every_registry_down_verifies_from_the_snapshot(
     bib.write_text(BIB)
     done = citeaudit(env, "audit", str(bib), "--job", "snap", "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
+    stale = (date.today() - date(2026, 11, 2)).days > STALE_DAYS
+    assert done.stderr.count(f"warning: local snapshot {LABEL}") == int(stale)
     rows = {
         row["entry_key"]: row
         for row in pl.read_parquet(tmp_path / "out" / "snap" / "citations.parquet").to_dicts()
