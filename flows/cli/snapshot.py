@@ -121,6 +121,7 @@ def warn_if_stale() -> None:
             f"[yellow]warning: local snapshot {', '.join(old)}: run `citeaudit snapshot build` "
             "again for newer works[/yellow]",
             highlight=False,
+            soft_wrap=True,
         )
 
 
