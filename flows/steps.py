@@ -13,6 +13,7 @@ happen per request inside the registry clients, not per task."""
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -39,11 +40,13 @@ from tasks.job.end import dedupe, score
 from tasks.job.folder import write_job
 from tasks.job.render import render, render_ahead
 from tasks.lookup import lookup_references
+from tasks.lookup.snapshots import LocalSnapshots
 from tasks.read import read_inputs, stream_inputs
 from tasks.read.kinds import check_bibliographies
 from tasks.registries import Registries, RegistryPool, RegistrySettings
 from tasks.render import csl_styles
 from tasks.score.metrics import Assessment
+from tasks.snapshots.store import snapshots_root
 from tasks.support.claims import support_claims
 
 P = ParamSpec("P")
@@ -69,6 +72,13 @@ def process_settings(**overrides: Any) -> RegistrySettings:
 def process_registries() -> Registries:
     """This process's client set for the settings in the environment."""
     return PROCESS_POOL.registries(process_settings())
+
+
+@cache
+def process_snapshots() -> LocalSnapshots | None:
+    """This process's local snapshots (CITEAUDIT_SNAPSHOTS), opened once and shared by its
+    threads as its registry clients are; None when none is built."""
+    return LocalSnapshots.open(snapshots_root())
 
 
 # --- read, identify -------------------------------------------------------------------------
@@ -120,7 +130,9 @@ def check_chunk(
     The two go together: where a search is routed next depends on what the last candidates
     decided. Past `deadline` nothing is asked: what is left stays `unverified`."""
     offline = registries is None
-    results = lookup_references(refs, registries, offline=offline, deadline=deadline)
+    results = lookup_references(
+        refs, registries, offline=offline, deadline=deadline, snapshots=process_snapshots()
+    )
     return [Checked(reference=r, result=v) for r, v in zip(refs, results, strict=True)]
 
 

@@ -2,9 +2,9 @@
 
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 
 from models.csl import CSLItem
 
@@ -38,6 +38,9 @@ Registry = Literal[
     "openalex",
     "europepmc",
 ]
+
+# A local snapshot of a registry's public dump (tasks/snapshots), named with its date.
+SnapshotLabel = Annotated[str, StringConstraints(pattern=r"^[a-z_]+@\d{4}-\d{2}-\d{2}$")]
 
 
 class Identifiers(BaseModel):
@@ -156,7 +159,7 @@ class Notice(BaseModel):
 class ValidationResult(BaseModel):
     citation_id: str
     status: Status
-    registry: Registry | None = None
+    registry: Registry | SnapshotLabel | None = None  # `dblp@2026-11-01`: decided by a snapshot
     matched_id: str | None = Field(None, description="DOI or PMID of the matched record")
     record: CSLItem | None = None
     agreement: FieldAgreement = Field(default_factory=FieldAgreement)

@@ -485,6 +485,7 @@ def audit(
         chunk_size=chunk_size,
         styles=chosen_styles,
     )
+    warn_if_stale()
     summary: JobSummary = run_flow("flows.audit:audit_job", workers, params=params)
     print_summary(summary)
     if sarif is not None:
@@ -774,6 +775,10 @@ app.command("fix")(fix)
 from flows.cli.zotero import zotero_app  # noqa: E402  (its command builds on audit above)
 
 app.add_typer(zotero_app, name="zotero")
+
+from flows.cli.snapshot import snapshot_app, warn_if_stale  # noqa: E402  (uses the helpers above)
+
+app.add_typer(snapshot_app, name="snapshot")
 
 
 def main() -> None:

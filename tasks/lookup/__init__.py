@@ -1,6 +1,16 @@
 """Looking references up in the registries: which registries to ask, and one chunk asked of them.
 
-Routing, per reference (the first that applies; a registry not asked is skipped):
+Local snapshots first (snapshots.py; only when some are built, CITEAUDIT_SNAPSHOTS): the
+registries' public dumps in DuckDB, asked about the whole chunk at once (identifiers by one
+batched query per snapshot, titles by one search per snapshot), each record decided by the same
+decision table. A snapshot can verify or find a `mismatch`, named with its date
+(`dblp@2026-11-01`); absence from it is never `not_found`. What no snapshot decided (and any
+reference whose year is after a snapshot's date) goes on to the live registries below; offline,
+or with none selected, it stays `unmatched` (no identifier) or `unverified`, its reason naming
+the snapshots asked. The `retractions` snapshot adds Retraction Watch's notices on every cited
+DOI and PMID, whoever decided the reference.
+
+Live routing, per reference (the first that applies; a registry not asked is skipped):
     DOI                  Crossref `fetch_dois`, batched (the client falls back to the DOI's agency,
                          e.g. DataCite); an arXiv DOI (10.48550/arXiv.ID) goes to arXiv instead
     PMID                 PubMed `fetch_pmids`, batched
@@ -27,8 +37,9 @@ it could not be asked and no other decided it; an error while checking one refer
 that reference's `unverified` reason. Each result records the registries asked and the requests
 spent on it per registry (a batched request counts as its share).
 
-The package: `routing` (which registries index a reference's kind of work) and `chunk` (one
-chunk of references asked of them: `lookup_references`, the function the Prefect task wraps).
+The package: `routing` (which registries index a reference's kind of work), `snapshots` (the
+local snapshots asked first) and `chunk` (one chunk of references asked of them:
+`lookup_references`, the function the Prefect task wraps).
 """
 
 from tasks.lookup.chunk import lookup_references

@@ -1,6 +1,7 @@
 """One chunk of references asked of the registries, by the routing of the package docstring
 (tasks/lookup/__init__.py): the function the Prefect task wraps."""
 
+import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -10,11 +11,13 @@ from models.audit import Identifiers, Lookup, Reference, RegistryRecord, Status,
 from models.csl import CSLItem, named
 from tasks.identifiers import identifiers_of, is_arxiv_doi, normalize_arxiv
 from tasks.lookup.routing import search_order
+from tasks.lookup.snapshots import Asked, LocalSnapshots
 from tasks.match.decide import decide_identified, decide_unidentified, names_another_paper
 from tasks.match.venues import is_preprint_venue, venue_of
 from tasks.registries import REGISTRY_NAMES, Registries, RegistryUnavailable
 from tasks.registries.deadline import job_deadline
 
+log = logging.getLogger(__name__)
 SEARCH_ROWS = 5
 # Registries that can search without a title (free text): the others need one.
 _FREE_TEXT = frozenset({"crossref", "pubmed"})
@@ -46,27 +49,59 @@ def lookup_references(
     *,
     offline: bool = False,
     deadline: float | None = None,
+    snapshots: LocalSnapshots | None = None,
 ) -> list[ValidationResult]:
-    """Exactly one result per reference, in input order. Past `deadline` (the job's, in epoch
-    seconds) no registry is asked: what is left stays `unverified`."""
-    if offline:
-        return [_unverified(ref, "offline") for ref in refs]
-    if registries is None:
-        return [_unverified(ref, "no registry clients configured") for ref in refs]
-    with job_deadline(deadline):
-        return _look_up(refs, registries)
+    """Exactly one result per reference, in input order. The local `snapshots` are asked first
+    (tasks/lookup/snapshots.py); past `deadline` (the job's, in epoch seconds) no live registry
+    is asked: what is left stays `unverified`."""
+    local = _ask_snapshots(refs, snapshots)
+    if offline or registries is None or (snapshots is not None and not _asks_any(registries)):
+        why = "offline" if offline else "no registry clients configured"
+        if registries is not None and not offline:
+            why = "no live registry selected"
+        looked = [
+            local.decided.get(i) or local.undecided(ref, i, why) or _unverified(ref, why)
+            for i, ref in enumerate(refs)
+        ]
+    else:
+        with job_deadline(deadline):
+            looked = [local.named(i, r) for i, r in enumerate(_look_up(refs, registries, local))]
+    if snapshots is not None:
+        looked = snapshots.with_notices(refs, looked, local)
+    return [
+        result.model_copy(update={"asked": [*local.labels.get(i, []), *result.asked]})
+        for i, result in enumerate(looked)
+    ]
 
 
-def _look_up(refs: Sequence[Reference], registries: Registries) -> list[ValidationResult]:
+def _ask_snapshots(refs: Sequence[Reference], snapshots: LocalSnapshots | None) -> Asked:
+    if snapshots is None:
+        return Asked()
+    try:
+        return snapshots.ask(refs)
+    except Exception:  # a damaged snapshot must not sink the chunk: the live registries decide
+        log.exception("the local snapshots could not be asked")
+        return Asked()
+
+
+def _asks_any(registries: Registries) -> bool:
+    return any(registries.asks(name) for name in REGISTRY_NAMES)
+
+
+def _look_up(
+    refs: Sequence[Reference], registries: Registries, local: Asked
+) -> list[ValidationResult]:
     active = {name for name in REGISTRY_NAMES if registries.asks(name)}
     trails = [_Trail() for _ in refs]
-    results: dict[int, ValidationResult] = {}
+    results: dict[int, ValidationResult] = dict(local.decided)
     by_registry: dict[str, dict[int, str]] = {}
     routes: dict[int, list[tuple[str, str]]] = {}
     for index, ref in enumerate(refs):
         if not ref.scholarly:
             results[index] = _unverified(ref, "not a scholarly source: no registry can hold it")
             continue
+        if index in results:
+            continue  # a snapshot decided it
         if found := _id_routes(_identifiers(ref), active):
             routes[index] = found
             by_registry.setdefault(found[0][0], {})[index] = found[0][1]
@@ -331,7 +366,7 @@ def _preprint_for_a_venue(ref: Reference, result: ValidationResult) -> bool:
 def _is_preprint_record(registry: str | None, record: CSLItem) -> bool:
     """A record of the preprint itself: arXiv's, or one whose venue is a preprint server (CoRR),
     or an arXiv DOI's record naming no venue. A record that names a venue places it there."""
-    if registry == "arxiv" or is_preprint_venue(record.container_title):
+    if _name(registry) == "arxiv" or is_preprint_venue(record.container_title):
         return True
     return is_arxiv_doi(record.DOI) and not record.container_title
 
@@ -349,8 +384,13 @@ def _names_another_paper(ref: Reference, result: ValidationResult) -> bool:
     return (
         result.status is Status.MISMATCH
         and bool(ref.item.title)
-        and names_another_paper(result.agreement, result.registry)
+        and names_another_paper(result.agreement, _name(result.registry))
     )
+
+
+def _name(registry: str | None) -> str | None:
+    """The registry a result names: a snapshot's label (`arxiv@2026-11-01`) names its registry."""
+    return registry.partition("@")[0] if registry else None
 
 
 def _with_work_meant(

@@ -1,0 +1,143 @@
+"""`citeaudit snapshot build|status|remove`: the registries' public dumps as local snapshots
+(tasks/snapshots), which every audit asks before the live registries (tasks/lookup/snapshots.py).
+
+Snapshots live under CITEAUDIT_SNAPSHOTS (default: the user data dir's citeaudit/snapshots). A
+build writes beside the current snapshot and swaps in whole; a killed one resumes when run again.
+Unknown names, missing inputs and dumps in a format we do not know are one-line errors (exit 2).
+"""
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from flows.cli.main import counted, err, fail, out, usage_error
+
+if TYPE_CHECKING:
+    from tasks.snapshots.store import Builder
+
+NAMES = ("dblp", "arxiv", "retractions", "crossref")
+INPUTS = {
+    "dblp": "dblp.xml.gz, with dblp.dtd beside it (https://dblp.org/xml/)",
+    "arxiv": "arXiv's metadata snapshot, JSON lines (Kaggle: Cornell-University/arxiv)",
+    "retractions": "Retraction Watch's CSV as Crossref distributes it",
+    "crossref": "the folder (or files) of Crossref's public data file, N.json.gz",
+}
+
+snapshot_app = typer.Typer(
+    help="Build, list and remove the local snapshots audits ask before the live registries.",
+    no_args_is_help=True,
+)
+
+
+@snapshot_app.command("build")
+def build(
+    name: Annotated[str, typer.Argument(help=f"One of {', '.join(NAMES)}.")],
+    inputs: Annotated[list[Path], typer.Argument(help="The dump's files (or a folder of them).")],
+    since: Annotated[
+        int | None, typer.Option(help="crossref: only the works of this year and after.")
+    ] = None,
+    types: Annotated[
+        str | None, typer.Option(help="crossref: only these types, comma-separated (CSL names).")
+    ] = None,
+    workers: Annotated[int, typer.Option(help="Input files written at once.")] = 1,
+) -> None:
+    """Build the snapshot NAME from INPUTS and swap it in (resumes a killed build)."""
+    if name not in NAMES:
+        usage_error(f"snapshot: unknown snapshot {name!r} (known: {', '.join(NAMES)})")
+    missing = [str(p) for p in inputs if not p.exists()]
+    if missing:
+        usage_error(f"snapshot build {name}: no such input {', '.join(missing)} ({INPUTS[name]})")
+    if workers < 1:
+        usage_error("--workers must be at least 1")
+    if name != "crossref" and (since is not None or types is not None):
+        usage_error("--since and --types are for the crossref snapshot only")
+    from tasks.snapshots.store import build as build_snapshot
+    from tasks.snapshots.store import snapshots_root
+
+    chosen = [t.strip() for t in types.split(",") if t.strip()] if types else None
+    try:
+        manifest = build_snapshot(
+            _builder(name, since, chosen), inputs, snapshots_root(), workers=workers
+        )
+    except (ValueError, OSError) as exc:  # a format we do not know, a broken file: name it
+        from tasks.errors import UsageError
+
+        fail(exc if isinstance(exc, UsageError) else UsageError(f"snapshot build {name}: {exc}"))
+    skipped = f", {counted(manifest.skipped, 'broken record')} skipped" if manifest.skipped else ""
+    out.print(
+        f"{name}@{manifest.date}: {counted(manifest.records, 'record')}{skipped}", highlight=False
+    )
+
+
+@snapshot_app.command("status")
+def status() -> None:
+    """Each snapshot's date, records, size on disk and age."""
+    from rich.table import Table
+
+    from tasks.snapshots.store import snapshots_root
+    from tasks.snapshots.store import status as snapshot_status
+
+    root = snapshots_root()
+    found = snapshot_status(root)
+    if not found:
+        out.print(f"no snapshot built under {root}", highlight=False)
+        return
+    table = Table()
+    for column in ("snapshot", "date", "records", "size", "age", "built"):
+        table.add_column(column, justify="right" if column in ("records", "size") else "left")
+    for s in found:
+        age = "" if s.age_days is None else f"{s.age_days} days"
+        note = "" if s.current else " (old format: build it again)"
+        table.add_row(
+            s.name, s.date or "", f"{s.records:,}", _size(s.bytes), age, s.built_at[:16] + note
+        )
+    out.print(table)
+    out.print(f"under {root}", highlight=False)
+
+
+@snapshot_app.command("remove")
+def remove(name: Annotated[str, typer.Argument(help="The snapshot to remove.")]) -> None:
+    """Remove the snapshot NAME (and any unfinished build of it)."""
+    if name not in NAMES:
+        usage_error(f"snapshot: unknown snapshot {name!r} (known: {', '.join(NAMES)})")
+    from tasks.snapshots.store import remove as remove_snapshot
+    from tasks.snapshots.store import snapshots_root
+
+    if remove_snapshot(snapshots_root(), name):
+        out.print(f"removed the {name} snapshot", highlight=False)
+    else:
+        err.print(f"no {name} snapshot built", highlight=False)
+
+
+def warn_if_stale() -> None:
+    """An audit's one warning when a snapshot it asks is older than 30 days."""
+    from tasks.lookup.snapshots import stale_snapshots
+    from tasks.snapshots.store import snapshots_root
+
+    old = stale_snapshots(snapshots_root())
+    if old:
+        err.print(
+            f"[yellow]warning: local snapshot {', '.join(old)}: run `citeaudit snapshot build` "
+            "again for newer works[/yellow]",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _builder(name: str, since: int | None, types: list[str] | None) -> "Builder":
+    from tasks.snapshots import arxiv, crossref, dblp, retractions
+
+    if name == "crossref":
+        return crossref.builder(since, types)
+    builders = {"dblp": dblp.BUILDER, "arxiv": arxiv.BUILDER, "retractions": retractions.BUILDER}
+    return builders[name]
+
+
+def _size(size: int) -> str:
+    amount = float(size)
+    for unit in ("B", "KB", "MB"):
+        if amount < 1024:
+            return f"{amount:.0f} {unit}" if unit == "B" else f"{amount:.1f} {unit}"
+        amount /= 1024
+    return f"{amount:.1f} GB"
