@@ -35,9 +35,9 @@ from tasks.dedupe.job import job_records, repeats_within_jobs
 from tasks.job.audited import summarize
 from tasks.job.end import dedupe_against_library
 from tasks.job.folder import write_import
-from tasks.job.library import BULK_THREADS, open_library, stored_batches
+from tasks.job.library import BULK_THREADS, library_at, open_library, stored_batches
 from tasks.score.metrics import Tally, assessment, citation_scores
-from tasks.store import check_job_id, write_lock
+from tasks.store import check_job_id, job_lock, write_lock
 
 DEFAULT_BATCH = 5_000
 
@@ -193,6 +193,13 @@ def bulk_import(params: JobParams, batch_size: int = DEFAULT_BATCH) -> BulkSumma
     run) and `bibliographies_skipped`.
     """
     job_id, db = check_job_id(params.job_id), params.db
+    with job_lock(library_at(db), job_id):  # the job is this run's alone (two at once mixed)
+        return import_job(params, batch_size)
+
+
+def import_job(params: JobParams, batch_size: int) -> BulkSummary:
+    """bulk_import's work, under the job's lock."""
+    job_id, db = params.job_id, params.db
     digests = file_digests(params.inputs)
     fingerprint = input_fingerprint(
         [digests[p] for p in params.inputs], params.input_format, batch_size

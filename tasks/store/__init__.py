@@ -19,13 +19,14 @@ from tasks.store.jobfolder import (
 )
 from tasks.store.lake import Lake, LakeUnavailable
 from tasks.store.library import Library, write_lock
-from tasks.store.lock import JobNotStored, LibraryLocked
+from tasks.store.lock import JobBusy, JobNotStored, LibraryLocked, job_lock
 
 __all__ = [
     "DEFAULT_DB",
     "JobFolder",
     "Lake",
     "LakeUnavailable",
+    "JobBusy",
     "JobNotStored",
     "Library",
     "LibraryLocked",
@@ -34,6 +35,7 @@ __all__ = [
     "check_job_id",
     "check_library",
     "db_path_from_env",
+    "job_lock",
     "library_exists",
     "shared_mode",
     "write_atomically",

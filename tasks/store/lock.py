@@ -11,7 +11,16 @@ calls while the other did 146). It says so on stderr every few seconds and gives
 `CITEAUDIT_LOCK_TIMEOUT` seconds (default 600) with LibraryLocked. The lock is reentrant within
 a process: a flow holds it from the moment it reads the library to mint work ids until its rows
 are written, and the tasks inside open the library again under it. A DuckLake library
-(tasks/store/lake.py) is held the same way through its catalog's advisory lock."""
+(tasks/store/lake.py) is held the same way through its catalog's advisory lock.
+
+A job is written by one run at a time (`job_lock`, `LIBRARY.job-JOB.lock` beside the library's
+lock), held for the whole run of an audit or an import: two imports into one job at once left
+the library with both lists' rows, the jobs row naming one input, the folder holding the other
+list and work ids missing from `works`, because each run's steps take the library lock only a
+step at a time. A second run of a job is refused at once (JobBusy, exit 2) rather than queued:
+it is almost always the same command started twice, and a queued import would wait hours to
+redo (or resume) what the first is doing. A lake's job lock is left to its users (no file to
+hold)."""
 
 import fcntl
 import os
@@ -23,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Protocol
 
-from tasks.errors import InfrastructureError
+from tasks.errors import InfrastructureError, UsageError
 from tasks.store.lake import Lake, LakeLock
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -37,6 +46,10 @@ class LibraryLocked(InfrastructureError):
 
 class JobNotStored(LibraryLocked):
     """The library stayed locked: the job's folder was written, its library rows were not."""
+
+
+class JobBusy(UsageError):
+    """Another run is writing the same job of the same library."""
 
 
 class _FileLock:
@@ -199,3 +212,27 @@ def _acquire(lock: _Lock, db: Path | Lake, timeout: float) -> None:
             f"another run ({waited:.0f} s of {timeout:.0f} s)\n"
         )
         sys.stderr.flush()
+
+
+@contextmanager
+def job_lock(db: Path | Lake, job_id: str) -> Iterator[None]:
+    """Hold job `job_id` of the library `db` for this run, or raise JobBusy at once if another
+    run (another process, or another thread of this one) holds it. `job_id` is checked safe."""
+    if isinstance(db, Lake):
+        yield
+        return
+    library = lock_path(Path(db)).resolve()
+    path = library.with_name(f"{Path(db).name}.job-{job_id}.lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # flock belongs to the open file: a second opening in this process is refused as well
+    with path.open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise JobBusy(
+                f"job {job_id} is being written by another run; try again when it ends"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
