@@ -12,7 +12,7 @@ from tests.fake_registry.fixtures import (  # noqa: F401
     fake_registry_unlimited,
     registry_env,
 )
-from tests.prefect_server import prefect_server  # noqa: F401
+from tests.prefect_server import prefect_server, this_process_on_prefect_server  # noqa: F401
 
 # Quiet Prefect before it is imported anywhere in the test session.
 os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")

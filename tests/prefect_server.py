@@ -92,3 +92,19 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
                 os.environ[name] = value
         end_process(server)
         server_log.close()
+
+
+@pytest.fixture
+def this_process_on_prefect_server(prefect_server: dict[str, str]) -> Iterator[None]:
+    """This process's Prefect settings pointed at `prefect_server` for one test. The session's
+    other server (conftest's prefect_harness), when set up after this one in the same worker,
+    points them at itself while the environment the CLI's subprocesses inherit still names
+    this one: a work pool made in-process was then missing where `prefect deploy` looked."""
+    from prefect.settings import PREFECT_API_URL, PREFECT_HOME, temporary_settings
+
+    updates = {
+        PREFECT_API_URL: prefect_server["PREFECT_API_URL"],
+        PREFECT_HOME: prefect_server["PREFECT_HOME"],
+    }
+    with temporary_settings(updates=updates):
+        yield

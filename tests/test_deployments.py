@@ -107,6 +107,7 @@ def test_serve_builds_the_deployments_the_yaml_declares():
     assert not built
 
 
+@pytest.mark.usefixtures("this_process_on_prefect_server")
 def test_a_real_server_schedules_the_weekly_audit_for_next_monday(prefect_server):
     (weekly,) = [d for d in build_deployments() if d.schedules]
     deployment_id = weekly.apply()
@@ -136,6 +137,7 @@ def prefect_cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.usefixtures("this_process_on_prefect_server")
 def test_prefect_deploy_all_registers_every_deployment_on_the_work_pool(prefect_server):
     """deployments/README.md's commands against a real server. Both send `limit: null`, which a
     FastAPI newer than Prefect supports rejects with a 422 (see pyproject.toml)."""
@@ -170,6 +172,7 @@ def wait_for_deployment(name: str, server: subprocess.Popen[bytes]) -> None:
     raise AssertionError(f"citeaudit serve did not register {name}")
 
 
+@pytest.mark.usefixtures("this_process_on_prefect_server")
 def test_citeaudit_serve_runs_a_deployment(prefect_server, registry_env, tmp_path):
     env = {**os.environ, "PREFECT_RUNNER_POLL_FREQUENCY": "1"}
     command = [str(Path(sys.executable).parent / "citeaudit"), "serve"]
