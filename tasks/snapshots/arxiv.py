@@ -36,11 +36,10 @@ from tasks.errors import UsageError
 from tasks.identifiers import normalize_arxiv, normalize_doi
 from tasks.registries.http import RegistryHttp
 from tasks.registries.oai import OAI, list_records
-from tasks.snapshots.schema import WORKS, WORKS_TABLE
+from tasks.snapshots.schema import WORKS, WORKS_TABLE, in_batches
 from tasks.snapshots.store import Builder, Manifest, SnapshotFormatError, build, current
 from tasks.textnorm import strip_markup
 
-BATCH = 20_000
 FIELDS = ("id", "title", "authors_parsed", "versions", "update_date")
 ARXIV_NS = "{http://arxiv.org/OAI/arXiv/}"
 OAI_PATH = "/oai2"  # on CITEAUDIT_ARXIV_URL (export.arxiv.org), the host of the query API
@@ -52,11 +51,10 @@ def read(path: Path) -> Generator[pa.RecordBatch, None, int]:
     """One part: the metadata snapshot (JSON lines) or a harvested OAI-PMH page."""
     with path.open("rb") as handle:
         xml = handle.read(64).lstrip().startswith(b"<")
-    return (yield from (_oai_page(path) if xml else _json_lines(path)))
+    return (yield from in_batches(_oai_page(path) if xml else _json_lines(path), WORKS))
 
 
-def _json_lines(path: Path) -> Generator[pa.RecordBatch, None, int]:
-    rows: list[dict[str, Any]] = []
+def _json_lines(path: Path) -> Generator[dict[str, Any], None, int]:
     skipped = 0
     checked = False
     with path.open(encoding="utf-8", errors="replace") as lines:
@@ -78,12 +76,7 @@ def _json_lines(path: Path) -> Generator[pa.RecordBatch, None, int]:
             if row is None:
                 skipped += 1
                 continue
-            rows.append(row)
-            if len(rows) >= BATCH:
-                yield pa.RecordBatch.from_pylist(rows, schema=WORKS)
-                rows = []
-    if rows:
-        yield pa.RecordBatch.from_pylist(rows, schema=WORKS)
+            yield row
     return skipped
 
 
@@ -110,14 +103,13 @@ def _from_json(item: dict[str, Any]) -> dict[str, Any] | None:
     )
 
 
-def _oai_page(path: Path) -> Generator[pa.RecordBatch, None, int]:
+def _oai_page(path: Path) -> Generator[dict[str, Any], None, int]:
     try:
         root = SafeET.parse(path).getroot()
     except SafeET.ParseError as exc:
         raise SnapshotFormatError(path, f"not an OAI-PMH page ({exc})") from None
     if root.tag != f"{OAI}OAI-PMH":
         raise SnapshotFormatError(path, f"<{root.tag}> is not an OAI-PMH page")
-    rows = []
     skipped = 0
     for record in root.iter(f"{OAI}record"):
         header = record.find(f"{OAI}header")
@@ -129,9 +121,7 @@ def _oai_page(path: Path) -> Generator[pa.RecordBatch, None, int]:
         if row is None:
             skipped += 1
         else:
-            rows.append(row)
-    if rows:
-        yield pa.RecordBatch.from_pylist(rows, schema=WORKS)
+            yield row
     return skipped
 
 

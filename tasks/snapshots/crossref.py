@@ -38,12 +38,11 @@ import pyarrow as pa
 
 from tasks.identifiers import normalize_arxiv
 from tasks.registries.crossref_map import slim_work
-from tasks.snapshots.schema import WORKS, WORKS_TABLE
+from tasks.snapshots.schema import WORKS, WORKS_TABLE, in_batches
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
 log = logging.getLogger(__name__)
 
-BATCH = 20_000
 ARXIV_PREFIX = "10.48550/arxiv."
 # The work item's fields slim_work reads (and `indexed`, the record's date): all others are
 # skipped by the decoder.
@@ -86,6 +85,12 @@ def read(
 ) -> Generator[pa.RecordBatch, None, int]:
     """The works in one file of the public data file, in batches of the works schema; returns
     how many broken items it skipped."""
+    return (yield from in_batches(_works(path, since, types), WORKS))
+
+
+def _works(
+    path: Path, since: int | None, types: Collection[str] | None
+) -> Generator[dict[str, Any], None, int]:
     try:
         raw = path.read_bytes()
         items = _FILE.decode(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).items
@@ -93,7 +98,6 @@ def read(
         what = f'not a gzipped {{"items": [...]}} JSON file of works ({exc})'
         raise SnapshotFormatError(path, what) from None
     del raw
-    rows: list[dict[str, Any]] = []
     skipped = 0
     for position, item in enumerate(items):
         try:
@@ -110,12 +114,7 @@ def read(
         row = _row(work)
         if since is not None and (row["year"] is None or row["year"] < since):
             continue
-        rows.append(row)
-        if len(rows) >= BATCH:
-            yield pa.RecordBatch.from_pylist(rows, schema=WORKS)
-            rows = []
-    if rows:
-        yield pa.RecordBatch.from_pylist(rows, schema=WORKS)
+        yield row
     return skipped
 
 

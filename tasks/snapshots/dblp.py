@@ -32,10 +32,8 @@ import pyarrow as pa
 from lxml import etree
 
 from tasks.identifiers import is_arxiv_doi, normalize_arxiv, normalize_doi
-from tasks.snapshots.schema import WORKS, WORKS_TABLE
+from tasks.snapshots.schema import WORKS, WORKS_TABLE, in_batches
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
-
-BATCH = 20_000
 
 TYPES = {
     "article": "article-journal",
@@ -70,7 +68,7 @@ def read(path: Path) -> Generator[pa.RecordBatch, None, int]:
             huge_tree=True,
         )
         events.resolvers.add(_Beside(dtd))
-        return (yield from _batches(path, events))
+        return (yield from in_batches(_records(path, events), WORKS))
 
 
 class _Beside(etree.Resolver):
@@ -86,27 +84,21 @@ class _Beside(etree.Resolver):
         return None
 
 
-def _batches(path: Path, events: Any) -> Generator[pa.RecordBatch, None, int]:
-    rows: list[dict[str, Any]] = []
+def _records(path: Path, events: Any) -> Generator[dict[str, Any], None, int]:
     skipped = 0
     try:
         for _, element in events:
             row = record(element)
-            if row is not None:
-                rows.append(row)
-            else:
-                skipped += 1
             element.clear(keep_tail=False)
             while element.getprevious() is not None:  # what came before is read: drop it
                 del element.getparent()[0]
-            if len(rows) >= BATCH:
-                yield pa.RecordBatch.from_pylist(rows, schema=WORKS)
-                rows = []
+            if row is None:
+                skipped += 1
+            else:
+                yield row
     except etree.XMLSyntaxError as exc:
         what = f"not well-formed XML ({exc}); a truncated download?"
         raise SnapshotFormatError(path, what) from None
-    if rows:
-        yield pa.RecordBatch.from_pylist(rows, schema=WORKS)
     return skipped
 
 

@@ -35,12 +35,11 @@ from typing import IO
 import pyarrow as pa
 
 from tasks.identifiers import normalize_doi, normalize_pmid
-from tasks.snapshots.schema import NOTICES, NOTICES_TABLE
+from tasks.snapshots.schema import NOTICES, NOTICES_TABLE, in_batches
 from tasks.snapshots.store import Builder, SnapshotFormatError
 
 log = logging.getLogger(__name__)
 
-BATCH = 20_000
 
 COLUMNS = (
     "Record ID",
@@ -74,20 +73,7 @@ _ABSENT = frozenset({"", "0", "unavailable", "n/a", "na", "none", "null"})
 def read(path: Path) -> Generator[pa.RecordBatch, None, int]:
     """The notices of one Retraction Watch CSV, in batches of the notices schema; returns how
     many broken rows it skipped."""
-    rows = []
-    notices = read_notices(path)
-    while True:
-        try:
-            rows.append(next(notices))
-        except StopIteration as end:
-            skipped: int = end.value
-            break
-        if len(rows) >= BATCH:
-            yield pa.RecordBatch.from_pylist(rows, schema=NOTICES)
-            rows = []
-    if rows:
-        yield pa.RecordBatch.from_pylist(rows, schema=NOTICES)
-    return skipped
+    return (yield from in_batches(read_notices(path), NOTICES))
 
 
 def read_notices(path: Path) -> Generator[dict[str, object], None, int]:

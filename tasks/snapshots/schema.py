@@ -9,7 +9,9 @@ Each table names its *dated* column: the snapshot's date is the newest value in 
 own date (dblp's newest `mdate`, arXiv's newest `update_date`), never the day it was built.
 """
 
+from collections.abc import Generator
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
@@ -85,3 +87,26 @@ class Table:
 
 WORKS_TABLE = Table("works", WORKS, "updated", ("id", "doi", "arxiv_id", "pmid"), True)
 NOTICES_TABLE = Table("notices", NOTICES, "date", ("doi", "pmid"), False)
+
+
+BATCH = 20_000  # rows per record batch a builder hands the store
+
+
+def in_batches(
+    rows: Generator[dict[str, Any], None, int], schema: pa.Schema
+) -> Generator[pa.RecordBatch, None, int]:
+    """A builder's rows in record batches of `schema`; returns what `rows` returns (how many
+    broken records it skipped)."""
+    batch: list[dict[str, Any]] = []
+    while True:
+        try:
+            batch.append(next(rows))
+        except StopIteration as end:
+            skipped: int = end.value
+            break
+        if len(batch) >= BATCH:
+            yield pa.RecordBatch.from_pylist(batch, schema=schema)
+            batch = []
+    if batch:
+        yield pa.RecordBatch.from_pylist(batch, schema=schema)
+    return skipped
