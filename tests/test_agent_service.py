@@ -185,7 +185,7 @@ def test_validate_rechecks_every_citation_and_says_what_changed(built, tmp_path)
     assert (offline["status"], offline["accepted"]) == ("unverified", True)
     assert offline["in_text"] == "[1]"  # nothing to name it by until it is checked
     listed = AgentService(db=db, offline=True).list_citations("crew-2").text
-    assert listed.startswith("job crew-2: 1 citations, 0 accepted, 1 held (not validated)")
+    assert listed.startswith("job crew-2: 1 citation, 0 accepted, 1 held (not validated)")
     # a page number of 100,000 digits names no page: the citation without one
     long_page = AgentService(db=db, offline=True).format("crew-2", ids=["1"], page="9" * 100_000)
     assert long_page.text == "[1]"

@@ -234,3 +234,23 @@ def test_a_claim_whose_works_have_no_abstract_shows_its_support_undetermined() -
     assert "support undetermined" not in supported and "#1a7f37" in supported
     assert "- Nobody can tell from abstracts. **support undetermined**" in markdown
     assert "- The abstract says so. (strength 1.00" in markdown
+
+
+def test_counts_of_one_are_singular_in_both_reports_and_the_summary() -> None:
+    from models.audit import InputError
+    from models.job import JobSummary
+    from tasks.frames import input_errors_frame
+    from tasks.report.summary import summary_markdown
+
+    error = InputError(source_file="refs.bib", entry_key="broken", reason="no closing brace")
+    data = ReportData(
+        job_id="j",
+        citations=citations(citation(entry_key="only", status="verified")),
+        input_errors=input_errors_frame("j", [error]),
+    )
+    summary = JobSummary(
+        job_id="j", out="out/j", citations=1, status_counts={"verified": 1}, input_errors=[error]
+    )
+    for text in (*both(data), summary_markdown(summary)):
+        assert "1 citation" in text and "1 input error" in text
+        assert "1 citations" not in text and "1 input errors" not in text

@@ -50,6 +50,7 @@ from tasks.render import csl_styles, exports
 from tasks.render.selection import export_entries
 from tasks.store import UnsafeJobId, check_job_id, write_lock
 from tasks.support.claims import support_claims
+from tasks.words import counted
 
 DEFAULT_STYLE = "apa"
 SourceKind = Literal["doi", "pmid", "arxiv", "url", "reference"]
@@ -506,7 +507,7 @@ def _list_text(job: str, citations: Sequence[Mapping[str, Any]]) -> str:
     # An unverified citation is held, not accepted: nothing vouched for it yet.
     held = sum(c["status"] == Status.UNVERIFIED for c in accepted)
     counts = f"{len(accepted) - held} accepted" + (f", {held} held (not validated)" if held else "")
-    lines = [f"job {job}: {len(citations)} citations, {counts}"]
+    lines = [f"job {job}: {counted(len(citations), 'citation')}, {counts}"]
     lines += [_line(c) for c in accepted]
     if rejected:
         lines.append(f"rejected ({len(rejected)}), do not cite:")

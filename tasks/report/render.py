@@ -17,6 +17,7 @@ from tasks.report.markdown import (
     markdown_text,
 )
 from tasks.report.selection import Place, ReportData, select
+from tasks.words import counted
 
 
 class MarkdownSafe(str):
@@ -43,6 +44,7 @@ def _environment(**options: object) -> Environment:
         **options,  # type: ignore[arg-type]
     )
     env.globals.update(unconfirmed_heading=UNCONFIRMED_HEADING, unconfirmed_note=UNCONFIRMED_NOTE)
+    env.filters["counted"] = counted
     return env
 
 

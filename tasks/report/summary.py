@@ -3,12 +3,13 @@ shows a few lines (a CI job's summary page, a pull request comment). The whole r
 report.md."""
 
 from models.job import JobSummary
+from tasks.words import counted
 
 LISTED = 50  # entries listed of each kind; the rest are counted
 
 
 def summary_markdown(summary: JobSummary) -> str:
-    lines = [f"## citeaudit: {summary.job_id}", "", f"{summary.citations} citations", ""]
+    lines = [f"## citeaudit: {summary.job_id}", "", counted(summary.citations, "citation"), ""]
     lines += ["| status | count |", "| --- | ---: |"]
     lines += [f"| {status} | {count} |" for status, count in summary.status_counts.items()]
     if summary.flagged:
@@ -21,7 +22,7 @@ def summary_markdown(summary: JobSummary) -> str:
         if more > 0:
             lines.append(f"- … and {more} more (see the report)")
     if summary.input_errors:
-        lines += ["", f"### {len(summary.input_errors)} input errors", ""]
+        lines += ["", f"### {counted(len(summary.input_errors), 'input error')}", ""]
         lines += [f"- `{e.where}`: {_cell(e.reason)}" for e in summary.input_errors[:LISTED]]
         if len(summary.input_errors) > LISTED:
             lines.append(f"- … and {len(summary.input_errors) - LISTED} more")
