@@ -88,10 +88,10 @@ def lower_limit_after(registry: FakeRegistry, requests: int, limit: int) -> _Lim
     return dropper
 
 
-def max_per_second(times: list[float]) -> int:
-    """Most arrivals in any sliding 1 s window."""
+def most_in_window(times: list[float], window: float) -> int:
+    """Most arrivals in any sliding window of `window` seconds."""
     times = sorted(times)
-    return max((bisect.bisect_left(times, t + 1.0) - i for i, t in enumerate(times)), default=0)
+    return max((bisect.bisect_left(times, t + window) - i for i, t in enumerate(times)), default=0)
 
 
 def outcome(results: list[ValidationResult]) -> dict[str, tuple[Status, str | None]]:
@@ -174,7 +174,11 @@ def test_flow_with_faults_and_four_workers_matches_a_clean_run(
         settled = lowered_at.at + 1.0
         after = [r.at for r in crossref if r.at >= settled]
         assert len(after) > 10, "the limit must drop while the job is running"
-        assert max_per_second(after) <= 4
+        # Counted over the window the fake enforces (1 s less its clock-jitter tolerance), as
+        # Crossref counts: arrival jitter under load can bring five into a full second when the
+        # client spaced them 1/3.6 s apart, and the server rightly lets that pass.
+        polite = registry.pools["crossref-polite"]
+        assert most_in_window(after, polite.limit.window - polite.tolerance) <= 4
         assert not [r for r in crossref if r.status == 429 and not lowered_at.at <= r.at < settled]
         assert registry.max_in_flight("crossref") >= 1
         assert any(r.fault for r in registry.log)
