@@ -7,9 +7,10 @@ answered in `failed` with code 412, the others saved with the library's new vers
     with FakeZotero(api_key="k") as zotero:
         zotero.url                      # the base to give as CITEAUDIT_ZOTERO_URL
         zotero.edit("CHEN2020")         # the user changes an item (its version moves on)
-        FakeZotero(page_cap=2, edit_after_read="CHEN2020")   # pages of 2; an edit mid-audit
+        FakeZotero(page_cap=2, edit_after_read={"CHEN2020"})   # pages of 2; an edit mid-audit
         zotero.refuse_next(429, backoff=1)   # the next request answered 429 with Backoff
         zotero.requests                 # (method, path) of every request
+        zotero.posted                   # the objects of every write, as sent
 
 A request with another key is answered 403, as the API answers an invalid key.
 """
@@ -34,16 +35,18 @@ class FakeZotero:
         api_key: str = "test-key",
         items: Path = ITEMS,
         page_cap: int = 100,
-        edit_after_read: str | None = None,
+        edit_after_read: set[str] | None = None,
     ) -> None:
         self.api_key = api_key
         self.page_cap = page_cap  # a smaller page than asked, so that paging is exercised
-        self.edit_after_read = edit_after_read  # the user edits this item once it has been read
+        # the user edits these items once they have been read
+        self.edit_after_read = set(edit_after_read or ())
         self.items: dict[str, dict[str, Any]] = {i["key"]: i for i in json.loads(items.read_text())}
         self.version = max(i["version"] for i in self.items.values())
         self.library_id = next(iter(self.items.values()))["library"]["id"]
         self.requests: list[tuple[str, str]] = []
         self.write_batches: list[int] = []
+        self.posted: list[list[dict[str, Any]]] = []  # each write's objects, as sent
         self._refusals: list[tuple[int, dict[str, str]]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -168,10 +171,9 @@ class FakeZotero:
                     following = "&".join(f"{k}={v[0]}" for k, v in query.items())
                     headers["Link"] = f'<{fake.url}{split.path}?{following}>; rel="next"'
                 self._answer(200, page, **headers)
-                read = [i["key"] for i in page]
-                if fake.edit_after_read in read:
-                    fake.edit(fake.edit_after_read, extra="edited by the user meanwhile")
-                    fake.edit_after_read = None
+                for key in sorted(fake.edit_after_read & {i["key"] for i in page}):
+                    fake.edit(key, extra="edited by the user meanwhile")
+                    fake.edit_after_read.discard(key)
 
             def do_POST(self) -> None:
                 if self._refused():
@@ -181,6 +183,7 @@ class FakeZotero:
                     self._answer(413, f"Only {WRITE_BATCH} objects can be written at a time")
                     return
                 fake.write_batches.append(len(objects))
+                fake.posted.append(objects)
                 self._answer(200, fake._write(objects), Last_Modified_Version=str(fake.version))
 
         return Handler

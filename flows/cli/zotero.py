@@ -1,11 +1,16 @@
 """`citeaudit zotero audit`: a Zotero library, collection or saved search audited as any input,
-and with `--write-back` its findings written to the library as tags and child notes.
+and with `--write-back` its findings written to the library as tags and child notes (with
+`--fix`, verified items corrected as `citeaudit fix` corrects a .bib).
 
 The items are fetched (tasks/registries/zotero.py), kept as OUT/zotero/JOB.json (the job's input,
 as a .bib would be: `report`, `jobs` and a re-run read the same file) and audited by the same flow
 as `citeaudit audit`, each item keyed by its item key. The write-back is planned from the job's
 citations (tasks/render/zotero.py) and sent with each item's version: an item changed in Zotero
 meanwhile is reported and left alone.
+
+`--fix` adds `citeaudit fix`'s corrections of verified items to the write-back (in the same
+object as the item's tags: one version, one write). It does not imply `--write-back`: alone it is
+a usage error (exit 2), so that a library is written only when asked in so many words.
 """
 
 import json
@@ -45,6 +50,10 @@ def zotero_audit(
     write_back: Annotated[
         bool, typer.Option(help="Tag each flagged item and add a note (web API only).")
     ] = False,
+    fix: Annotated[
+        bool,
+        typer.Option(help="With --write-back: correct verified items as `citeaudit fix` does."),
+    ] = False,
     out_dir: OutOption = Path("out"),
     db: DbOption = None,
     offline: OfflineOption = False,
@@ -62,6 +71,8 @@ def zotero_audit(
         usage_error("--library-id: the library's numeric id (zotero.org/settings/keys shows it)")
     if search and not local:
         usage_error("--search: Zotero's web API does not run saved searches; use --local")
+    if fix and not write_back:
+        usage_error("--fix: corrections are written to the library; add --write-back")
     if write_back and local:
         usage_error("--write-back: Zotero's local API is read-only; use the web API")
     try:
@@ -99,12 +110,12 @@ def zotero_audit(
     except typer.Exit as exc:
         gate = exc  # the findings are written back before the gate's exit
     if write_back:
-        _write_back(library, items, out_dir / job)
+        _write_back(library, items, out_dir / job, fix)
     if gate is not None:
         raise gate
 
 
-def _write_back(library: "ZoteroLibrary", items: list[Any], folder: Path) -> None:
+def _write_back(library: "ZoteroLibrary", items: list[Any], folder: Path, fix: bool) -> None:
     import polars as pl
 
     from tasks.registries.zotero import ZoteroError
@@ -112,18 +123,26 @@ def _write_back(library: "ZoteroLibrary", items: list[Any], folder: Path) -> Non
 
     try:
         plan = write_back(
-            items, pl.read_parquet(folder / "citations.parquet"), library.notes(NOTE_TAG)
+            items, pl.read_parquet(folder / "citations.parquet"), library.notes(NOTE_TAG), fix
         )
-        tagged = library.write(plan.items)
+        updated = library.write(plan.items)
         noted = library.write(plan.notes)
     except ZoteroError as exc:
         usage_error(f"write-back: {exc}")
+    corrected = [key for key in plan.corrected if key in updated.written]
     out.print(
-        f"written back: {len(tagged.written)} items tagged, {len(noted.written)} notes "
-        f"({plan.flagged} flagged)",
+        f"written back: {len(updated.written)} items updated"
+        + (f" ({len(corrected)} corrected)" if fix else "")
+        + f", {len(noted.written)} notes ({plan.flagged} flagged)",
         highlight=False,
     )
-    for key in tagged.conflicts + noted.conflicts:
+    for key in corrected:
+        for change in plan.corrected[key]:
+            out.print(f"  {key}: {change.field} = {change.new} ({change.rule})", highlight=False)
+    for key, doubts in plan.doubts.items():
+        for doubt in doubts:
+            out.print(f"  {key}: not corrected: {doubt}", highlight=False)
+    for key in updated.conflicts + noted.conflicts:
         out.print(f"  {key}: changed in Zotero since it was read; left alone", highlight=False)
-    for key, reason in (tagged.failed | noted.failed).items():
+    for key, reason in (updated.failed | noted.failed).items():
         out.print(f"  {key}: not written: {reason}", highlight=False)

@@ -50,7 +50,7 @@ ITEM_TYPES = {
 }
 NOT_REFERENCES = frozenset({"attachment", "note", "annotation"})
 CONTAINERS = ("publicationTitle", "proceedingsTitle", "bookTitle", "websiteTitle", "repository")
-_EXTRA_LINE = re.compile(r"^\s*(DOI|PMID|PMCID|arXiv|arXiv ID)\s*:\s*(\S+)\s*$", re.I | re.M)
+EXTRA_LINE = re.compile(r"^\s*(DOI|PMID|PMCID|arXiv|arXiv ID)\s*:\s*(\S+)\s*$", re.I | re.M)
 _EXTRA_FIELDS = {
     "doi": "DOI",
     "pmid": "PMID",
@@ -104,7 +104,7 @@ def reference(entry: dict[str, Any], source: Path) -> Reference:
     data = entry["data"]
     extra = {
         _EXTRA_FIELDS[name.lower()]: value
-        for name, value in _EXTRA_LINE.findall(str(data.get("extra") or ""))
+        for name, value in EXTRA_LINE.findall(str(data.get("extra") or ""))
     }
     archive = str(data.get("archiveID") or "")
     if archive.lower().startswith("arxiv:"):

@@ -31,6 +31,11 @@ Where the record's value would be written but looks broken (`Fulford, Is-abella`
 line break left; `Achiam, OpenAI Josh`: an organisation glued to a person), the entry is marked
 (`citeaudit = {verified: ...}`) and the field is left as it is. Where unsure: mark, never rewrite.
 
+The table is decided once, format-neutral (`corrections`: per CSL variable, the record's plain
+value and the rule that allows it); this module writes the decision as BibTeX (the field names
+of the entry's type, LaTeX-encoded), `citeaudit zotero audit --fix` as Zotero item fields
+(tasks/render/zotero.py).
+
 - mismatch, not_found, unmatched, unverified, and any work with a retraction, correction or
   expression-of-concern notice: the entry gets a `citeaudit = {STATUS: reason}` field (BibTeX
   ignores unknown fields). Nothing is ever deleted.
@@ -39,7 +44,7 @@ line break left; `Achiam, OpenAI Josh`: an organisation glued to a person), the 
 """
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import bibtexparser
@@ -79,6 +84,17 @@ class Change:
     field: str
     old: str | None  # as the file wrote it; None: the field was added
     new: str | None  # None: the field is removed (a mark the entry no longer earns)
+    rule: str = ""  # the correction's rule (Correction.rule); none for a mark
+
+
+@dataclass(frozen=True)
+class Correction:
+    """One value a verified record corrects, by a row of the module docstring's table, before
+    any format: the writer names the field and encodes the value."""
+
+    field: str  # the CSL variable: title, author, container-title, issued, page, DOI
+    value: str | list[CSLName]  # the record's plain text (a year for issued), or its names
+    rule: str  # why the record's value is better, in a few words
 
 
 @dataclass(frozen=True)
@@ -175,59 +191,93 @@ def _changes(
     claimed: CSLItem,
     result: ValidationResult,
 ) -> list[Change]:
-    wanted: dict[str, str | None] = {}
-    doubts: list[str] = []
-    if not result.retracted:
-        wanted.update(_corrections(entry_type, values, claimed, result, doubts))
+    venue = _venue_field(entry_type, values)
+    holds = {"DOI"} if "doi" in values else set()
+    holds |= {"container-title"} if venue in values else set()
+    found, doubts = corrections(claimed, result, holds)
+    wanted: dict[str, tuple[str | None, str]] = {}
+    for correction in found:
+        if name := _bibtex_field(correction.field, venue, values):
+            wanted[name] = (_bibtex_value(correction), correction.rule)
     # An earlier run's mark goes when the entry no longer earns one (it verifies now).
-    wanted[MARK_FIELD] = _mark(result, doubts)
+    wanted[MARK_FIELD] = (_mark(result, doubts), "")
     return [
-        Change(name, values[name][2] if name in values else None, new)
-        for name, new in wanted.items()
+        Change(name, values[name][2] if name in values else None, new, rule)
+        for name, (new, rule) in wanted.items()
         if (name in values and (new is None or values[name][2].strip('{}" ') != new))
         or (name not in values and new is not None)
     ]
 
 
-def _corrections(
-    entry_type: str,
-    values: Mapping[str, object],
-    claimed: CSLItem,
-    result: ValidationResult,
-    doubts: list[str],
-) -> dict[str, str]:
-    """The fields to set from a verified record, by the module docstring's table; a value that
-    would be written but looks broken goes to `doubts` instead."""
+def _bibtex_field(variable: str, venue: str | None, values: Mapping[str, object]) -> str | None:
+    if variable == "container-title":
+        return venue  # None: the entry's type names no venue
+    if variable == "issued":
+        return "date" if "date" in values and "year" not in values else "year"
+    return {"title": "title", "author": "author", "page": "pages", "DOI": "doi"}[variable]
+
+
+def _bibtex_value(correction: Correction) -> str:
+    value = correction.value
+    if isinstance(value, list):
+        return bibtex_names(value) or ""
+    if correction.field == "page":
+        return bibtex_pages(value)
+    return value if correction.field in ("DOI", "issued") else latex_text(value) or ""
+
+
+def corrections(
+    claimed: CSLItem, result: ValidationResult, holds: Collection[str]
+) -> tuple[list[Correction], list[str]]:
+    """The values a verified record (not retracted) corrects, by the module docstring's table,
+    in its order; and the doubts: a value that would be written but looks broken, left for the
+    reader instead. `holds`: the CSL variables among DOI and container-title the entry writes
+    itself (a DOI read from its URL is no DOI field)."""
     record, agreement = result.record, result.agreement
-    if result.status is not Status.VERIFIED or record is None or not record.title:
-        return {}
-    wanted: dict[str, str] = {}
+    if (
+        result.status is not Status.VERIFIED
+        or result.retracted
+        or record is None
+        or not record.title
+    ):
+        return [], []
+    found: list[Correction] = []
+    doubts: list[str] = []
     if not claimed.title or _disagrees(agreement, "title"):
-        # PubMed ends every title with a full stop; BibTeX styles add their own.
-        wanted["title"] = latex_text(_FINAL_STOP.sub("", record.title)) or ""
+        # PubMed ends every title with a full stop; styles add their own.
+        title = _FINAL_STOP.sub("", record.title)
+        found.append(Correction("title", title, _why(claimed.title, agreement, "title")))
     truncated = any(name.is_et_al() for name in claimed.author or [])
     if named(record.author) and (
         not named(claimed.author) or (_disagrees(agreement, "authors") and not truncated)
     ):
         if broken := _broken_name(named(record.author)):
             doubts.append(f"the registry's author list is not written: {broken!r} looks broken")
-        elif names := bibtex_names(_at_most(record.author or [], MAX_NAMES)):
-            wanted["author"] = names
-    venue = _venue_field(entry_type, values)
-    if (
-        venue
-        and record.container_title
-        and (venue not in values or _disagrees(agreement, "container"))
+        else:
+            names = _at_most(record.author or [], MAX_NAMES)
+            why = _why(named(claimed.author), agreement, "authors")
+            found.append(Correction("author", names, why))
+    if record.container_title and (
+        "container-title" not in holds or _disagrees(agreement, "container")
     ):
-        wanted[venue] = latex_text(record.container_title) or ""
+        why = _why("container-title" in holds, agreement, "container")
+        found.append(Correction("container-title", record.container_title, why))
     year = record.year()
     if year is not None and (claimed.year() is None or _disagrees(agreement, "year")):
-        wanted["date" if "date" in values and "year" not in values else "year"] = str(year)
+        found.append(Correction("issued", str(year), _why(claimed.year(), agreement, "year")))
     if record.page and not claimed.page:
-        wanted["pages"] = bibtex_pages(record.page)
-    if record.DOI and ("doi" not in values or _doi_not_the_records(claimed.DOI, record.DOI)):
-        wanted["doi"] = record.DOI
-    return wanted
+        found.append(Correction("page", record.page, "it had none"))
+    if record.DOI and "DOI" not in holds:
+        found.append(Correction("DOI", record.DOI, "it had none"))
+    elif record.DOI and _doi_not_the_records(claimed.DOI, record.DOI):
+        found.append(Correction("DOI", record.DOI, "its DOI is not the verified record's"))
+    return found, doubts
+
+
+def _why(claimed: object, agreement: FieldAgreement, field: str) -> str:
+    if not claimed:
+        return "it had none"
+    return f"{field} agreement {getattr(agreement, field):.2f} < {RULES[field]:.2f}"
 
 
 def _disagrees(agreement: FieldAgreement, field: str) -> bool:
