@@ -1,12 +1,14 @@
 """Which works a job's bibliography and exports list, under which key, with which outcome."""
 
 import json
+import re
 from pathlib import Path
 
 import bibtexparser
 
 from models.audit import Checked, Provenance, Reference, Status, ValidationResult
 from models.csl import CSLItem
+from tasks.job.render import listing
 from tasks.read.bibtex import read_bibtex
 from tasks.registries.crossref_map import crossref_work_to_csl
 from tasks.render.citeproc import Entry, render_bibliographies
@@ -176,3 +178,17 @@ def test_an_article_number_the_registry_lacks_is_listed_as_the_citer_gave_it(
     for style, bib in render_bibliographies(items[:1], in_text=False).items():
         text = bib.entries[0].text.replace("fgene.2017.00147", "")  # the DOI holds it too
         assert "147" in text, f"{style}: {text}"
+
+
+def test_numbered_styles_number_the_entries_in_the_order_they_are_printed() -> None:
+    # Unconfirmed works are printed last, under "Could not be verified": IEEE numbered them in
+    # citation order, so the verified list read [1], [3], [4] and the unconfirmed one [2].
+    data = json.loads((FIXTURES / "csl" / "items.json").read_text(encoding="utf-8"))
+    items = [CSLItem.from_csl(record) for record in data[:4]]
+    marks = {items[1].id: "unmatched"}
+    listed = listing(items, len(items), marks, ["ieee", "vancouver"])
+    for style in ("ieee", "vancouver"):
+        text = listed.files[f"bibliography.{style}.txt"]
+        printed = re.findall(r"^(\[unmatched\] )?\[?(\d+)[\].]", text, re.MULTILINE)
+        assert [int(number) for _, number in printed] == [1, 2, 3, 4], f"{style}:\n{text}"
+        assert [bool(mark) for mark, _ in printed] == [False, False, False, True]

@@ -15,7 +15,12 @@ from tasks import frames, report
 from tasks.dedupe.job import JobDedupe
 from tasks.job.audited import AuditedJob, Rendered
 from tasks.render import citeproc, exports
-from tasks.render.selection import bibliography_items, export_entries, unconfirmed
+from tasks.render.selection import (
+    bibliography_items,
+    export_entries,
+    printed_order,
+    unconfirmed,
+)
 from tasks.report import sarif
 from tasks.score.metrics import Assessment
 
@@ -61,7 +66,8 @@ def render_ahead(checked: Sequence[Checked], styles: Sequence[str]) -> RunsAhead
     items = bibliography_items(checked)
     if not styles or citeproc.bibliography_skipped(len(items)):
         return nullcontext()
-    return citeproc.rendering_ahead(items, styles, in_text=IN_TEXT)
+    listed = printed_order(items, unconfirmed(items, checked))  # as `listing` renders them
+    return citeproc.rendering_ahead(listed, styles, in_text=IN_TEXT)
 
 
 def citation_table(
@@ -117,9 +123,11 @@ def listing(
     ahead: citeproc.Ahead | None = None,
 ) -> Listing:
     """The bibliographies of the job's `count` listed items (`items`: all of them, unless
-    there are too many to render, when they need not be given)."""
+    there are too many to render, when they need not be given), in the order they are printed
+    (`printed_order`: `marks`' unconfirmed entries last, under their own heading)."""
     skipped = citeproc.bibliography_skipped(count) if styles else None
-    rendered_styles = {} if skipped else bibliographies(items, styles, ahead)
+    ordered = printed_order(items, marks)
+    rendered_styles = {} if skipped else bibliographies(ordered, styles, ahead)
     files: dict[str, str] = {}
     for style, bib in rendered_styles.items():
         files[f"bibliography.{style}.md"] = citeproc.to_markdown(bib, marks)

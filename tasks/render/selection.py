@@ -111,6 +111,13 @@ def _listable(checked: Checked) -> bool:
     return result.status not in EXCLUDED and not result.retracted and checked.reference.scholarly
 
 
+def printed_order(items: Sequence[CSLItem], marks: Mapping[str, str]) -> list[CSLItem]:
+    """The items in the order the bibliographies print them: the confirmed ones, then those
+    `marks` sets apart (`unconfirmed`), each in order of first citation. Rendered in this order,
+    a numbered style's numbers run on as printed, with no gap where an entry moved."""
+    return [i for i in items if i.id not in marks] + [i for i in items if i.id in marks]
+
+
 def unconfirmed(items: Sequence[CSLItem], checked: Sequence[Checked]) -> dict[str, str]:
     """Listed items no registry confirmed: item id -> status, for the bibliographies' marks."""
     results = {c.citation_id: c.result for c in checked}
