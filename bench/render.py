@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from models.csl import CSLItem
-from tasks.render.csl_styles import STYLES, render_bibliographies, render_bibliography
+from tasks.render.citeproc import STYLES, render_bibliographies, render_bibliography
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 ITEMS = SHARED / "csl" / "items.json"

@@ -78,17 +78,22 @@ def finish_job(
     empty): support -> dedupe -> score -> render -> persist (tasks/job) -> publish. The library
     stays locked from the dedupe's read to the persist's write, so work ids are minted against
     what is stored; claim support, which only reads what lookup found, runs before taking the
-    lock. pandoc starts on the bibliographies at once (`stages.ahead`), beside all that."""
+    lock. pandoc starts on the bibliographies at once (`stages.ahead`), beside all that; its
+    runs are handed to render."""
     job_id, db = params.job_id, params.db
-    with stages.ahead(checked, styles):
+    with stages.ahead(checked, styles) as ahead:
         supports = stages.support(job.claims, checked)
         try:
             with write_lock(db):
                 audited = audited_job(job_id, job, checked, supports, db, stages)
-                rendered, out = end_job(audited, styles, params.inputs, params.out_dir, db, stages)
+                rendered, out = end_job(
+                    audited, styles, params.inputs, params.out_dir, db, stages, ahead
+                )
         except LibraryLocked as locked:
             why = str(locked)
-            out = end_unstored(job_id, job, checked, supports, styles, params.out_dir, why, stages)
+            out = end_unstored(
+                job_id, job, checked, supports, styles, params.out_dir, why, stages, ahead
+            )
             raise JobNotStored(
                 f"{locked}; this run's outputs are in {out}, marked not stored (NOT_STORED.txt)"
             ) from None

@@ -7,7 +7,7 @@ stored rows, a batch at a time
 The input is read as the batches are consumed (tasks/read:stream_inputs), and the job folder is
 built from the stored rows a batch at a time (`finish_import`: three passes over them), so
 memory holds one batch plus a few columns of every citation (its id, scores, dedupe keys, work
-id), not the list. The exports list every item; past csl_styles.MAX_BIBLIOGRAPHY_ITEMS no
+id), not the list. The exports list every item; past citeproc.MAX_BIBLIOGRAPHY_ITEMS no
 bibliography is rendered, and past report.MAX_REPORTED_CITATIONS the report lists that many
 flagged citations and counts the rest (citations.parquet holds them all).
 
@@ -185,7 +185,7 @@ def bulk_import(params: JobParams, batch_size: int = DEFAULT_BATCH) -> BulkSumma
 
     Parameters:
         params: the job (as audit_job's); bibliographies are skipped above
-            csl_styles.MAX_BIBLIOGRAPHY_ITEMS items, as audit_job skips them.
+            citeproc.MAX_BIBLIOGRAPHY_ITEMS items, as audit_job skips them.
         batch_size: references read, checked and stored per batch (the unit of resumption and
             of memory).
 

@@ -11,7 +11,7 @@ costs ~10 ms plus server time, so one per citation would dominate a 10,000-citat
 happen per request inside the registry clients, not per task."""
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -38,13 +38,14 @@ from tasks.dedupe.job import JobDedupe
 from tasks.job.audited import AuditedJob, Rendered
 from tasks.job.end import dedupe, score
 from tasks.job.folder import write_job
-from tasks.job.render import render, render_ahead
+from tasks.job.render import RunsAhead, render, render_ahead
 from tasks.lookup import lookup_references
 from tasks.lookup.snapshots import LocalSnapshots
 from tasks.read import read_inputs, stream_inputs
 from tasks.read.kinds import check_bibliographies
 from tasks.registries import Registries, RegistryPool, RegistrySettings
-from tasks.render import csl_styles
+from tasks.render import citeproc
+from tasks.render.citeproc import Ahead
 from tasks.score.metrics import Assessment
 from tasks.snapshots.store import snapshots_root
 from tasks.support.claims import support_claims
@@ -54,7 +55,7 @@ R = TypeVar("R")
 
 # A stop signal ends the process with os._exit: pandoc runs (render's, and those render_ahead
 # started) would run on as orphans, as they inherit the blocked stop signals; so it kills them.
-interrupt.on_stop(csl_styles.stop_all_pandoc)
+interrupt.on_stop(citeproc.stop_all_pandoc)
 
 # The registry clients of this process, for the stages Prefect runs as tasks: a task's
 # arguments cannot carry live clients into a worker thread or a Dask worker process, so the
@@ -178,9 +179,7 @@ def check_all(
 # --- dedupe, score, render, persist: the job package's (tasks/job), Prefect-free ------------
 
 
-def render_ahead_of_tasks(
-    checked: Sequence[Checked], styles: Sequence[str]
-) -> AbstractContextManager[None]:
+def render_ahead_of_tasks(checked: Sequence[Checked], styles: Sequence[str]) -> RunsAhead:
     """`render_ahead` when the render task runs in this process; a task runner whose workers
     are other processes would render it all again."""
     return render_ahead(checked, styles) if tasks_run_here() else nullcontext()
@@ -267,8 +266,8 @@ class Stages:
         [Sequence[Checked], Sequence[Claim], JobDedupe, Sequence[CitationSupport] | None],
         Assessment,
     ]
-    render: Callable[[AuditedJob, Sequence[str]], Rendered]
-    ahead: Callable[[Sequence[Checked], Sequence[str]], AbstractContextManager[None]]
+    render: Callable[[AuditedJob, Sequence[str], Ahead | None], Rendered]
+    ahead: Callable[[Sequence[Checked], Sequence[str]], RunsAhead]
     persist: Callable[[Rendered, Sequence[str], str, str | None], str]
     publish: Callable[[Rendered], None]
 

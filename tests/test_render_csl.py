@@ -27,17 +27,22 @@ import psutil
 import pytest
 
 from models.csl import CSLItem
-from tasks.render import csl_styles
-from tasks.render.csl_styles import (
+from tasks.render import citeproc
+from tasks.render.citeproc import (
     STYLES,
     UNCONFIRMED_HEADING,
+    Ahead,
     Bibliography,
+    bibliography,
+    pandoc,
     render_bibliographies,
     render_bibliography,
     to_html,
     to_markdown,
     to_text,
 )
+from tasks.render.citeproc.items import first_author_batches
+from tasks.render.citeproc.styles import initials_take_period
 
 FIXTURES = Path(__file__).parent / "fixtures" / "csl"
 REFERENCE_FILES = {name: file.removesuffix(".csl") for name, file in STYLES.items()}
@@ -297,33 +302,39 @@ def test_large_jobs_render_in_batches_exactly_as_in_one_run(
 ) -> None:
     # Three variants of every real item (new titles), so batches hold many groups.
     many = variants(items, 3)
-    whole = csl_styles.render_bibliography(many, style)
-    monkeypatch.setattr(csl_styles, "BATCH_SIZE", 25)
-    assert len(csl_styles.first_author_batches(many, 25)) > 3
-    batched = csl_styles.render_bibliography(many, style)
+    whole = citeproc.render_bibliography(many, style)
+    monkeypatch.setattr(pandoc, "BATCH_SIZE", 25)
+    assert len(first_author_batches(many, 25)) > 3
+    batched = citeproc.render_bibliography(many, style)
     assert [e.position for e in batched.entries] == [e.position for e in whole.entries]
     assert [e.text for e in batched.entries] == [e.text for e in whole.entries]
     assert [e.citation.text for e in batched.entries] == [e.citation.text for e in whole.entries]
 
 
-def test_runs_rendered_ahead_are_taken_whole_and_only_when_their_input_is_the_same(
-    items: list[CSLItem], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # What each of render's runs got from the runs started ahead (None: it ran pandoc itself),
-    # seen through the real take: counting pandoc starts would also count the speculative run
-    # that nobody takes, which may or may not have started before the block ends.
-    took: list[bool] = []
-    take = csl_styles._AHEAD.take
+@pytest.fixture
+def took(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each render's run got its answer from the runs started ahead (False: it ran
+    pandoc itself), seen through the real take: counting pandoc starts would also count a
+    speculative run that nobody takes, which may or may not have started before the block
+    ends."""
+    taken: list[bool] = []
+    take = Ahead.take
 
-    def counted_take(digest: str) -> csl_styles.Pieces | None:
-        pieces = take(digest)
-        took.append(pieces is not None)
+    def counted_take(ahead: Ahead, digest: str) -> pandoc.Pieces | None:
+        pieces = take(ahead, digest)
+        taken.append(pieces is not None)
         return pieces
 
-    monkeypatch.setattr(csl_styles._AHEAD, "take", counted_take)
-    monkeypatch.setattr(csl_styles, "BATCH_SIZE", 25)
+    monkeypatch.setattr(Ahead, "take", counted_take)
+    return taken
+
+
+def test_runs_rendered_ahead_are_taken_whole_and_only_when_their_input_is_the_same(
+    items: list[CSLItem], took: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pandoc, "BATCH_SIZE", 25)
     many = variants(items, 2)
-    runs = len(csl_styles.first_author_batches(many, 25))
+    runs = len(first_author_batches(many, 25))
     assert runs > 2
     # The guess differs from the final items in one item's title: that batch alone renders again.
     guess = [many[0].model_copy(update={"title": "Another title"}), *many[1:]]
@@ -333,16 +344,22 @@ def test_runs_rendered_ahead_are_taken_whole_and_only_when_their_input_is_the_sa
 
     alone = render_bibliographies(many, ["apa"], in_text=False)
     took.clear()
-    with csl_styles.rendering_ahead(guess, ["apa"], in_text=False):
-        ahead = render_bibliographies(many, ["apa"], in_text=False)
-    assert forms(ahead) == forms(alone)
+    with citeproc.rendering_ahead(guess, ["apa"], in_text=False) as ahead:
+        taken = render_bibliographies(many, ["apa"], in_text=False, ahead=ahead)
+    assert forms(taken) == forms(alone)
     assert sorted(took) == [False] + [True] * (runs - 1)
     # Nothing is left behind: the run nobody took is gone, and the same render again runs
     # pandoc for every batch.
-    assert csl_styles._AHEAD._runs == {}
+    assert ahead._runs == {}
     took.clear()
-    assert forms(render_bibliographies(many, ["apa"], in_text=False)) == forms(alone)
+    again = render_bibliographies(many, ["apa"], in_text=False, ahead=ahead)
+    assert forms(again) == forms(alone)
     assert took == [False] * runs
+    # A render not handed the runs never takes them: no state is shared unseen.
+    took.clear()
+    with citeproc.rendering_ahead(items[:3], ["apa"], in_text=False):
+        render_bibliographies(items[:3], ["apa"], in_text=False)
+    assert took == []
 
 
 def pandoc_children() -> list[psutil.Process]:
@@ -370,33 +387,33 @@ LONG_RUNS = ["ieee", "vancouver"]
 
 
 def test_runs_nobody_took_are_stopped_when_the_block_ends(items: list[CSLItem]) -> None:
-    with csl_styles.rendering_ahead(variants(items, 20), LONG_RUNS, in_text=True):
+    with citeproc.rendering_ahead(variants(items, 20), LONG_RUNS, in_text=True) as ahead:
         assert wait_for_pandoc(running=True, seconds=10), "no pandoc run started ahead"
     assert wait_for_pandoc(running=False, seconds=1), "pandoc runs nobody took still run"
-    assert csl_styles._AHEAD._runs == {}
+    assert ahead._runs == {}
 
 
 def test_a_stop_kills_every_pandoc_run_and_starts_none(
     items: list[CSLItem], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A fresh flag: the stop is for good in a process, and this one goes on testing.
-    monkeypatch.setattr(csl_styles, "_STOPPING", threading.Event())
+    monkeypatch.setattr(pandoc, "PROCESSES", pandoc.Processes())
     failed: list[BaseException] = []
 
     def render() -> None:
         try:
             render_bibliographies(variants(items, 20), LONG_RUNS)
-        except csl_styles.RenderError as exc:
+        except citeproc.RenderError as exc:
             failed.append(exc)
 
     renderer = threading.Thread(target=render)
     renderer.start()
     assert wait_for_pandoc(running=True, seconds=10), "render started no pandoc"
-    csl_styles.stop_all_pandoc()
+    citeproc.stop_all_pandoc()
     assert wait_for_pandoc(running=False, seconds=1), "pandoc still runs after the stop"
     renderer.join(5)
     assert failed, "the stopped render did not fail"
-    with pytest.raises(csl_styles.RenderError, match="stopped"):
+    with pytest.raises(citeproc.RenderError, match="stopped"):
         render_bibliography(items[:1], "apa")
 
 
@@ -404,8 +421,8 @@ def test_a_pandoc_run_over_time_is_a_render_error(
     items: list[CSLItem], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A RenderError, which tasks/job/render.py's per-style fallback catches; and no pandoc left.
-    monkeypatch.setattr(csl_styles, "_PANDOC_TIMEOUT_S", 0.05)
-    with pytest.raises(csl_styles.RenderError, match="ran over"):
+    monkeypatch.setattr(pandoc, "_PANDOC_TIMEOUT_S", 0.05)
+    with pytest.raises(citeproc.RenderError, match="ran over"):
         render_bibliography(variants(items, 20), "ieee")
     assert pandoc_children() == []
 
@@ -437,13 +454,13 @@ def test_fields_pandoc_cannot_read_are_left_out_not_fatal(items: list[CSLItem]) 
         "tracker": {"validated": True},
         "flag": True,
     }
-    bib = csl_styles.render_bibliography([CSLItem.from_csl(odd), items[1]], "apa")
+    bib = citeproc.render_bibliography([CSLItem.from_csl(odd), items[1]], "apa")
     assert len(bib.entries) == 2
-    assert "keyword" not in csl_styles.pandoc_item(CSLItem.from_csl(odd), "k")
+    assert "keyword" not in citeproc.pandoc_item(CSLItem.from_csl(odd), "k")
 
 
 def test_bare_initials_get_their_stop_only_where_the_style_prints_one() -> None:
-    assert {s for s in csl_styles.STYLES if csl_styles.initials_take_period(s)} == {
+    assert {s for s in citeproc.STYLES if initials_take_period(s)} == {
         "apa",
         "chicago-author-date",
     }
@@ -456,9 +473,9 @@ def test_bare_initials_get_their_stop_only_where_the_style_prints_one() -> None:
             ],
         }
     )
-    names = csl_styles.pandoc_item(item, "k", initials_period=True)["author"]
+    names = citeproc.pandoc_item(item, "k", initials_period=True)["author"]
     assert [n["given"] for n in names] == ["Daniel S.", "D'Arcy J. R."]
-    plain = csl_styles.pandoc_item(item, "k")["author"]
+    plain = citeproc.pandoc_item(item, "k")["author"]
     assert [n["given"] for n in plain] == ["Daniel S", "D'Arcy J R"]
 
 
@@ -472,7 +489,7 @@ def test_prepositions_stay_lowercase_inside_titles_where_the_style_says_so() -> 
         entry = render_bibliography([item], style).entries[0]
         assert "Through Walls: Through Data, Seen through Friends and Between" in entry.text
         assert "nocase" not in entry.markdown
-    assert csl_styles.pandoc_item(item, "k")["title"] == title  # other styles: as written
+    assert citeproc.pandoc_item(item, "k")["title"] == title  # other styles: as written
 
 
 @pytest.mark.parametrize(
@@ -499,7 +516,7 @@ def test_an_et_al_marker_prints_as_et_al_never_as_a_person(marker: dict[str, str
         assert start in entry.text, (style, entry.text)
         assert "others" not in entry.text and "& et al" not in entry.text
     alone = CSLItem.from_csl({"id": "y", "author": [marker]})
-    assert "author" not in csl_styles.pandoc_item(alone, "k")  # a marker alone names nobody
+    assert "author" not in citeproc.pandoc_item(alone, "k")  # a marker alone names nobody
 
 
 def test_unconfirmed_works_are_listed_apart_and_marked(rendered: dict[str, Bibliography]) -> None:
@@ -521,13 +538,36 @@ def test_unconfirmed_works_are_listed_apart_and_marked(rendered: dict[str, Bibli
     assert to_text(bibliography) == to_text(bibliography, {})  # nothing to set apart
 
 
+def test_an_audit_hands_the_runs_it_started_ahead_to_its_render(
+    tmp_path: Path, took: list[bool]
+) -> None:
+    # The runs started ahead reach render only by being passed down (no process-wide state):
+    # an audit whose dedupe merges nothing takes its one APA run instead of running pandoc again.
+    from flows.audit import run_pipeline
+    from models.job import JobParams
+
+    listed = tmp_path / "list.txt"
+    listed.write_text("10.5555/ahead.1\n10.5555/ahead.2\n", encoding="utf-8")
+    params = JobParams(
+        inputs=[str(listed)],
+        job_id="ahead",
+        out_dir=str(tmp_path / "out"),
+        db=str(tmp_path / "lib.duckdb"),
+        offline=True,
+        styles=["apa"],
+    )
+    run_pipeline(params)
+    assert took == [True]
+    assert (tmp_path / "out" / "ahead" / "bibliography.apa.txt").read_text(encoding="utf-8")
+
+
 def test_a_job_past_the_bibliography_limit_says_so_instead_of_rendering(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from flows.audit import run_pipeline
     from models.job import JobParams
 
-    monkeypatch.setattr(csl_styles, "MAX_BIBLIOGRAPHY_ITEMS", 3)
+    monkeypatch.setattr(bibliography, "MAX_BIBLIOGRAPHY_ITEMS", 3)
     listed = tmp_path / "list.txt"
     listed.write_text("".join(f"10.5555/limit.{n}\n" for n in range(4)), encoding="utf-8")
     out = tmp_path / "out"

@@ -1,14 +1,21 @@
 """Which works a job's bibliography and exports list, under which key, with which outcome."""
 
+import json
+import re
 from pathlib import Path
 
 import bibtexparser
 
 from models.audit import Checked, Provenance, Reference, Status, ValidationResult
 from models.csl import CSLItem
+from tasks.job.render import listing
 from tasks.read.bibtex import read_bibtex
+from tasks.registries.crossref_map import crossref_work_to_csl
+from tasks.render.citeproc import Entry, render_bibliographies
 from tasks.render.exports import to_bibtex, to_csl_json
 from tasks.render.selection import bibliography_items, export_entries
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def ref(cid: str, key: str, **fields: object) -> Reference:
@@ -103,3 +110,85 @@ def test_a_merged_duplicates_keys_stay_citable(tmp_path: Path) -> None:
     assert [(r.provenance.entry_key, r.item.title) for r in read.references] == [
         ("vaswani2017", "Attention is all you need")
     ]
+
+
+def crossref_record(safe_doi: str) -> CSLItem:
+    """A real Crossref `/works/{doi}` body (tests/fixtures/registries) as our mapping reads it."""
+    path = FIXTURES / "registries" / f"crossref_{safe_doi}.json"
+    return crossref_work_to_csl(json.loads(path.read_text(encoding="utf-8"))["message"]).item
+
+
+def verified(reference: Reference, record: CSLItem) -> Checked:
+    found = result(reference.citation_id, Status.VERIFIED).model_copy(update={"record": record})
+    return Checked(reference=reference, result=found)
+
+
+def in_position_order(entries: list[Entry]) -> list[str]:
+    return [e.text for e in sorted(entries, key=lambda e: e.position)]
+
+
+def test_a_journal_articles_handling_editor_is_not_listed_a_books_editor_is() -> None:
+    # PLoS ONE deposits the academic editor who handled the review as the article's Crossref
+    # `editor`; Vancouver printed "Borlongan CV, editor." on the article (MLA "edited by",
+    # Harvard "Edited by"). No manual cites a journal article's editors.
+    article = crossref_record("10.1371_journal.pone.0033693")
+    book = crossref_record("10.1039_9781788019972")
+    assert article.editor and book.editor  # Crossref gives both
+    refs = [
+        ref("a", "sadasivan2012", title=article.title, DOI=article.DOI),
+        ref("b", "pileio2020", title=book.title, DOI=book.DOI),
+    ]
+    items = bibliography_items([verified(refs[0], article), verified(refs[1], book)])
+    assert items[0].editor is None and items[1].editor == book.editor
+    for style, bib in render_bibliographies(items, ["vancouver", "mla", "harvard"]).items():
+        article_text, book_text = in_position_order(bib.entries)
+        assert "Borlongan" not in article_text, f"{style}: {article_text}"
+        assert "Pileio" in book_text, f"{style}: {book_text}"
+
+
+FRONTIERS_BIB = r"""@article{panek2017algorithm,
+  title={An algorithm for template-based prediction of secondary structures
+         of individual RNA sequences},
+  author={P{\'a}nek, Josef and Modr{\'a}k, Martin and Schwarz, Marek},
+  journal={Frontiers in genetics},
+  volume={8},
+  pages={147},
+  year={2017},
+  publisher={Frontiers Media SA}
+}
+"""
+
+
+def test_an_article_number_the_registry_lacks_is_listed_as_the_citer_gave_it(
+    tmp_path: Path,
+) -> None:
+    # Crossref's record of this Frontiers article has neither `page` nor `article-number`;
+    # Google Scholar (as here) and PubMed give its article number as pages = {147}. Every
+    # style dropped it (the issue saw IEEE's and Vancouver's); the listed entry now keeps it.
+    path = tmp_path / "thesis.bib"
+    path.write_text(FRONTIERS_BIB, encoding="utf-8")
+    claimed = read_bibtex([path]).references[0]
+    record = crossref_record("10.3389_fgene.2017.00147")
+    assert record.page is None and record.number is None
+    plos = crossref_record("10.1371_journal.pone.0033693")
+    other = ref("p", "sadasivan2012", title=plos.title, page="1-10")
+    items = bibliography_items([verified(claimed, record), verified(other, plos)])
+    assert (items[0].page, items[0].title) == ("147", record.title)  # the rest is the registry's
+    assert items[1].page == "e33693"  # a registry that gives a page keeps it
+    for style, bib in render_bibliographies(items[:1], in_text=False).items():
+        text = bib.entries[0].text.replace("fgene.2017.00147", "")  # the DOI holds it too
+        assert "147" in text, f"{style}: {text}"
+
+
+def test_numbered_styles_number_the_entries_in_the_order_they_are_printed() -> None:
+    # Unconfirmed works are printed last, under "Could not be verified": IEEE numbered them in
+    # citation order, so the verified list read [1], [3], [4] and the unconfirmed one [2].
+    data = json.loads((FIXTURES / "csl" / "items.json").read_text(encoding="utf-8"))
+    items = [CSLItem.from_csl(record) for record in data[:4]]
+    marks = {items[1].id: "unmatched"}
+    listed = listing(items, len(items), marks, ["ieee", "vancouver"])
+    for style in ("ieee", "vancouver"):
+        text = listed.files[f"bibliography.{style}.txt"]
+        printed = re.findall(r"^(\[unmatched\] )?\[?(\d+)[\].]", text, re.MULTILINE)
+        assert [int(number) for _, number in printed] == [1, 2, 3, 4], f"{style}:\n{text}"
+        assert [bool(mark) for mark, _ in printed] == [False, False, False, True]

@@ -21,7 +21,7 @@ import pytest
 
 from flows.audit import audit_job
 from models.job import JobParams
-from tasks.render.csl_styles import UNCONFIRMED_HEADING, UNCONFIRMED_NOTE
+from tasks.render.citeproc import UNCONFIRMED_HEADING, UNCONFIRMED_NOTE
 from tests.fake_registry.fixtures import point_env_at
 from tests.fake_registry.server import FakeRegistry
 

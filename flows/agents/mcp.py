@@ -22,7 +22,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from flows.agents.service import AgentService, Answer, one_line_error
-from tasks.render.csl_styles import STYLES
+from tasks.render.citeproc import STYLES
 from tasks.version import citeaudit_version
 
 JOB = Field(description="the research job (crew run) the citations belong to, e.g. 'crew-run-17'")

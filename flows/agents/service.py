@@ -46,7 +46,7 @@ from tasks.job.agent import (
 )
 from tasks.read.plaintext import reference_from_line
 from tasks.registries import Registries, RegistryPool, RegistrySettings
-from tasks.render import csl_styles, exports
+from tasks.render import citeproc, exports
 from tasks.render.selection import export_entries
 from tasks.store import UnsafeJobId, check_job_id, write_lock
 from tasks.support.claims import support_claims
@@ -191,7 +191,7 @@ class AgentService:
             return Answer(_intext_text(cites), data)
         numbers = state.numbers(items)
         wanted = {numbers[r.citation_id] for r in chosen if r.citation_id in numbers}
-        rendered = csl_styles.render_bibliography(items, style).entries
+        rendered = citeproc.render_bibliography(items, style).entries
         chosen_entries = [e for e in rendered if e.position + 1 in wanted]
         entries = [
             {"number": e.position + 1, "id": e.item_id, "text": e.text} for e in chosen_entries
@@ -291,13 +291,13 @@ class AgentService:
             for r in refs
             if (f := first_of[r.citation_id]) is not None and (loc := locator or r.location)
         }
-        rendered = csl_styles.render_bibliography(shown, style, locators) if shown else None
+        rendered = citeproc.render_bibliography(shown, style, locators) if shown else None
         entries = {e.item_id: e for e in rendered.entries} if rendered else {}
         rejected = [state.results[r.citation_id] for r in refs]
         rejected = [r for r in rejected if r.status in REJECTED]
         found_records = _formatted({r.citation_id: r.record for r in rejected})
         meant = _formatted({r.citation_id: r.suggested.item for r in rejected if r.suggested})
-        numeric = csl_styles.style_format(style) == "numeric"
+        numeric = citeproc.style_format(style) == "numeric"
         answers = []
         for ref in refs:
             result = state.results[ref.citation_id]
@@ -355,7 +355,7 @@ def _formatted(records: Mapping[str, CSLItem | None]) -> dict[str, str]:
     items = [r.model_copy(update={"id": cid}) for cid, r in records.items() if r and r.title]
     if not items:
         return {}
-    rendered = csl_styles.render_bibliography(items, DEFAULT_STYLE)
+    rendered = citeproc.render_bibliography(items, DEFAULT_STYLE)
     return {e.item_id: e.text for e in rendered.entries}
 
 
@@ -383,8 +383,8 @@ def _job_id(job: str | None) -> str:
 
 def _style(style: str | None) -> str:
     chosen = (style or DEFAULT_STYLE).strip()
-    if chosen not in csl_styles.STYLES:
-        raise AgentError(f"unknown style {chosen!r} (known: {', '.join(csl_styles.STYLES)})")
+    if chosen not in citeproc.STYLES:
+        raise AgentError(f"unknown style {chosen!r} (known: {', '.join(citeproc.STYLES)})")
     return chosen
 
 

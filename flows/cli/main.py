@@ -457,7 +457,7 @@ def audit(
 ) -> None:
     """Validate every citation of INPUTS, write OUT/JOB/ and the library."""
     from flows.interrupt import stop_on_signals
-    from tasks.render.csl_styles import STYLES
+    from tasks.render.citeproc import STYLES
 
     stop_on_signals()
     check_inputs(job, inputs, input_format, out_dir, db)

@@ -20,6 +20,7 @@ from tasks.job.audited import AuditedJob, Rendered
 from tasks.job.folder import write_job, write_unstored
 from tasks.job.library import open_library, save_to_library
 from tasks.job.render import job_tables, render
+from tasks.render.citeproc import Ahead
 from tasks.score.metrics import Assessment, assess
 
 
@@ -62,7 +63,7 @@ class Ending(Protocol):
     ]: ...
 
     @property
-    def render(self) -> Callable[[AuditedJob, Sequence[str]], Rendered]: ...
+    def render(self) -> Callable[[AuditedJob, Sequence[str], Ahead | None], Rendered]: ...
 
     @property
     def persist(self) -> Callable[[Rendered, Sequence[str], str, str | None], str]: ...
@@ -77,7 +78,7 @@ class PlainEnding:
         [Sequence[Checked], Sequence[Claim], JobDedupe, Sequence[CitationSupport] | None],
         Assessment,
     ] = score
-    render: Callable[[AuditedJob, Sequence[str]], Rendered] = render
+    render: Callable[[AuditedJob, Sequence[str], Ahead | None], Rendered] = render
     persist: Callable[[Rendered, Sequence[str], str, str | None], str] = write_job
 
 
@@ -107,10 +108,12 @@ def end_job(
     out_dir: str,
     db: str | None,
     ending: Ending = PLAIN,
+    ahead: Ahead | None = None,
 ) -> tuple[Rendered, str]:
-    """The audited job rendered (no bibliographies when `styles` is empty), its folder written
-    and its rows stored: what was rendered and the folder's path."""
-    rendered = ending.render(audited, styles)
+    """The audited job rendered (no bibliographies when `styles` is empty; `ahead`: pandoc runs
+    started for it, see render_ahead), its folder written and its rows stored: what was
+    rendered and the folder's path."""
+    rendered = ending.render(audited, styles, ahead)
     return rendered, ending.persist(rendered, inputs, out_dir, db)
 
 
@@ -129,6 +132,7 @@ def end_unstored(
     out_dir: str,
     why: str,
     ending: Ending = PLAIN,
+    ahead: Ahead | None = None,
 ) -> str:
     """The job's folder without the library: the checked citations are not lost, and the folder
     says (report, metrics.json, NOT_STORED.txt) that they are not stored and how to store them.
@@ -139,4 +143,4 @@ def end_unstored(
         f"Not stored in the library: {why}. Work ids and duplicates here are within this job only."
     )
     audited = AuditedJob(job_id, job, checked, works, scores, not_stored=note)
-    return write_unstored(ending.render(audited, styles), out_dir)
+    return write_unstored(ending.render(audited, styles, ahead), out_dir)

@@ -21,7 +21,7 @@ from tasks.dedupe.job import JobDedupe
 from tasks.job.audited import FOLDER_TABLES, Rendered
 from tasks.job.library import BULK_THREADS, save_to_library, stored_batches, stored_rows
 from tasks.job.render import citation_table, listing, other_tables, report_files
-from tasks.render import csl_styles, exports
+from tasks.render import citeproc, exports
 from tasks.render.selection import bibliography_items, export_entries, unconfirmed
 from tasks.score.metrics import Assessment
 from tasks.store import JobFolder
@@ -164,7 +164,7 @@ def write_batches(
             entries = export_entries(listed, checked, work_ids)
             done = exported.written
             exported.write(entries, keys[done : done + len(entries)])
-            if written.count <= csl_styles.MAX_BIBLIOGRAPHY_ITEMS:
+            if not citeproc.bibliography_skipped(written.count):
                 written.listed.extend(listed)
                 written.marks |= unconfirmed(listed, checked)
         exported.close()

@@ -14,8 +14,13 @@ from models.csl import CSLItem
 from tasks import frames, report
 from tasks.dedupe.job import JobDedupe
 from tasks.job.audited import AuditedJob, Rendered
-from tasks.render import csl_styles, exports
-from tasks.render.selection import bibliography_items, export_entries, unconfirmed
+from tasks.render import citeproc, exports
+from tasks.render.selection import (
+    bibliography_items,
+    export_entries,
+    printed_order,
+    unconfirmed,
+)
 from tasks.report import sarif
 from tasks.score.metrics import Assessment
 
@@ -26,36 +31,43 @@ IN_TEXT = False
 
 
 def bibliographies(
-    items: Sequence[CSLItem], styles: Sequence[str]
-) -> dict[str, csl_styles.Bibliography]:
-    """Every style that renders: one failing must not cost the job the others or its audit."""
+    items: Sequence[CSLItem], styles: Sequence[str], ahead: citeproc.Ahead | None = None
+) -> dict[str, citeproc.Bibliography]:
+    """Every style that renders: one failing must not cost the job the others or its audit.
+    (`ahead`: runs `render_ahead` started, taken where their input is the same.)"""
 
-    def render(names: Sequence[str]) -> dict[str, csl_styles.Bibliography]:
-        return csl_styles.render_bibliographies(items, names, in_text=IN_TEXT)
+    def render(names: Sequence[str]) -> dict[str, citeproc.Bibliography]:
+        return citeproc.render_bibliographies(items, names, in_text=IN_TEXT, ahead=ahead)
 
     if not styles:
         return {}
     try:
         return render(styles)
-    except csl_styles.RenderError:
+    except citeproc.RenderError:
         rendered = {}
         for style in styles:
             try:
                 rendered.update(render([style]))
-            except csl_styles.RenderError as exc:
+            except citeproc.RenderError as exc:
                 # a plain logger: Prefect's run logger raises outside a run (the plain pipeline)
                 log.warning("no %s bibliography: %s", style, exc)
         return rendered
 
 
-def render_ahead(checked: Sequence[Checked], styles: Sequence[str]) -> AbstractContextManager[None]:
+# What render_ahead returns: a block yielding the runs it started (None: none).
+RunsAhead = AbstractContextManager[citeproc.Ahead | None]
+
+
+def render_ahead(checked: Sequence[Checked], styles: Sequence[str]) -> RunsAhead:
     """Start pandoc on the job's bibliographies while dedupe and scoring run, for the items the
-    job lists if dedupe merges none of its citations (the usual case): within the block, render
-    takes every run whose items came out the same and renders only the others itself."""
+    job lists if dedupe merges none of its citations (the usual case). render handed the runs
+    the block yields takes every run whose items came out the same and renders only the others
+    itself."""
     items = bibliography_items(checked)
-    if not styles or csl_styles.bibliography_skipped(len(items)):
+    if not styles or citeproc.bibliography_skipped(len(items)):
         return nullcontext()
-    return csl_styles.rendering_ahead(items, styles, in_text=IN_TEXT)
+    listed = printed_order(items, unconfirmed(items, checked))  # as `listing` renders them
+    return citeproc.rendering_ahead(listed, styles, in_text=IN_TEXT)
 
 
 def citation_table(
@@ -96,7 +108,7 @@ class Listing:
     """A job's bibliographies, as files, or why there are none."""
 
     files: dict[str, str]
-    first: csl_styles.Bibliography | None  # the report's
+    first: citeproc.Bibliography | None  # the report's
     skipped: str | None  # why none was rendered (too many items)
 
     def metrics(self, metrics: dict[str, Any]) -> dict[str, Any]:
@@ -104,17 +116,23 @@ class Listing:
 
 
 def listing(
-    items: Sequence[CSLItem], count: int, marks: Mapping[str, str], styles: Sequence[str]
+    items: Sequence[CSLItem],
+    count: int,
+    marks: Mapping[str, str],
+    styles: Sequence[str],
+    ahead: citeproc.Ahead | None = None,
 ) -> Listing:
     """The bibliographies of the job's `count` listed items (`items`: all of them, unless
-    there are too many to render, when they need not be given)."""
-    skipped = csl_styles.bibliography_skipped(count) if styles else None
-    rendered_styles = {} if skipped else bibliographies(items, styles)
+    there are too many to render, when they need not be given), in the order they are printed
+    (`printed_order`: `marks`' unconfirmed entries last, under their own heading)."""
+    skipped = citeproc.bibliography_skipped(count) if styles else None
+    ordered = printed_order(items, marks)
+    rendered_styles = {} if skipped else bibliographies(ordered, styles, ahead)
     files: dict[str, str] = {}
     for style, bib in rendered_styles.items():
-        files[f"bibliography.{style}.md"] = csl_styles.to_markdown(bib, marks)
-        files[f"bibliography.{style}.html"] = csl_styles.to_html(bib, marks)
-        files[f"bibliography.{style}.txt"] = csl_styles.to_text(bib, marks)
+        files[f"bibliography.{style}.md"] = citeproc.to_markdown(bib, marks)
+        files[f"bibliography.{style}.html"] = citeproc.to_html(bib, marks)
+        files[f"bibliography.{style}.txt"] = citeproc.to_text(bib, marks)
     return Listing(files, next(iter(rendered_styles.values()), None), skipped)
 
 
@@ -155,14 +173,17 @@ def report_files(
     }
 
 
-def render(audited: AuditedJob, styles: Sequence[str]) -> Rendered:
-    """The job's tables, bibliographies, exports and report, as data and text."""
+def render(
+    audited: AuditedJob, styles: Sequence[str], ahead: citeproc.Ahead | None = None
+) -> Rendered:
+    """The job's tables, bibliographies, exports and report, as data and text (`ahead`: the
+    runs `render_ahead` started, if any)."""
     items = audited.listed()
     marks = unconfirmed(items, audited.checked)
     # tables and exports first: bibliographies started by render_ahead finish meanwhile
     tables = job_tables(audited)
     exported = exports.export_files(export_entries(items, audited.checked, audited.work_ids()))
-    listed = listing(items, len(items), marks, styles)
+    listed = listing(items, len(items), marks, styles, ahead)
     files = listed.files | exported
     files |= report_files(
         audited.job_id, tables, listed, marks, audited.works.links, notice=audited.not_stored

@@ -38,17 +38,30 @@ def bibliography_items(
         record = result.record
         # An identifier-only record (agency without metadata) has nothing better than the claim.
         use_record = result.status is Status.VERIFIED and record is not None and record.title
-        chosen = ref.item
-        if use_record and record is not None:
-            # A registry's other-language title is a matching aid, not a translation's original:
-            # styles would print it as "Originally published as ...".
-            chosen = record.model_copy(update={"original_title": None})
+        chosen = listed_record(record, ref.item) if use_record and record is not None else ref.item
         if not (chosen.title or chosen.DOI or chosen.URL):
             continue  # nothing a reader could find the work by
         # A citer's DOI may be a URL (`https://doi.org/10...`): styles print the link themselves.
         doi = (normalize_doi(chosen.DOI) or chosen.DOI) if chosen.DOI else None
         items.append(chosen.model_copy(update={"id": ref.citation_id, "DOI": doi}))
     return items
+
+
+def listed_record(record: CSLItem, claimed: CSLItem) -> CSLItem:
+    """The registry's record of a verified citation as a bibliography lists it:
+    - no other-language title: a matching aid, not a translation's original (styles would print
+      "Originally published as ...");
+    - no editors on a journal article: Crossref's are the editors who handled its review
+      (PLoS ONE's academic editor, Frontiers' handling editor), which no style's manual cites
+      (CSL's styles dropped them from journal articles for this reason, styles PR #638);
+    - the citer's page and article number where the record gives neither: Crossref has none
+      for many online-only articles (Frontiers), whose article number citers give as pages."""
+    update: dict[str, object] = {"original_title": None}
+    if record.type == "article-journal":
+        update["editor"] = None
+    if not (record.page or record.number):
+        update |= {"page": claimed.page, "number": claimed.number}
+    return record.model_copy(update=update)
 
 
 # The RIS reader's entry key: the record number, then the export's own record id (`3 (ID 369)`).
@@ -96,6 +109,13 @@ def _listable(checked: Checked) -> bool:
     """A citation whose work a bibliography may list (`bibliography_items`' own test)."""
     result = checked.result
     return result.status not in EXCLUDED and not result.retracted and checked.reference.scholarly
+
+
+def printed_order(items: Sequence[CSLItem], marks: Mapping[str, str]) -> list[CSLItem]:
+    """The items in the order the bibliographies print them: the confirmed ones, then those
+    `marks` sets apart (`unconfirmed`), each in order of first citation. Rendered in this order,
+    a numbered style's numbers run on as printed, with no gap where an entry moved."""
+    return [i for i in items if i.id not in marks] + [i for i in items if i.id in marks]
 
 
 def unconfirmed(items: Sequence[CSLItem], checked: Sequence[Checked]) -> dict[str, str]:

@@ -8,7 +8,7 @@ from importlib import resources
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from tasks.render.csl_styles import UNCONFIRMED_HEADING, UNCONFIRMED_NOTE
+from tasks.render.citeproc import UNCONFIRMED_HEADING, UNCONFIRMED_NOTE
 from tasks.report.links import safe_url
 from tasks.report.markdown import (
     markdown_code,
