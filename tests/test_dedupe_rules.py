@@ -13,7 +13,7 @@ from models.audit import Reference
 from models.csl import CSLDate, CSLItem
 from tasks.dedupe import DedupeResult, DedupeThresholds, assign_works, records_frame
 from tasks.dedupe.candidates import Blocking, candidate_pairs
-from tasks.dedupe.compare import RULES, _evidence
+from tasks.dedupe.compare import RULES, evidence
 from tasks.dedupe.records import title_form
 from tasks.dedupe.similarity import teams_apart, venues_alike
 from tasks.read import read_inputs
@@ -417,14 +417,14 @@ def test_a_title_inside_another_by_its_author_is_a_candidate_from_four_words_on(
 
 
 def test_the_rule_table_reads_only_named_evidence() -> None:
-    evidence = set(_evidence(DedupeThresholds()))
+    named = set(evidence(DedupeThresholds()))
     read = {
         name
         for rule in RULES
         for name in (*rule.when, rule.label_from, rule.forward)
         if name is not None
     }
-    assert read <= evidence
+    assert read <= named
     assert len({rule.name for rule in RULES}) == len(RULES)
     # Identifiers decide first; fuzzy likeness only after every identifier rule.
     names = [rule.name for rule in RULES]

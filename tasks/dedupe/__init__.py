@@ -8,8 +8,10 @@ The modules, in the order a batch passes through them:
 - recurring: recurring titles ("Editorial", "Book review column"), how often a list holds one
   in a year;
 - similarity: how alike two records' fields are, for all pairs at once;
-- compare: the evidence about each pair and the table of named rules deciding it (merge, link
-  or distinct); weights: the learned weights deciding scraped, undated pairs;
+- evidence: what is known about each pair, in named groups (authors, publication facts,
+  titles, identifiers, likeness); compare: the table of named rules over that evidence deciding
+  each pair (merge, link or distinct); weights: the learned weights deciding scraped, undated
+  pairs;
 - cluster: pair decisions to works (guarded union-find, stable work ids, links);
 - canonical: one record per work; job and rebuild: a job's and the whole library's dedupe.
 Thresholds (thresholds.py) and blocking (candidates.Blocking) are the knobs."""
