@@ -40,7 +40,8 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from models.audit import Verdict
-from tasks.registries import Registries, RegistryPool, RegistrySettings
+from tasks.registries import RegistrySettings
+from tasks.registries.clients import Registries, RegistryPool
 from tasks.support import cross
 from tasks.support.encoder import encoder
 from tasks.support.relevance import UNRELATED_BELOW, Pair, overlap, score_pairs

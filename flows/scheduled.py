@@ -35,7 +35,7 @@ from tasks.frames import reference_from_row
 from tasks.job.folder import write_recheck
 from tasks.job.library import open_library
 from tasks.lookup import lookup_references
-from tasks.registries import Registries
+from tasks.registries.clients import Registries
 from tasks.score.metrics import assess
 from tasks.store import check_job_id
 

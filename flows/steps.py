@@ -43,7 +43,8 @@ from tasks.lookup import lookup_references
 from tasks.lookup.snapshots import LocalSnapshots
 from tasks.read import read_inputs, stream_inputs
 from tasks.read.kinds import check_bibliographies
-from tasks.registries import Registries, RegistryPool, RegistrySettings
+from tasks.registries import RegistrySettings
+from tasks.registries.clients import Registries, RegistryPool
 from tasks.render import csl_styles
 from tasks.score.metrics import Assessment
 from tasks.snapshots.store import snapshots_root

@@ -45,7 +45,8 @@ from tasks.job.agent import (
     store_state,
 )
 from tasks.read.plaintext import reference_from_line
-from tasks.registries import Registries, RegistryPool, RegistrySettings
+from tasks.registries import RegistrySettings
+from tasks.registries.clients import Registries, RegistryPool
 from tasks.render import csl_styles, exports
 from tasks.render.selection import export_entries
 from tasks.store import UnsafeJobId, check_job_id, write_lock

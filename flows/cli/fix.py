@@ -28,12 +28,8 @@ def fix(
 ) -> None:
     """Correct INPUT.bib from the registries, mark what cannot be trusted, show what changed."""
     from flows.cli.main import internal_error, usage_error
-    from tasks.citation_ids import assign_citation_ids
-    from tasks.lookup import lookup_references
     from tasks.read import bibtex, decoding_warnings
     from tasks.read.text import UnreadableFileError, encoded_like, read_text
-    from tasks.registries import Registries, RegistryPool, RegistrySettings
-    from tasks.render.fix import fix_bibtex
 
     try:
         text = read_text(input_bib)
@@ -44,6 +40,13 @@ def fix(
         usage_error(f"{input_bib}: not a BibTeX file (fix rewrites .bib files only)")
     if output is not None and (problem := _unwritable(output, input_bib)):
         usage_error(f"-o {output}: {problem}")
+    # the lookup's modules (the registry clients among them) once the arguments are right
+    from tasks.citation_ids import assign_citation_ids
+    from tasks.lookup import lookup_references
+    from tasks.registries import RegistrySettings
+    from tasks.registries.clients import Registries, RegistryPool
+    from tasks.render.fix import fix_bibtex
+
     read = bibtex.read([input_bib])
     refs = assign_citation_ids(read.references)
     if offline:

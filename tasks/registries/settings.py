@@ -207,3 +207,17 @@ class RegistrySettings(BaseSettings):
         """The judge's endpoint publishes no limit we can know (a local vLLM or Ollama, or a
         hosted API with per-account limits): modest by default, CITEAUDIT_LLM_MAX_RATE to change."""
         return self._limits(self.llm_max_rate, self.llm_max_in_flight)
+
+
+def registry_status(settings: RegistrySettings) -> dict[str, str | None]:
+    """Each registry -> None when it will be asked, else why not (the one place that says)."""
+    selected = settings.selected()
+    status: dict[str, str | None] = {}
+    for name in REGISTRY_NAMES:
+        if selected is not None and name not in selected:
+            status[name] = "not in CITEAUDIT_REGISTRIES"
+        elif name == "openalex" and not settings.openalex_api_key:
+            status[name] = "no OPENALEX_API_KEY (OpenAlex requires a key)"
+        else:
+            status[name] = None
+    return status
