@@ -358,20 +358,12 @@ def check_inputs(
     job: str, inputs: list[Path], input_format: str | None, out_dir: Path, db: str | None
 ) -> None:
     """Arguments and settings, checked before a flow starts: a bad one is a one-line usage
-    error (exit 2), never a traceback from inside a task or an exit 1 a --fail-on gate reads."""
-    from pydantic import ValidationError
-
-    from flows.runners import task_runner
+    error (exit 2), never a traceback from inside a task or an exit 1 a --fail-on gate reads.
+    Nothing here imports Prefect or the registry clients, and each check imports what it needs
+    as it comes, the store (DuckDB, Polars) last: a usage error answers at once."""
     from tasks.read import READERS
     from tasks.read.kinds import NotABibliography, check_bibliographies
-    from tasks.registries import RegistrySettings
-    from tasks.store import UnsafeJobId, check_job_id
-    from tasks.trust import load_trusted_domains
 
-    try:
-        check_job_id(job)
-    except UnsafeJobId as exc:
-        usage_error(str(exc))
     for path in inputs:
         if path.is_dir():
             usage_error(f"{path} is a folder: give the reference files in it")
@@ -384,7 +376,13 @@ def check_inputs(
         usage_error(f"--format: unknown format {input_format!r} (known: {', '.join(formats)})")
     if out_dir.exists() and not out_dir.is_dir():
         usage_error(f"--out: {out_dir} is a file, not a folder")
-    library_path(db)
+
+    from pydantic import ValidationError
+
+    from flows.runners import runner_choice
+    from tasks.registries import RegistrySettings
+    from tasks.trust import load_trusted_domains
+
     try:
         RegistrySettings()
     except ValidationError as exc:
@@ -395,10 +393,23 @@ def check_inputs(
             )
         )
     try:
-        task_runner()
+        runner_choice()
         load_trusted_domains()
     except (ValueError, OSError) as exc:
         usage_error(f"configuration: {exc}")
+
+    check_job(job)
+    library_path(db)
+
+
+def check_job(job: str) -> None:
+    """A job id that is safe as a folder name, else a usage error."""
+    from tasks.store import UnsafeJobId, check_job_id
+
+    try:
+        check_job_id(job)
+    except UnsafeJobId as exc:
+        usage_error(str(exc))
 
 
 def library_path(db: str | None) -> "Path | Lake":
@@ -457,10 +468,8 @@ def audit(
 ) -> None:
     """Validate every citation of INPUTS, write OUT/JOB/ and the library."""
     from flows.interrupt import stop_on_signals
-    from tasks.render.csl_styles import STYLES
 
     stop_on_signals()
-    check_inputs(job, inputs, input_format, out_dir, db)
     if chunk_size < 1 or workers < 1:
         usage_error("--chunk-size and --workers must be at least 1")
     gate = parse_gate(fail_on)
@@ -468,11 +477,14 @@ def audit(
         usage_error(f"--sarif: {sarif} is not a file in an existing folder")
     chosen_styles = None
     if styles is not None:
+        from tasks.render.csl_styles import STYLES
+
         chosen_styles = [s.strip() for s in styles.split(",") if s.strip()]
         unknown = [s for s in chosen_styles if s not in STYLES]
         if unknown or not chosen_styles:
             known = ", ".join(STYLES)
             usage_error(f"--styles: unknown style {', '.join(unknown)} (known: {known})")
+    check_inputs(job, inputs, input_format, out_dir, db)
     from models.job import JobParams, JobSummary
 
     params = JobParams(
@@ -549,9 +561,9 @@ def import_(
     from flows.interrupt import stop_on_signals
 
     stop_on_signals()
-    check_inputs(job, inputs, input_format, out_dir, db)
     if batch_size < 1 or chunk_size < 1 or workers < 1:
         usage_error("--batch-size, --chunk-size and --workers must be at least 1")
+    check_inputs(job, inputs, input_format, out_dir, db)
     from models.job import BulkSummary, JobParams
 
     params = JobParams(
@@ -583,10 +595,6 @@ def report(
     ] = False,
 ) -> None:
     """Reprint a job's summary from the library, and where its report is."""
-    from models.audit import InputError, Status
-    from models.job import Flagged, JobSummary
-    from tasks.report import flagged_list
-
     unstored = out_dir / job / "NOT_STORED.txt"
     with open_library(db) as library:
         row = library.job(job)
@@ -599,6 +607,10 @@ def report(
             usage_error(f"no job {job!r} in the library")
         errors = library.table("input_errors", job)
         citations = library.table("citations", job)
+    from models.audit import InputError, Status
+    from models.job import Flagged, JobSummary
+    from tasks.report import flagged_list
+
     html_report = out_dir / job / "report.html"
     summary = JobSummary(
         job_id=job,

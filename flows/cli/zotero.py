@@ -20,7 +20,9 @@ from flows.cli.main import (
     OfflineOption,
     OutOption,
     audit,
+    check_job,
     out,
+    parse_gate,
     usage_error,
 )
 
@@ -54,7 +56,6 @@ def zotero_audit(
     from pydantic import ValidationError
 
     from tasks.registries.settings import RegistrySettings
-    from tasks.registries.zotero import ZoteroError, ZoteroLibrary
 
     if library_type not in ("user", "group"):
         usage_error("--library-type: user or group")
@@ -64,12 +65,17 @@ def zotero_audit(
         usage_error("--search: Zotero's web API does not run saved searches; use --local")
     if write_back and local:
         usage_error("--write-back: Zotero's local API is read-only; use the web API")
+    # before the items are fetched: the gate, and the job id that names OUT/zotero/JOB.json
+    parse_gate(fail_on)
+    check_job(job)
     try:
         settings = RegistrySettings()
     except ValidationError as exc:
         usage_error(f"configuration: {exc.errors()[0]['msg']}")
     if write_back and settings.zotero_api_key is None:
         usage_error("--write-back: set ZOTERO_API_KEY to a key that may write to the library")
+    from tasks.registries.zotero import ZoteroError, ZoteroLibrary
+
     library = ZoteroLibrary(
         library_id or "0",  # the local API's own library is user 0
         library_type,
