@@ -17,7 +17,7 @@ import os
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any, cast
 
-from tasks.registries import RegistrySettings
+from tasks.registries import read_settings
 
 if TYPE_CHECKING:
     from prefect.task_runners import TaskRunner
@@ -104,6 +104,6 @@ def local_cluster_kwargs(workers: int, processes: bool) -> dict[str, Any]:
     }
     if processes:
         # Each process paces itself alone, so each may use only its share of the rate.
-        share = RegistrySettings().rate_safety / workers
+        share = read_settings().rate_safety / workers
         kwargs["env"] = {"CITEAUDIT_RATE_SAFETY": str(share)}
     return kwargs

@@ -264,6 +264,7 @@ USAGE_ERRORS = [
     (("import", "missing.bib", "--job", "j"), {}),
     (("check", "refs.txt", "--fail-on", "bogus"), {}),
     (("fix", "missing.bib"), {}),
+    (("fix", "refs.bib"), {"CITEAUDIT_MAX_ATTEMPTS": "many"}),  # was exit 3, a traceback's line
     (("zotero", "audit", "--job", "j", "--library-type", "bogus"), {}),
     (("zotero", "audit", "--job", "j", "--library-id", "1", "--fail-on", "bogus"), {}),
     (("report", "j", "--db", "missing.duckdb"), {}),
@@ -288,6 +289,7 @@ def test_a_usage_error_answers_before_prefect_or_the_registry_clients_load(
     command, with Python's -X importtime, must say so in one line (or click's usage box) and exit
     2 with neither loaded."""
     (tmp_path / "refs.txt").write_text("10.1038/srep16696\n")
+    (tmp_path / "refs.bib").write_text("@article{a, title={A title}}\n")
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("CITEAUDIT_", "PREFECT_"))}
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "flows.cli", *args],
@@ -309,6 +311,7 @@ def test_a_usage_error_answers_before_prefect_or_the_registry_clients_load(
         assert "No such option: --bogus" in "\n".join(said)
     else:
         assert len(said) == 1 and said[0].startswith("citeaudit: error: "), said
+        assert "Value error" not in said[0]  # a setting is named as the user sets it
     assert "flows.cli.main" in imported  # -X importtime did report
     loaded = sorted(m for m in imported if m.split(".")[0] in SLOW_IMPORTS or m in SLOW_IMPORTS)
     assert not loaded, f"{' '.join(args)}: {loaded[:5]}"

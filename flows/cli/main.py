@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from flows.progress import Listener
     from models.job import JobSummary
     from tasks.errors import CiteauditError
-    from tasks.store import Lake, Library
+    from tasks.registries import RegistrySettings
+    from tasks.store import Library, LibraryPath
 
 app = typer.Typer(
     help=(
@@ -377,21 +378,10 @@ def check_inputs(
     if out_dir.exists() and not out_dir.is_dir():
         usage_error(f"--out: {out_dir} is a file, not a folder")
 
-    from pydantic import ValidationError
-
     from flows.runners import runner_choice
-    from tasks.registries import RegistrySettings
     from tasks.trust import load_trusted_domains
 
-    try:
-        RegistrySettings()
-    except ValidationError as exc:
-        usage_error(
-            "; ".join(
-                f"CITEAUDIT_{str(e['loc'][0]).upper()}: {e['msg'].removeprefix('Value error, ')}"
-                for e in exc.errors()
-            )
-        )
+    registry_settings()  # checked here; the flow reads them in its own process
     try:
         runner_choice()
         load_trusted_domains()
@@ -400,6 +390,17 @@ def check_inputs(
 
     check_job(job)
     library_path(db)
+
+
+def registry_settings() -> "RegistrySettings":
+    """The command's registry settings, read once from the environment; a bad one is a usage
+    error naming its variable."""
+    from tasks.registries import SettingsError, read_settings
+
+    try:
+        return read_settings()
+    except SettingsError as exc:
+        fail(exc)
 
 
 def check_job(job: str) -> None:
@@ -412,11 +413,10 @@ def check_job(job: str) -> None:
         usage_error(str(exc))
 
 
-def library_path(db: str | None) -> "Path | Lake":
-    """Where --db (or CITEAUDIT_DB) puts the library; a folder or a file that is no library is a
-    usage error."""
-    from tasks.job.library import library_at
-    from tasks.store import NotALibrary, check_library
+def library_path(db: str | None) -> "LibraryPath":
+    """Where --db (or CITEAUDIT_DB) puts the library, resolved once for the command; a folder or
+    a file that is no library is a usage error."""
+    from tasks.store import NotALibrary, check_library, library_at
 
     path = library_at(db)
     try:
@@ -426,16 +426,15 @@ def library_path(db: str | None) -> "Path | Lake":
     return path
 
 
-def open_library(db: str | None, read_only: bool = True) -> "Library":
+def existing_library(db: str | None, read_only: bool = True) -> "Library":
     """An existing library (a mistyped path is an error, not a new empty library), read-only
     unless the command changes it."""
-    from tasks.job.library import has_library
-    from tasks.job.library import open_library as opened
+    from tasks.store import library_exists, open_library
 
     path = library_path(db)
-    if not has_library(path):
+    if not library_exists(path):
         usage_error(f"no library at {path} (set --db or CITEAUDIT_DB)")
-    return opened(path, read_only=read_only)
+    return open_library(path, read_only=read_only)
 
 
 @app.command()
@@ -596,7 +595,7 @@ def report(
 ) -> None:
     """Reprint a job's summary from the library, and where its report is."""
     unstored = out_dir / job / "NOT_STORED.txt"
-    with open_library(db) as library:
+    with existing_library(db) as library:
         row = library.job(job)
         if row is None:
             if unstored.is_file():
@@ -641,7 +640,7 @@ def jobs(
 
     from models.audit import Status
 
-    with open_library(db) as library:
+    with existing_library(db) as library:
         rows = library.jobs().to_dicts()
     # The statuses share one column, a line each with its count: a column per status is wider
     # than an 80-column terminal, which squeezed the counts out of sight.
@@ -671,7 +670,7 @@ def dedupe(
     from tasks.dedupe.job import repeats_within_jobs
     from tasks.dedupe.rebuild import rededupe, refreshed_records
 
-    with open_library(db, read_only=False) as library:
+    with existing_library(db, read_only=False) as library:
         records = refreshed_records(library.table("dedupe_records"), library.table("citations"))
         if not records.height:
             usage_error("the library holds no citations to dedupe")
@@ -730,14 +729,9 @@ def _loopback(host: str) -> bool:
 @app.command()
 def registries() -> None:
     """List the registries an audit asks, their pace and credentials, and why any is not."""
-    from pydantic import ValidationError
-
     from flows.cli.registries import show_registries
 
-    try:
-        show_registries(out)
-    except ValidationError as exc:
-        usage_error("; ".join(str(e["msg"]) for e in exc.errors()))
+    show_registries(out, registry_settings())
 
 
 server_app = typer.Typer(

@@ -23,6 +23,7 @@ from flows.cli.main import (
     check_job,
     out,
     parse_gate,
+    registry_settings,
     usage_error,
 )
 
@@ -53,10 +54,6 @@ def zotero_audit(
     fail_on: Annotated[str, typer.Option(help="As audit's --fail-on.")] = "",
 ) -> None:
     """Audit the items of a Zotero library (ZOTERO_API_KEY for the web API)."""
-    from pydantic import ValidationError
-
-    from tasks.registries.settings import RegistrySettings
-
     if library_type not in ("user", "group"):
         usage_error("--library-type: user or group")
     if not library_id and not local:
@@ -68,10 +65,7 @@ def zotero_audit(
     # before the items are fetched: the gate, and the job id that names OUT/zotero/JOB.json
     parse_gate(fail_on)
     check_job(job)
-    try:
-        settings = RegistrySettings()
-    except ValidationError as exc:
-        usage_error(f"configuration: {exc.errors()[0]['msg']}")
+    settings = registry_settings()
     if write_back and settings.zotero_api_key is None:
         usage_error("--write-back: set ZOTERO_API_KEY to a key that may write to the library")
     from tasks.registries.zotero import ZoteroError, ZoteroLibrary

@@ -6,7 +6,7 @@ process, the agent service, a bench, a test) makes one `RegistryPool` and passes
 client built through it shares one limiter per registry. Share one `Registries` across threads:
 
     pool = RegistryPool()
-    with Registries.from_settings(RegistrySettings(), pool) as registries:
+    with Registries.from_settings(read_settings(), pool) as registries:
         lookups = registries.crossref.fetch_dois(["10.1371/journal.pone.0033693"])
         records = registries.pubmed.fetch_pmids(["11618220"])
         registries.status()   # which registries are asked, and why the others are not
