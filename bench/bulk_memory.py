@@ -42,11 +42,10 @@ if way == "whole":
 elif way == "stream":
     refs = sum(len(part.references) for part in stream_inputs([path], None, batch))
 else:
-    params = JobParams(
-        inputs=[str(path)], job_id="bench", db=str(path.with_suffix(".duckdb")), offline=True
-    )
+    db = path.with_suffix(".duckdb")
+    params = JobParams(inputs=[str(path)], job_id="bench", db=str(db), offline=True)
     digests = file_digests(params.inputs)
-    imported = import_batches(params, batch, digests, "bench", set(), PLAIN, store_batch)
+    imported = import_batches(params, batch, digests, "bench", set(), PLAIN, store_batch, db)
     refs = len(imported.citation_ids)
 seconds = time.perf_counter() - started
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -50,7 +50,7 @@ from tasks.identifiers import identifiers_of
 from tasks.lookup import lookup_references
 from tasks.match.venues import venue_of
 from tasks.read.bibtex import read_bibtex
-from tasks.registries import Registries, RegistryPool
+from tasks.registries.clients import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "hallucination"

@@ -40,7 +40,8 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from models.audit import Verdict
-from tasks.registries import Registries, RegistryPool, RegistrySettings
+from tasks.registries import read_settings
+from tasks.registries.clients import Registries, RegistryPool
 from tasks.support import cross
 from tasks.support.encoder import encoder
 from tasks.support.relevance import UNRELATED_BELOW, Pair, overlap, score_pairs
@@ -207,7 +208,7 @@ def cross_encoder_figures(pairs: Sequence[Pair], kinds: Sequence[tuple[str, str]
 
 def judge_accuracy(judged: Sequence[tuple[Pair, str]]) -> None:
     """The optional judge's verdicts against SciFact's labels (see the module docstring)."""
-    with Registries.from_settings(RegistrySettings(), RegistryPool()) as registries:
+    with Registries.from_settings(read_settings(), RegistryPool()) as registries:
         if registries.judge is None:
             print("  judge: off (set CITEAUDIT_LLM_URL and CITEAUDIT_LLM_MODEL to measure it)")
             return

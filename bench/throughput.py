@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from models.audit import Reference, Status
 from tasks.citation_ids import plan_chunks
 from tasks.lookup import lookup_references
-from tasks.registries import Registries, RegistryPool
+from tasks.registries.clients import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 from tests.fake_registry.server import CROSSREF_POLITE, NCBI_ANONYMOUS
 from tests.reliability_data import bare_id_reference, bundled_pmids, bundled_works, synthetic_works

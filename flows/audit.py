@@ -26,8 +26,15 @@ from models.job import JobParams, JobSummary
 from tasks.errors import UsageError
 from tasks.job.audited import summarize
 from tasks.job.end import audited_job, end_job, end_unstored
-from tasks.job.library import library_at
-from tasks.store import JobNotStored, LibraryLocked, check_job_id, job_lock, write_lock
+from tasks.store import (
+    JobNotStored,
+    LibraryLocked,
+    LibraryPath,
+    check_job_id,
+    job_lock,
+    library_at,
+    write_lock,
+)
 
 MAX_AUDIT_REFERENCES = 100_000
 MIN_REFERENCE_BYTES = 2  # a PMID and its line break
@@ -55,16 +62,18 @@ def check_audit_size(params: JobParams) -> None:
 
 def run_pipeline(params: JobParams, stages: Stages = PLAIN) -> JobSummary:
     """One job, stage by stage; every input citation ends as exactly one row. The job is this
-    run's alone from start to end (job_lock: a second run of it is refused)."""
+    run's alone from start to end (job_lock: a second run of it is refused). The library's
+    name is resolved here, once, for every stage."""
     check_job_id(params.job_id)
-    with job_lock(library_at(params.db), params.job_id):
+    db = library_at(params.db)
+    with job_lock(db, params.job_id):
         check_audit_size(params)
         job = stages.identify(stages.read(params.inputs, params.input_format))
         shown = progress.ArtifactProgress(
             "validate", params.job_id, f"audit {params.job_id}: citations checked"
         )
         checked = stages.check(job.references, params.offline, params.chunk_size, shown)
-        return finish_job(params, job, checked, params.chosen_styles(), stages)
+        return finish_job(params, job, checked, params.chosen_styles(), stages, db)
 
 
 def finish_job(
@@ -73,6 +82,7 @@ def finish_job(
     checked: Sequence[Checked],
     styles: Sequence[str],
     stages: Stages,
+    db: LibraryPath,
 ) -> JobSummary:
     """How every job ends once its citations are checked (no bibliographies when `styles` is
     empty): support -> dedupe -> score -> render -> persist (tasks/job) -> publish. The library
@@ -80,7 +90,7 @@ def finish_job(
     what is stored; claim support, which only reads what lookup found, runs before taking the
     lock. pandoc starts on the bibliographies at once (`stages.ahead`), beside all that; its
     runs are handed to render."""
-    job_id, db = params.job_id, params.db
+    job_id = params.job_id
     with stages.ahead(checked, styles) as ahead:
         supports = stages.support(job.claims, checked)
         try:

@@ -35,9 +35,9 @@ from tasks.dedupe.job import job_records, repeats_within_jobs
 from tasks.job.audited import summarize
 from tasks.job.end import dedupe_against_library
 from tasks.job.folder import write_import
-from tasks.job.library import BULK_THREADS, library_at, open_library, stored_batches
+from tasks.job.library import BULK_THREADS, stored_batches
 from tasks.score.metrics import Tally, assessment, citation_scores
-from tasks.store import check_job_id, job_lock, write_lock
+from tasks.store import LibraryPath, check_job_id, job_lock, library_at, open_library, write_lock
 
 DEFAULT_BATCH = 5_000
 
@@ -61,13 +61,13 @@ def input_fingerprint(digests: Sequence[str], input_format: str | None, batch_si
 
 
 @stage_task("bulk-batches-done")
-def batches_done_step(job_id: str, fingerprint: str, db: str | None) -> set[int]:
+def batches_done_step(job_id: str, fingerprint: str, db: LibraryPath) -> set[int]:
     with open_library(db, threads=BULK_THREADS) as library:
         return library.bulk_batches_done(job_id, fingerprint)
 
 
 def store_batch(
-    job_id: str, batch: int, fingerprint: str, checked: Sequence[Checked], db: str | None
+    job_id: str, batch: int, fingerprint: str, checked: Sequence[Checked], db: LibraryPath
 ) -> int:
     """One batch's rows and its `done` mark (tasks/store/bulk.py); how many rows."""
     frame = frames.citations_frame(job_id, checked)
@@ -78,7 +78,7 @@ def store_batch(
 
 store_batch_step = stage_task("store-batch")(store_batch)
 
-StoreBatch = Callable[[str, int, str, Sequence[Checked], str | None], int]
+StoreBatch = Callable[[str, int, str, Sequence[Checked], LibraryPath], int]
 
 
 @dataclass
@@ -99,9 +99,11 @@ def import_batches(
     done: set[int],
     stages: Stages,
     store: StoreBatch,
+    db: LibraryPath,
 ) -> Imported:
-    """Read, identify, check and store the input a batch at a time (the batches in `done` are
-    read but neither checked nor stored again). `digests`: file_digests of the inputs."""
+    """Read, identify, check and store the input a batch at a time in the library `db` (the
+    batches in `done` are read but neither checked nor stored again). `digests`: file_digests
+    of the inputs."""
     seen: dict[str, int] = {}
     imported = Imported()
     stored = 0
@@ -118,7 +120,7 @@ def import_batches(
             stored += len(job.references)
         else:
             checked = stages.check(job.references, params.offline, params.chunk_size, None)
-            stored += store(params.job_id, number, fingerprint, checked, params.db)
+            stored += store(params.job_id, number, fingerprint, checked, db)
         progress.report("import", stored, None)  # the total is known once all is read
     progress.report("import", stored, stored)
     return imported
@@ -134,7 +136,11 @@ class Scored:
 
 
 def score_batches(
-    job_id: str, order: Sequence[str], claims: Sequence[Claim], batch_size: int, db: str | None
+    job_id: str,
+    order: Sequence[str],
+    claims: Sequence[Claim],
+    batch_size: int,
+    db: LibraryPath,
 ) -> tuple[pl.DataFrame, Scored]:
     """The first pass over the stored batches: dedupe's match keys (`job_records`), and what
     scoring and metrics take."""
@@ -155,12 +161,12 @@ dedupe_step = stage_task("dedupe")(dedupe_against_library)
 
 
 def finish_import(
-    params: JobParams, job: ReadResult, order: Sequence[str], batch_size: int
+    params: JobParams, job: ReadResult, order: Sequence[str], batch_size: int, db: LibraryPath
 ) -> JobSummary:
     """How an import ends once its citations are stored: `finish_job`'s stages, each over the
     stored citations a batch at a time (support -> dedupe -> score -> library rows -> render
     + job folder -> publish), so that memory holds a batch and a few columns of every citation."""
-    job_id, db = params.job_id, params.db
+    job_id = params.job_id
     records, scored = quoted(score_batches_step)(job_id, order, job.claims, batch_size, db)
     claims = link_claims(job.claims, [c.reference for c in scored.cited])
     job = ReadResult(references=[], claims=claims, errors=job.errors)
@@ -174,7 +180,9 @@ def finish_import(
         assessed = assessment(
             scored.scores, scored.tally, claims, scored.cited, duplicates, supports
         )
-        rendered, out = quoted(write_folder_step)(params, job, order, works, assessed, batch_size)
+        rendered, out = quoted(write_folder_step)(
+            params, job, order, works, assessed, batch_size, db
+        )
     TASKS.publish(rendered)
     return summarize(rendered, out)
 
@@ -192,14 +200,14 @@ def bulk_import(params: JobParams, batch_size: int = DEFAULT_BATCH) -> BulkSumma
     Returns audit_job's summary plus `batches`, `batches_skipped` (already stored by an earlier
     run) and `bibliographies_skipped`.
     """
-    job_id, db = check_job_id(params.job_id), params.db
-    with job_lock(library_at(db), job_id):  # the job is this run's alone (two at once mixed)
-        return import_job(params, batch_size)
+    job_id, db = check_job_id(params.job_id), library_at(params.db)  # resolved once, here
+    with job_lock(db, job_id):  # the job is this run's alone (two at once mixed)
+        return import_job(params, batch_size, db)
 
 
-def import_job(params: JobParams, batch_size: int) -> BulkSummary:
+def import_job(params: JobParams, batch_size: int, db: LibraryPath) -> BulkSummary:
     """bulk_import's work, under the job's lock."""
-    job_id, db = params.job_id, params.db
+    job_id = params.job_id
     digests = file_digests(params.inputs)
     fingerprint = input_fingerprint(
         [digests[p] for p in params.inputs], params.input_format, batch_size
@@ -207,12 +215,12 @@ def import_job(params: JobParams, batch_size: int) -> BulkSummary:
     done = batches_done_step(job_id, fingerprint, db)
     shown = progress.ArtifactProgress("import", job_id, f"bulk import {job_id}: batches stored")
     store = quoted(store_batch_step)
-    imported = import_batches(params, batch_size, digests, fingerprint, done, TASKS, store)
+    imported = import_batches(params, batch_size, digests, fingerprint, done, TASKS, store, db)
     order = imported.citation_ids
     shown.update(len(order), len(order))
 
     job = ReadResult(references=[], claims=imported.claims, errors=imported.errors)
-    summary = finish_import(params, job, order, batch_size)
+    summary = finish_import(params, job, order, batch_size, db)
     return BulkSummary(
         **summary.model_dump(),
         batches=imported.batches,

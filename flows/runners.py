@@ -8,37 +8,57 @@ the safe default is a LocalCluster of in-process workers (`processes=False`: thr
 limiter). With `CITEAUDIT_DASK_PROCESSES=1` each of the n worker processes gets 1/n of the rate
 (`CITEAUDIT_RATE_SAFETY` divided by n). With an existing scheduler (`CITEAUDIT_DASK_ADDRESS`) the
 workers are not ours to configure: give them that divided setting yourself (deployments/README.md).
+
+Prefect is imported where a runner is built, not with the module: the CLI checks the
+configuration (`runner_choice`) before a run, and a usage error must not wait seconds for it.
 """
 
 import os
-from typing import Any, cast
+from importlib.util import find_spec
+from typing import TYPE_CHECKING, Any, cast
 
-from prefect.context import FlowRunContext
-from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
+from tasks.registries import read_settings
 
-from tasks.registries import RegistrySettings
+if TYPE_CHECKING:
+    from prefect.task_runners import TaskRunner
 
 DEFAULT_WORKERS = 4
 KINDS = ("threads", "dask")
 
 
-def task_runner(kind: str | None = None, workers: int | None = None) -> TaskRunner[Any]:
-    """A task runner by name: `threads` (env `CITEAUDIT_TASK_RUNNER`, default) or `dask`."""
+def runner_choice(kind: str | None = None, workers: int | None = None) -> tuple[str, int]:
+    """The task runner's name and workers (env `CITEAUDIT_TASK_RUNNER`, `CITEAUDIT_WORKERS`),
+    checked without building it: ValueError for a name, a count or an extra that is wrong."""
     kind = kind or os.environ.get("CITEAUDIT_TASK_RUNNER", "threads")
     workers = workers or int(os.environ.get("CITEAUDIT_WORKERS", DEFAULT_WORKERS))
     if workers < 1:
         raise ValueError(f"workers must be at least 1, not {workers}")
-    if kind == "threads":
-        return cast(TaskRunner[Any], ThreadPoolTaskRunner(max_workers=workers))
+    if kind not in KINDS:
+        raise ValueError(f"unknown task runner {kind!r} (known: {', '.join(KINDS)})")
+    if kind == "dask" and find_spec("prefect_dask") is None:  # optional engine
+        raise ValueError(
+            "CITEAUDIT_TASK_RUNNER=dask needs the dask extra: pip install 'citeaudit[dask]'"
+        )
+    return kind, workers
+
+
+def task_runner(kind: str | None = None, workers: int | None = None) -> "TaskRunner[Any]":
+    """A task runner by name: `threads` (env `CITEAUDIT_TASK_RUNNER`, default) or `dask`."""
+    from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
+
+    kind, workers = runner_choice(kind, workers)
     if kind == "dask":
         return dask_task_runner(workers)
-    raise ValueError(f"unknown task runner {kind!r} (known: {', '.join(KINDS)})")
+    return cast(TaskRunner[Any], ThreadPoolTaskRunner(max_workers=workers))
 
 
-def tasks_run_here(runner: TaskRunner[Any] | None = None) -> bool:
+def tasks_run_here(runner: "TaskRunner[Any] | None" = None) -> bool:
     """Whether `runner` (by default the running flow's, else the configured one) runs tasks in
     this process, so that they share its state: threads, or a new LocalCluster of in-process
     Dask workers. Any other runner, or one we cannot tell, counts as elsewhere."""
+    from prefect.context import FlowRunContext
+    from prefect.task_runners import ThreadPoolTaskRunner
+
     if runner is None:
         context = FlowRunContext.get()
         runner = context.task_runner if context else task_runner()
@@ -55,15 +75,11 @@ def tasks_run_here(runner: TaskRunner[Any] | None = None) -> bool:
     )
 
 
-def dask_task_runner(workers: int) -> TaskRunner[Any]:
+def dask_task_runner(workers: int) -> "TaskRunner[Any]":
     """A DaskTaskRunner on the scheduler at `CITEAUDIT_DASK_ADDRESS`, or on a new LocalCluster of
     `workers` workers (built lazily: the cluster starts when a flow run starts)."""
-    try:
-        from prefect_dask import DaskTaskRunner  # optional engine: import only when chosen
-    except ImportError as exc:
-        raise ValueError(
-            "CITEAUDIT_TASK_RUNNER=dask needs the dask extra: pip install 'citeaudit[dask]'"
-        ) from exc
+    from prefect.task_runners import TaskRunner
+    from prefect_dask import DaskTaskRunner  # optional engine: runner_choice found it installed
 
     address = os.environ.get("CITEAUDIT_DASK_ADDRESS")
     if address:
@@ -88,6 +104,6 @@ def local_cluster_kwargs(workers: int, processes: bool) -> dict[str, Any]:
     }
     if processes:
         # Each process paces itself alone, so each may use only its share of the rate.
-        share = RegistrySettings().rate_safety / workers
+        share = read_settings().rate_safety / workers
         kwargs["env"] = {"CITEAUDIT_RATE_SAFETY": str(share)}
     return kwargs

@@ -20,7 +20,7 @@ import polars as pl
 from prefect import flow
 
 from flows import artifacts, progress
-from flows.steps import PROCESS_POOL, process_settings, stage_task
+from flows.steps import PROCESS_POOL, stage_task
 from models.audit import Checked, Reference
 from models.job import RecheckSummary
 from tasks import frames
@@ -33,18 +33,18 @@ from tasks.changes import (
 )
 from tasks.frames import reference_from_row
 from tasks.job.folder import write_recheck
-from tasks.job.library import open_library
 from tasks.lookup import lookup_references
-from tasks.registries import Registries
+from tasks.registries import read_settings
+from tasks.registries.clients import Registries
 from tasks.score.metrics import assess
-from tasks.store import check_job_id
+from tasks.store import LibraryPath, check_job_id, library_at, open_library
 
 DEFAULT_MAX_AGE_DAYS = 7
 DEFAULT_CHUNK = 500
 
 
 @stage_task("stale-citations")
-def stale_step(db: str | None, before: datetime, job_ids: list[str] | None) -> pl.DataFrame:
+def stale_step(db: LibraryPath, before: datetime, job_ids: list[str] | None) -> pl.DataFrame:
     with open_library(db) as library:
         return library.stale_citations(before, job_ids)
 
@@ -55,7 +55,7 @@ def recheck_step(refs: Sequence[Reference], chunk_size: int) -> list[Checked]:
     knowledge this audit exists to replace. One client set, over the process's limiters (an
     audit running beside it shares them), so the rate limits hold. One
     result per reference, in `refs` order (chunks group them by identifier)."""
-    settings = process_settings(cache_enabled=False)
+    settings = read_settings(cache_enabled=False)
     checked: dict[int, Checked] = {}
     deadline = settings.job_ends_at()
     progress.report("recheck", 0, len(refs))
@@ -125,7 +125,8 @@ def scheduled_audit(
     """
     now = datetime.now(UTC)
     audit_id = check_job_id(audit_id or f"scheduled-{now:%Y%m%dT%H%M%SZ}")
-    before = stale_step(db, stale_before(now, max_age_days), job_ids)
+    library_path = library_at(db)  # resolved once, here
+    before = stale_step(library_path, stale_before(now, max_age_days), job_ids)
     refs = [reference_from_row(row) for row in before.iter_rows(named=True)]
     if refs:
         after = rechecked_rows(before, recheck_step(refs, chunk_size))
@@ -133,7 +134,7 @@ def scheduled_audit(
         changes = detect_changes(before, updates, now)
     else:
         updates, changes = before, pl.DataFrame(schema=CHANGES_SCHEMA)
-    with open_library(db) as library:
+    with open_library(library_path) as library:
         library.apply_recheck(updates, changes)
     out, markdown = write_recheck(out_dir, audit_id, changes, updates)
     by_field = dict(changes.group_by("field").len().sort("field").iter_rows())

@@ -15,7 +15,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
@@ -43,11 +43,13 @@ from tasks.lookup import lookup_references
 from tasks.lookup.snapshots import LocalSnapshots
 from tasks.read import read_inputs, stream_inputs
 from tasks.read.kinds import check_bibliographies
-from tasks.registries import Registries, RegistryPool, RegistrySettings
+from tasks.registries import read_settings
+from tasks.registries.clients import Registries, RegistryPool
 from tasks.render import citeproc
 from tasks.render.citeproc import Ahead
 from tasks.score.metrics import Assessment
 from tasks.snapshots.store import snapshots_root
+from tasks.store import LibraryPath
 from tasks.support.claims import support_claims
 
 P = ParamSpec("P")
@@ -64,15 +66,10 @@ interrupt.on_stop(citeproc.stop_all_pandoc)
 PROCESS_POOL = RegistryPool()
 
 
-def process_settings(**overrides: Any) -> RegistrySettings:
-    """The registry settings in this process's environment now (secrets included: they never
-    travel as parameters), with `overrides`: the one place the flows build them."""
-    return RegistrySettings(**overrides)
-
-
 def process_registries() -> Registries:
-    """This process's client set for the settings in the environment."""
-    return PROCESS_POOL.registries(process_settings())
+    """This process's client set for the settings in its environment now: a task reads them
+    where it runs (a thread here, a Dask worker process), as they never travel as parameters."""
+    return PROCESS_POOL.registries(read_settings())
 
 
 @cache
@@ -121,7 +118,7 @@ def identify(
 
 def job_deadline() -> float:
     """When the job's lookups must end (epoch seconds): CITEAUDIT_JOB_DEADLINE_S from now."""
-    return process_settings().job_ends_at()
+    return read_settings().job_ends_at()
 
 
 def check_chunk(
@@ -260,7 +257,7 @@ class Stages:
     read: Callable[[Sequence[str], str | None], ReadResult]
     identify: Callable[[ReadResult], ReadResult]
     check: Callable[[Sequence[Reference], bool, int, Shown], list[Checked]]
-    dedupe: Callable[[str, Sequence[Checked], str | None], JobDedupe]
+    dedupe: Callable[[str, Sequence[Checked], LibraryPath], JobDedupe]
     support: Callable[[Sequence[Claim], Sequence[Checked]], list[CitationSupport] | None]
     score: Callable[
         [Sequence[Checked], Sequence[Claim], JobDedupe, Sequence[CitationSupport] | None],
@@ -268,7 +265,7 @@ class Stages:
     ]
     render: Callable[[AuditedJob, Sequence[str], Ahead | None], Rendered]
     ahead: Callable[[Sequence[Checked], Sequence[str]], RunsAhead]
-    persist: Callable[[Rendered, Sequence[str], str, str | None], str]
+    persist: Callable[[Rendered, Sequence[str], str, LibraryPath], str]
     publish: Callable[[Rendered], None]
 
 

@@ -254,7 +254,7 @@ def test_adds_store_only_their_rows_and_leave_what_storing_the_whole_job_leaves(
     whole = tmp_path / "whole.duckdb"
     shutil.copy(db, whole)
     restorer = AgentService(db=str(whole), offline=True)
-    with write_lock(str(whole)):
+    with write_lock(whole):
         restorer._store(restorer._load("crew-4"))  # the whole job, as every add did before
     added, stored = library_rows(db), library_rows(whole)
     for name in ROW_KEYS:

@@ -244,3 +244,75 @@ def test_a_failure_inside_the_run_is_one_line_and_exit_3(tmp_path, prefect_serve
     # UndeclaredColumns is ours (an InfrastructureError): its message, not a class name
     assert done.stderr.startswith("citeaudit: error: the library's table citations has no column a")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+# What a run needs and a usage error must not wait for: Prefect alone takes seconds to import,
+# the registry clients (httpx, hishel, redis) over a second.
+SLOW_IMPORTS = ("prefect", "tasks.registries.clients", "httpx")
+
+
+USAGE_ERRORS = [
+    (("audit", "refs.txt", "--job", "j", "--fail-on", "bogus"), {}),
+    (("audit", "missing.bib", "--job", "j"), {}),
+    (("audit", "refs.txt", "--job", "../j"), {}),
+    (("audit", "refs.txt", "--job", "j", "--format", "endnote"), {}),
+    (("audit", "refs.txt", "--job", "j", "--styles", "comic-sans"), {}),
+    (("audit", "refs.txt", "--job", "j", "--db", "refs.txt"), {}),
+    (("audit", "refs.txt", "--job", "j"), {"CITEAUDIT_REGISTRIES": "crossref,pubmd"}),
+    (("audit", "refs.txt", "--job", "j"), {"CITEAUDIT_TASK_RUNNER": "bogus"}),
+    (("audit", "refs.txt", "--job", "j", "--bogus"), {}),
+    (("import", "missing.bib", "--job", "j"), {}),
+    (("check", "refs.txt", "--fail-on", "bogus"), {}),
+    (("fix", "missing.bib"), {}),
+    (("fix", "refs.bib"), {"CITEAUDIT_MAX_ATTEMPTS": "many"}),  # was exit 3, a traceback's line
+    (("zotero", "audit", "--job", "j", "--library-type", "bogus"), {}),
+    (("zotero", "audit", "--job", "j", "--library-id", "1", "--fail-on", "bogus"), {}),
+    (("report", "j", "--db", "missing.duckdb"), {}),
+    (("jobs", "--db", "missing.duckdb"), {}),
+    (("registries",), {"CITEAUDIT_REGISTRIES": "crossref,pubmd"}),
+    (("snapshot", "build", "bogus", "refs.txt"), {}),
+    (("mcp", "--http", "--host", "0.0.0.0"), {}),
+    (("server", "status", "--bogus"), {}),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    USAGE_ERRORS,
+    ids=[" ".join(args + tuple(f"{k}={v}" for k, v in env.items())) for args, env in USAGE_ERRORS],
+)
+def test_a_usage_error_answers_before_prefect_or_the_registry_clients_load(
+    tmp_path, args: tuple[str, ...], env: dict[str, str]
+) -> None:
+    """A usage error (a bad value, a missing file, a bad setting, an unknown option) took 3-18 s:
+    Prefect and the registry clients were imported before the arguments were checked. The real
+    command, with Python's -X importtime, must say so in one line (or click's usage box) and exit
+    2 with neither loaded."""
+    (tmp_path / "refs.txt").write_text("10.1038/srep16696\n")
+    (tmp_path / "refs.bib").write_text("@article{a, title={A title}}\n")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("CITEAUDIT_", "PREFECT_"))}
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "flows.cli", *args],
+        cwd=tmp_path,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    imported = set()
+    said = []
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:"):
+            imported.add(line.rsplit("|", 1)[1].strip())
+        else:
+            said.append(line)
+    assert done.returncode == 2, done.stderr
+    if "--bogus" in args:
+        assert "No such option: --bogus" in "\n".join(said)
+    else:
+        assert len(said) == 1 and said[0].startswith("citeaudit: error: "), said
+        assert "Value error" not in said[0]  # a setting is named as the user sets it
+    assert "flows.cli.main" in imported  # -X importtime did report
+    loaded = sorted(m for m in imported if m.split(".")[0] in SLOW_IMPORTS or m in SLOW_IMPORTS)
+    assert not loaded, f"{' '.join(args)}: {loaded[:5]}"
+    assert not (tmp_path / "out").exists()

@@ -11,7 +11,7 @@ import pytest
 
 from models.audit import Identifiers, Reference
 from tasks.lookup import lookup_references
-from tasks.registries import Registries, RegistryPool
+from tasks.registries.clients import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 from tests.reliability_data import (
     FABRICATED_PMID_BASE,

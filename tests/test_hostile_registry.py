@@ -13,7 +13,7 @@ CHECK_UNDER_FAULT = """
 import json, resource, sys
 from models.audit import Identifiers
 from tasks.lookup import lookup_references
-from tasks.registries import RegistryPool, Registries
+from tasks.registries.clients import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 from tests.reliability_data import bare_id_reference, bundled_pmids, bundled_works
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from tasks.registries import Registries, RegistryPool, RegistrySettings
+from tasks.registries import RegistrySettings
+from tasks.registries.clients import Registries, RegistryPool
 from tasks.registries.judge import parse_verdict
 from tasks.support.relevance import Pair
 from tests.fake_registry import FakeRegistry

@@ -17,7 +17,7 @@ import pytest
 from flows.audit import run_pipeline
 from models.audit import Status
 from models.job import JobParams
-from tasks.store import Lake, LakeUnavailable, Library
+from tasks.store import Lake, LakeUnavailable, Library, library_at, open_library
 from tasks.store.lake import lake_at, redact
 from tasks.store.schema import SCHEMA_VERSION, columns_of, library_tables, table_names, version_of
 from tests.postgres import Postgres, postgres_server
@@ -41,8 +41,8 @@ def lake(postgres: Postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 def test_a_lake_is_the_declared_library(lake: str) -> None:
     refs = make_refs(3)
-    with Library(lake) as lib:
-        assert isinstance(lib.where, Lake)
+    assert isinstance(library_at(lake), Lake)  # a postgresql:// name is a lake
+    with open_library(library_at(lake)) as lib:
         assert version_of(lib.con) == SCHEMA_VERSION
         assert table_names(lib.con) == {*library_tables(), "validations"}
         assert {n: columns_of(lib.con, n) for n in library_tables()} == {
@@ -57,7 +57,7 @@ def test_a_lake_is_the_declared_library(lake: str) -> None:
             lib.stale_citations(datetime.now(UTC), ["b"]).with_columns(status=pl.lit("verified")),
             pl.DataFrame(),
         )
-    with Library(lake, read_only=True) as reader:
+    with open_library(library_at(lake), read_only=True) as reader:
         job = reader.job("j")
         assert created is not None and job is not None
         assert job["created_at"] == created["created_at"] < job["updated_at"]
@@ -108,7 +108,7 @@ def params(tmp_path: Path, job: str, db: str) -> list[str]:
 def stored(db: str) -> tuple[set[frozenset[tuple[str, str]]], int, list[tuple[str, int]], int]:
     """Which citations share a work, how many works, each job's citation count, and how many
     dedupe records: what a library holds, its work ids aside."""
-    with Library(db, read_only=True) as lib:
+    with open_library(library_at(db), read_only=True) as lib:
         citations = lib.table("citations")
         works = lib.table("works")
         jobs = lib.jobs()

@@ -12,7 +12,7 @@ from models.audit import Identifiers, Provenance, Reference, Status
 from models.csl import CSLDate, CSLItem, CSLName
 from tasks.lookup import lookup_references
 from tasks.read.bibtex import read_bibtex
-from tasks.registries import Registries, RegistryPool
+from tasks.registries.clients import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 
 ICLR_CROSSREF = Path(__file__).parent / "fixtures" / "registry" / "iclr_crossref_works.jsonl.gz"

@@ -11,8 +11,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tasks.registries import Registries, RegistryPool, RegistryRequestError, RegistrySettings
+from tasks.registries import RegistrySettings
+from tasks.registries.clients import Registries, RegistryPool
 from tasks.registries.crossref import _filter_params
+from tasks.registries.http import RegistryRequestError
 from tasks.version import citeaudit_version
 from tests.fake_registry.server import FakeRegistry
 

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from tasks.registries import Registries, RegistryPool, RegistrySettings, RegistryUnavailable
+from tasks.registries import RegistrySettings
+from tasks.registries.clients import Registries, RegistryPool
+from tasks.registries.http import RegistryUnavailable
 from tests.fake_registry.server import FakeRegistry
 
 S2_KEY = "s2KEY-7c1e9a33d05b"

@@ -14,7 +14,7 @@ from models.audit import Reference, Status, ValidationResult
 from models.job import JobParams
 from tasks.citation_ids import plan_chunks
 from tasks.lookup import lookup_references
-from tasks.registries import Registries, RegistryPool
+from tasks.registries.clients import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 from tests.fake_registry.fixtures import point_env_at
 from tests.reliability_data import bundled_works, mixed_references, write_doi_list

@@ -16,7 +16,7 @@ from models.audit import Checked, Identifiers, Provenance, Reference, Status
 from models.csl import CSLDate, CSLItem, CSLName
 from tasks.frames import citations_frame, result_from_row
 from tasks.lookup import lookup_references
-from tasks.registries import Registries, RegistryPool
+from tasks.registries.clients import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 
 TITLE = "Attention Is All You Need"

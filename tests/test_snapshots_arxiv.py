@@ -10,8 +10,8 @@ from xml.etree import ElementTree as ET  # our own recorded entries
 
 import pytest
 
-from tasks.registries import Registries, RegistryPool
 from tasks.registries.arxiv import arxiv_entry_to_csl
+from tasks.registries.clients import Registries, RegistryPool
 from tasks.registries.http import RegistryHttp
 from tasks.registries.oai import OaiError, list_records
 from tasks.snapshots import arxiv

@@ -15,7 +15,7 @@ from crewai.tools import BaseTool
 from pydantic import BaseModel, Field, PrivateAttr
 
 from flows.agents.service import SOURCE_KINDS, AgentError, AgentService, Answer, one_line_error
-from tasks.registries import RegistryPool
+from tasks.registries.clients import RegistryPool
 
 OPERATIONS = ("add", "validate", "format", "export", "list")
 

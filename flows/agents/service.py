@@ -45,10 +45,11 @@ from tasks.job.agent import (
     store_state,
 )
 from tasks.read.plaintext import reference_from_line
-from tasks.registries import Registries, RegistryPool, RegistrySettings
+from tasks.registries import RegistrySettings, read_settings
+from tasks.registries.clients import Registries, RegistryPool
 from tasks.render import citeproc, exports
 from tasks.render.selection import export_entries
-from tasks.store import UnsafeJobId, check_job_id, write_lock
+from tasks.store import LibraryPath, UnsafeJobId, check_job_id, library_at, write_lock
 from tasks.support.claims import support_claims
 from tasks.words import counted
 
@@ -68,20 +69,21 @@ class Answer:
 
 
 class AgentService:
-    """The five operations on jobs of one library (`db`, default $CITEAUDIT_DB). With `out_dir`
-    each change also rewrites the job's folder there (Parquet, exports, report). Its registry
-    clients come from `pool` (default: one of its own), held for the service's life: give
-    services of one process one pool and they share the registries' pace."""
+    """The five operations on jobs of one library (`db`, default $CITEAUDIT_DB, resolved once
+    when the service is made). With `out_dir` each change also rewrites the job's folder there
+    (Parquet, exports, report). Its registry clients come from `pool` (default: one of its own),
+    held for the service's life: give services of one process one pool and they share the
+    registries' pace."""
 
     def __init__(
         self,
-        db: str | None = None,
+        db: str | LibraryPath | None = None,
         out_dir: str | None = None,
         offline: bool = False,
         pool: RegistryPool | None = None,
         settings: RegistrySettings | None = None,
     ) -> None:
-        self.db = db
+        self.db = library_at(db)
         self.out_dir = out_dir
         self.offline = offline
         self.pool = pool or RegistryPool()
@@ -257,7 +259,7 @@ class AgentService:
     def settings(self) -> RegistrySettings:
         """The service's registry settings: given, or read from the environment once."""
         if self._settings is None:
-            self._settings = RegistrySettings()
+            self._settings = read_settings()
         return self._settings
 
     def registries(self) -> Registries:

@@ -27,13 +27,9 @@ def fix(
     offline: Annotated[bool, typer.Option(help="Do not contact the registries.")] = False,
 ) -> None:
     """Correct INPUT.bib from the registries, mark what cannot be trusted, show what changed."""
-    from flows.cli.main import internal_error, usage_error
-    from tasks.citation_ids import assign_citation_ids
-    from tasks.lookup import lookup_references
+    from flows.cli.main import internal_error, registry_settings, usage_error
     from tasks.read import bibtex, decoding_warnings
     from tasks.read.text import UnreadableFileError, encoded_like, read_text
-    from tasks.registries import Registries, RegistryPool, RegistrySettings
-    from tasks.render.fix import fix_bibtex
 
     try:
         text = read_text(input_bib)
@@ -44,12 +40,19 @@ def fix(
         usage_error(f"{input_bib}: not a BibTeX file (fix rewrites .bib files only)")
     if output is not None and (problem := _unwritable(output, input_bib)):
         usage_error(f"-o {output}: {problem}")
+    settings = None if offline else registry_settings()
+    # the lookup's modules (the registry clients among them) once the arguments are right
+    from tasks.citation_ids import assign_citation_ids
+    from tasks.lookup import lookup_references
+    from tasks.registries.clients import Registries, RegistryPool
+    from tasks.render.fix import fix_bibtex
+
     read = bibtex.read([input_bib])
     refs = assign_citation_ids(read.references)
-    if offline:
+    if settings is None:
         results = lookup_references(refs, None, offline=True)
     else:
-        with Registries.from_settings(RegistrySettings(), RegistryPool()) as registries:
+        with Registries.from_settings(settings, RegistryPool()) as registries:
             results = lookup_references(refs, registries)
     fixed = fix_bibtex(text, refs, {r.citation_id: r for r in results})
     data = encoded_like(fixed.text, original)

@@ -22,12 +22,14 @@ from rich.console import Console
 
 import flows.quiet  # noqa: F401  (must come before anything imports prefect)
 from flows.cli.fix import fix
+from tasks.words import counted
 
 if TYPE_CHECKING:
     from flows.progress import Listener
     from models.job import JobSummary
     from tasks.errors import CiteauditError
-    from tasks.store import Lake, Library
+    from tasks.registries import RegistrySettings
+    from tasks.store import Library, LibraryPath
 
 app = typer.Typer(
     help=(
@@ -134,11 +136,6 @@ def gate_failed(summary: "JobSummary", gate: set[str]) -> bool:
     if tripped:
         typer.echo(f"citeaudit: --fail-on {','.join(sorted(gate))}: {', '.join(tripped)}", err=True)
     return bool(tripped)
-
-
-def counted(n: int, noun: str) -> str:
-    """'1 citation', '2 citations' (the nouns the summary counts take an s)."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def print_item(line: str) -> None:
@@ -358,20 +355,12 @@ def check_inputs(
     job: str, inputs: list[Path], input_format: str | None, out_dir: Path, db: str | None
 ) -> None:
     """Arguments and settings, checked before a flow starts: a bad one is a one-line usage
-    error (exit 2), never a traceback from inside a task or an exit 1 a --fail-on gate reads."""
-    from pydantic import ValidationError
-
-    from flows.runners import task_runner
+    error (exit 2), never a traceback from inside a task or an exit 1 a --fail-on gate reads.
+    Nothing here imports Prefect or the registry clients, and each check imports what it needs
+    as it comes, the store (DuckDB, Polars) last: a usage error answers at once."""
     from tasks.read import READERS
     from tasks.read.kinds import NotABibliography, check_bibliographies
-    from tasks.registries import RegistrySettings
-    from tasks.store import UnsafeJobId, check_job_id
-    from tasks.trust import load_trusted_domains
 
-    try:
-        check_job_id(job)
-    except UnsafeJobId as exc:
-        usage_error(str(exc))
     for path in inputs:
         if path.is_dir():
             usage_error(f"{path} is a folder: give the reference files in it")
@@ -384,28 +373,46 @@ def check_inputs(
         usage_error(f"--format: unknown format {input_format!r} (known: {', '.join(formats)})")
     if out_dir.exists() and not out_dir.is_dir():
         usage_error(f"--out: {out_dir} is a file, not a folder")
-    library_path(db)
+
+    from flows.runners import runner_choice
+    from tasks.trust import load_trusted_domains
+
+    registry_settings()  # checked here; the flow reads them in its own process
     try:
-        RegistrySettings()
-    except ValidationError as exc:
-        usage_error(
-            "; ".join(
-                f"CITEAUDIT_{str(e['loc'][0]).upper()}: {e['msg'].removeprefix('Value error, ')}"
-                for e in exc.errors()
-            )
-        )
-    try:
-        task_runner()
+        runner_choice()
         load_trusted_domains()
     except (ValueError, OSError) as exc:
         usage_error(f"configuration: {exc}")
 
+    check_job(job)
+    library_path(db)
 
-def library_path(db: str | None) -> "Path | Lake":
-    """Where --db (or CITEAUDIT_DB) puts the library; a folder or a file that is no library is a
-    usage error."""
-    from tasks.job.library import library_at
-    from tasks.store import NotALibrary, check_library
+
+def registry_settings() -> "RegistrySettings":
+    """The command's registry settings, read once from the environment; a bad one is a usage
+    error naming its variable."""
+    from tasks.registries import SettingsError, read_settings
+
+    try:
+        return read_settings()
+    except SettingsError as exc:
+        fail(exc)
+
+
+def check_job(job: str) -> None:
+    """A job id that is safe as a folder name, else a usage error."""
+    from tasks.store import UnsafeJobId, check_job_id
+
+    try:
+        check_job_id(job)
+    except UnsafeJobId as exc:
+        usage_error(str(exc))
+
+
+def library_path(db: str | None) -> "LibraryPath":
+    """Where --db (or CITEAUDIT_DB) puts the library, resolved once for the command; a folder or
+    a file that is no library is a usage error."""
+    from tasks.store import NotALibrary, check_library, library_at
 
     path = library_at(db)
     try:
@@ -415,16 +422,15 @@ def library_path(db: str | None) -> "Path | Lake":
     return path
 
 
-def open_library(db: str | None, read_only: bool = True) -> "Library":
+def existing_library(db: str | None, read_only: bool = True) -> "Library":
     """An existing library (a mistyped path is an error, not a new empty library), read-only
     unless the command changes it."""
-    from tasks.job.library import has_library
-    from tasks.job.library import open_library as opened
+    from tasks.store import library_exists, open_library
 
     path = library_path(db)
-    if not has_library(path):
+    if not library_exists(path):
         usage_error(f"no library at {path} (set --db or CITEAUDIT_DB)")
-    return opened(path, read_only=read_only)
+    return open_library(path, read_only=read_only)
 
 
 @app.command()
@@ -457,10 +463,8 @@ def audit(
 ) -> None:
     """Validate every citation of INPUTS, write OUT/JOB/ and the library."""
     from flows.interrupt import stop_on_signals
-    from tasks.render.citeproc import STYLES
 
     stop_on_signals()
-    check_inputs(job, inputs, input_format, out_dir, db)
     if chunk_size < 1 or workers < 1:
         usage_error("--chunk-size and --workers must be at least 1")
     gate = parse_gate(fail_on)
@@ -468,11 +472,14 @@ def audit(
         usage_error(f"--sarif: {sarif} is not a file in an existing folder")
     chosen_styles = None
     if styles is not None:
+        from tasks.render.citeproc import STYLES
+
         chosen_styles = [s.strip() for s in styles.split(",") if s.strip()]
         unknown = [s for s in chosen_styles if s not in STYLES]
         if unknown or not chosen_styles:
             known = ", ".join(STYLES)
             usage_error(f"--styles: unknown style {', '.join(unknown)} (known: {known})")
+    check_inputs(job, inputs, input_format, out_dir, db)
     from models.job import JobParams, JobSummary
 
     params = JobParams(
@@ -549,9 +556,9 @@ def import_(
     from flows.interrupt import stop_on_signals
 
     stop_on_signals()
-    check_inputs(job, inputs, input_format, out_dir, db)
     if batch_size < 1 or chunk_size < 1 or workers < 1:
         usage_error("--batch-size, --chunk-size and --workers must be at least 1")
+    check_inputs(job, inputs, input_format, out_dir, db)
     from models.job import BulkSummary, JobParams
 
     params = JobParams(
@@ -583,12 +590,8 @@ def report(
     ] = False,
 ) -> None:
     """Reprint a job's summary from the library, and where its report is."""
-    from models.audit import InputError, Status
-    from models.job import Flagged, JobSummary
-    from tasks.report import flagged_list
-
     unstored = out_dir / job / "NOT_STORED.txt"
-    with open_library(db) as library:
+    with existing_library(db) as library:
         row = library.job(job)
         if row is None:
             if unstored.is_file():
@@ -599,6 +602,10 @@ def report(
             usage_error(f"no job {job!r} in the library")
         errors = library.table("input_errors", job)
         citations = library.table("citations", job)
+    from models.audit import InputError, Status
+    from models.job import Flagged, JobSummary
+    from tasks.report import flagged_list
+
     html_report = out_dir / job / "report.html"
     summary = JobSummary(
         job_id=job,
@@ -629,7 +636,7 @@ def jobs(
 
     from models.audit import Status
 
-    with open_library(db) as library:
+    with existing_library(db) as library:
         rows = library.jobs().to_dicts()
     # The statuses share one column, a line each with its count: a column per status is wider
     # than an 80-column terminal, which squeezed the counts out of sight.
@@ -659,7 +666,7 @@ def dedupe(
     from tasks.dedupe.job import repeats_within_jobs
     from tasks.dedupe.rebuild import rededupe, refreshed_records
 
-    with open_library(db, read_only=False) as library:
+    with existing_library(db, read_only=False) as library:
         records = refreshed_records(library.table("dedupe_records"), library.table("citations"))
         if not records.height:
             usage_error("the library holds no citations to dedupe")
@@ -718,14 +725,9 @@ def _loopback(host: str) -> bool:
 @app.command()
 def registries() -> None:
     """List the registries an audit asks, their pace and credentials, and why any is not."""
-    from pydantic import ValidationError
-
     from flows.cli.registries import show_registries
 
-    try:
-        show_registries(out)
-    except ValidationError as exc:
-        usage_error("; ".join(str(e["msg"]) for e in exc.errors()))
+    show_registries(out, registry_settings())
 
 
 server_app = typer.Typer(

@@ -4,9 +4,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tasks.registries import registry_status
 from tasks.registries.limits import HostLimits
-from tasks.registries.settings import REGISTRY_NAMES, RegistrySettings
+from tasks.registries.settings import REGISTRY_NAMES, RegistrySettings, registry_status
 
 
 def registry_rows(settings: RegistrySettings) -> list[tuple[str, str]]:
@@ -54,12 +53,12 @@ def _given(variable: str, present: bool, effect: str) -> str:
     return f"{variable} set ({effect})" if present else f"{variable} not set"
 
 
-def show_registries(out: Console) -> None:
+def show_registries(out: Console, settings: RegistrySettings) -> None:
     # a borderless grid: a long line wraps at its spaces within its own column
     table = Table.grid(padding=(0, 2))
     table.add_column(no_wrap=True)
     table.add_column(overflow="fold")
-    for name, text in registry_rows(RegistrySettings()):
+    for name, text in registry_rows(settings):
         table.add_row(name, Text(text))  # Text: a URL's brackets are not markup
     out.print(table)
     out.print(

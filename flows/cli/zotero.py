@@ -25,7 +25,10 @@ from flows.cli.main import (
     OfflineOption,
     OutOption,
     audit,
+    check_job,
     out,
+    parse_gate,
+    registry_settings,
     usage_error,
 )
 
@@ -60,11 +63,6 @@ def zotero_audit(
     fail_on: Annotated[str, typer.Option(help="As audit's --fail-on.")] = "",
 ) -> None:
     """Audit the items of a Zotero library (ZOTERO_API_KEY for the web API)."""
-    from pydantic import ValidationError
-
-    from tasks.registries.settings import RegistrySettings
-    from tasks.registries.zotero import ZoteroError, ZoteroLibrary
-
     if library_type not in ("user", "group"):
         usage_error("--library-type: user or group")
     if not library_id and not local:
@@ -75,12 +73,14 @@ def zotero_audit(
         usage_error("--fix: corrections are written to the library; add --write-back")
     if write_back and local:
         usage_error("--write-back: Zotero's local API is read-only; use the web API")
-    try:
-        settings = RegistrySettings()
-    except ValidationError as exc:
-        usage_error(f"configuration: {exc.errors()[0]['msg']}")
+    # before the items are fetched: the gate, and the job id that names OUT/zotero/JOB.json
+    parse_gate(fail_on)
+    check_job(job)
+    settings = registry_settings()
     if write_back and settings.zotero_api_key is None:
         usage_error("--write-back: set ZOTERO_API_KEY to a key that may write to the library")
+    from tasks.registries.zotero import ZoteroError, ZoteroLibrary
+
     library = ZoteroLibrary(
         library_id or "0",  # the local API's own library is user 0
         library_type,

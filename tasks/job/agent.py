@@ -24,10 +24,10 @@ from tasks.errors import UsageError
 from tasks.frames import reference_from_row, result_from_row
 from tasks.job.audited import AuditedJob
 from tasks.job.end import audited_job, end_job, score, store_job
-from tasks.job.library import has_library, open_library, shared_rows
+from tasks.job.library import shared_rows
 from tasks.job.render import job_tables
 from tasks.render.selection import bibliography_items
-from tasks.store import Library
+from tasks.store import Library, LibraryPath, library_exists, open_library
 
 AGENT_SOURCE = "agent"
 # What the tracker rejects: the source does not exist, is another work, or matched nothing.
@@ -85,10 +85,10 @@ class JobState:
         return self.inputs or [AGENT_SOURCE]
 
 
-def load_state(job: str, db: str | None) -> JobState:
+def load_state(job: str, db: LibraryPath) -> JobState:
     """The job as the library `db` holds it (empty if there is none yet)."""
     state = JobState(job)
-    if not has_library(db):
+    if not library_exists(db):
         return state
     with open_library(db, read_only=True) as library:
         row = library.job(job)
@@ -118,7 +118,7 @@ def load_state(job: str, db: str | None) -> JobState:
     return state
 
 
-def store_state(state: JobState, support: Support, db: str | None, out_dir: str | None) -> None:
+def store_state(state: JobState, support: Support, db: LibraryPath, out_dir: str | None) -> None:
     """dedupe -> score -> persist, as every job ends (no bibliography files: `format` renders
     on demand); the library rows alone unless `out_dir` keeps the job's folder too."""
     checked = state.checked()
@@ -138,7 +138,7 @@ def store_added(
     new: bool,
     claims: Sequence[Claim],
     support: Support,
-    db: str | None,
+    db: LibraryPath,
     out_dir: str | None,
 ) -> None:
     """Store what one add changed: the citation's rows (deduped alone against the library)

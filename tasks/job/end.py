@@ -18,18 +18,19 @@ from models.csl import CSLItem
 from tasks.dedupe.job import JobDedupe, dedupe_job, dedupe_records, job_records, repeats_within_jobs
 from tasks.job.audited import AuditedJob, Rendered
 from tasks.job.folder import write_job, write_unstored
-from tasks.job.library import open_library, save_to_library
+from tasks.job.library import save_to_library
 from tasks.job.render import job_tables, render
 from tasks.render.citeproc import Ahead
 from tasks.score.metrics import Assessment, assess
+from tasks.store import LibraryPath, open_library
 
 
-def dedupe(job_id: str, checked: Sequence[Checked], db: str | None) -> JobDedupe:
+def dedupe(job_id: str, checked: Sequence[Checked], db: LibraryPath) -> JobDedupe:
     """Work ids for the job's citations against every other job in the library."""
     return dedupe_against_library(job_id, job_records(job_id, checked), db)
 
 
-def dedupe_against_library(job_id: str, records: pl.DataFrame, db: str | None) -> JobDedupe:
+def dedupe_against_library(job_id: str, records: pl.DataFrame, db: LibraryPath) -> JobDedupe:
     """`dedupe` of the job's records (`job_records`, which a bulk import builds batch by batch)."""
     with open_library(db) as library:
         others = library.dedupe_library(exclude_job=job_id)
@@ -52,7 +53,7 @@ class Ending(Protocol):
     """The stages a job ends with (flows/steps.py's `Stages` holds them as Prefect tasks)."""
 
     @property
-    def dedupe(self) -> Callable[[str, Sequence[Checked], str | None], JobDedupe]: ...
+    def dedupe(self) -> Callable[[str, Sequence[Checked], LibraryPath], JobDedupe]: ...
 
     @property
     def score(
@@ -66,20 +67,20 @@ class Ending(Protocol):
     def render(self) -> Callable[[AuditedJob, Sequence[str], Ahead | None], Rendered]: ...
 
     @property
-    def persist(self) -> Callable[[Rendered, Sequence[str], str, str | None], str]: ...
+    def persist(self) -> Callable[[Rendered, Sequence[str], str, LibraryPath], str]: ...
 
 
 @dataclass(frozen=True)
 class PlainEnding:
     """The stages as plain calls."""
 
-    dedupe: Callable[[str, Sequence[Checked], str | None], JobDedupe] = dedupe
+    dedupe: Callable[[str, Sequence[Checked], LibraryPath], JobDedupe] = dedupe
     score: Callable[
         [Sequence[Checked], Sequence[Claim], JobDedupe, Sequence[CitationSupport] | None],
         Assessment,
     ] = score
     render: Callable[[AuditedJob, Sequence[str], Ahead | None], Rendered] = render
-    persist: Callable[[Rendered, Sequence[str], str, str | None], str] = write_job
+    persist: Callable[[Rendered, Sequence[str], str, LibraryPath], str] = write_job
 
 
 PLAIN = PlainEnding()
@@ -90,7 +91,7 @@ def audited_job(
     job: ReadResult,
     checked: Sequence[Checked],
     supports: Sequence[CitationSupport] | None,
-    db: str | None,
+    db: LibraryPath,
     ending: Ending = PLAIN,
     items: list[CSLItem] | None = None,
 ) -> AuditedJob:
@@ -106,7 +107,7 @@ def end_job(
     styles: Sequence[str],
     inputs: Sequence[str],
     out_dir: str,
-    db: str | None,
+    db: LibraryPath,
     ending: Ending = PLAIN,
     ahead: Ahead | None = None,
 ) -> tuple[Rendered, str]:
@@ -117,7 +118,7 @@ def end_job(
     return rendered, ending.persist(rendered, inputs, out_dir, db)
 
 
-def store_job(audited: AuditedJob, inputs: Sequence[str], db: str | None) -> None:
+def store_job(audited: AuditedJob, inputs: Sequence[str], db: LibraryPath) -> None:
     """The audited job's rows into the library, with no folder (an agent's job: `format`
     renders on demand)."""
     save_to_library(audited.job_id, inputs, job_tables(audited), audited.works, db)

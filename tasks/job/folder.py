@@ -24,11 +24,11 @@ from tasks.job.render import citation_table, listing, other_tables, report_files
 from tasks.render import citeproc, exports
 from tasks.render.selection import bibliography_items, export_entries, unconfirmed
 from tasks.score.metrics import Assessment
-from tasks.store import JobFolder
+from tasks.store import JobFolder, LibraryPath
 from tasks.store.schema import library_tables
 
 
-def write_job(rendered: Rendered, inputs: Sequence[str], out_dir: str, db: str | None) -> str:
+def write_job(rendered: Rendered, inputs: Sequence[str], out_dir: str, db: LibraryPath) -> str:
     """Write the job's folder and replace its rows in the DuckDB library; the folder's path.
     The files are written beside the folder and swapped in once the library holds the rows:
     the folder and the library rows always come from one run."""
@@ -95,7 +95,7 @@ def batch_work_ids(columns: pl.DataFrame, checked: Sequence[Checked]) -> dict[st
 
 
 def export_keys(
-    job_id: str, order: Sequence[str], columns: pl.DataFrame, batch_size: int, db: str | None
+    job_id: str, order: Sequence[str], columns: pl.DataFrame, batch_size: int, db: LibraryPath
 ) -> list[str]:
     """The citation keys of every listed item, in order (the second pass): a key depends on
     every other item's, so they are made before any batch is written."""
@@ -131,15 +131,15 @@ class Written:
 
 def write_batches(
     folder: JobFolder,
-    params: JobParams,
+    job_id: str,
     order: Sequence[str],
     works: JobDedupe,
     scores: pl.DataFrame,
     batch_size: int,
+    db: LibraryPath,
 ) -> Written:
     """citations.parquet and the exports, a batch of stored citations at a time (the last pass
     over them), holding what `render` and `write_job` give a whole job."""
-    job_id, db = params.job_id, params.db
     keys = export_keys(job_id, order, works.columns, batch_size, db)
     every = len(order) <= report.MAX_REPORTED_CITATIONS
     schema = library_tables()["citations"].columns
@@ -185,6 +185,7 @@ def write_import(
     works: JobDedupe,
     assessed: Assessment,
     batch_size: int,
+    db: LibraryPath,
 ) -> tuple[Rendered, str]:
     """An import's library rows, then its job folder from its stored citations a batch at a
     time, swapped in whole as `write_job` does: what was written (the citations its report
@@ -199,9 +200,10 @@ def write_import(
         # leaves allocated. The folder is still swapped in only once the library holds the rows.
         updates = assessed.citation_scores.join(works.columns, on="citation_id", how="left")
         updated = {"citations": updates.with_columns(job_id=pl.lit(job_id))}
-        save_to_library(job_id, params.inputs, others, works, params.db, updated, BULK_THREADS)
+        save_to_library(job_id, params.inputs, others, works, db, updated, BULK_THREADS)
         del updates, updated  # not held while the folder is written
-        written = write_batches(folder, params, order, works, assessed.citation_scores, batch_size)
+        scores = assessed.citation_scores
+        written = write_batches(folder, job_id, order, works, scores, batch_size, db)
         listed = listing(written.listed, written.count, written.marks, styles)
         every = len(order) <= report.MAX_REPORTED_CITATIONS
         whole = None if every else pl.concat(written.summaries)

@@ -1,16 +1,16 @@
-"""The job's side of the library: the one place a library is opened, the job's rows saved,
-and its stored citations read back a batch at a time (a bulk import's job folder is written so).
+"""The job's side of the library: the job's rows saved, and its stored citations read back a
+batch at a time (a bulk import's job folder is written so). The library is opened by
+tasks.store.open_library, at the `LibraryPath` the entry point resolved.
 """
 
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
 import polars as pl
 
 from models.audit import Checked
 from tasks.dedupe.job import JobDedupe
 from tasks.frames import checked_from_row
-from tasks.store import Lake, Library, db_path_from_env, library_exists
+from tasks.store import LibraryPath, open_library
 
 # An import's library connections run DuckDB on one thread: with two, its writes and reads held
 # ~10% more memory at the peak (40,000 citations: 751 MB against 795 MB; each thread's own
@@ -19,31 +19,12 @@ from tasks.store import Lake, Library, db_path_from_env, library_exists
 BULK_THREADS = 1
 
 
-LibraryName = str | Path | Lake | None  # a name (--db, None: $CITEAUDIT_DB) or a resolved path
-
-
-def library_at(db: LibraryName) -> Path | Lake:
-    """Where the library `db` names is (else $CITEAUDIT_DB, else ./citeaudit.duckdb)."""
-    return db if isinstance(db, Path | Lake) else db_path_from_env(db)
-
-
-def open_library(db: LibraryName, read_only: bool = False, threads: int | None = None) -> Library:
-    """The library `db` names: to write, or `read_only` to read; `threads`: DuckDB's for the
-    connection (default one per core). Every library opened for a job is opened here."""
-    return Library(library_at(db), read_only=read_only, threads=threads)
-
-
-def has_library(db: LibraryName) -> bool:
-    """Whether the library `db` names is there to read (a lake's catalog is asked on opening)."""
-    return library_exists(library_at(db))
-
-
 def save_to_library(
     job_id: str,
     inputs: Sequence[str],
     tables: dict[str, pl.DataFrame],
     works: JobDedupe,
-    db: str | None,
+    db: LibraryPath,
     updates: dict[str, pl.DataFrame] | None = None,
     threads: int | None = None,
 ) -> None:
@@ -64,7 +45,7 @@ def shared_rows(works: JobDedupe) -> dict[str, tuple[pl.DataFrame, Sequence[str]
 
 
 def stored_rows(
-    job_id: str, ids: Sequence[str], batch_size: int, db: str | None
+    job_id: str, ids: Sequence[str], batch_size: int, db: LibraryPath
 ) -> Iterator[pl.DataFrame]:
     """The job's stored citation rows named by `ids`, in that order, a batch at a time."""
     for start in range(0, len(ids), batch_size):
@@ -73,7 +54,7 @@ def stored_rows(
 
 
 def stored_batches(
-    job_id: str, order: Sequence[str], batch_size: int, db: str | None
+    job_id: str, order: Sequence[str], batch_size: int, db: LibraryPath
 ) -> Iterator[list[Checked]]:
     """The job's stored citations a batch at a time, in input order (`order`), made `Checked`
     again: one batch held at a time."""

@@ -14,8 +14,10 @@ from tasks.lookup.routing import search_order
 from tasks.lookup.snapshots import Asked, LocalSnapshots
 from tasks.match.decide import decide_identified, decide_unidentified, names_another_paper
 from tasks.match.venues import is_preprint_venue, venue_of
-from tasks.registries import REGISTRY_NAMES, Registries, RegistryUnavailable
+from tasks.registries import REGISTRY_NAMES
+from tasks.registries.clients import Registries
 from tasks.registries.deadline import job_deadline
+from tasks.registries.http import RegistryUnavailable
 
 log = logging.getLogger(__name__)
 SEARCH_ROWS = 5

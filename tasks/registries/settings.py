@@ -1,13 +1,26 @@
 """Registry settings, read from the environment (`CITEAUDIT_*`, `NCBI_API_KEY`, `S2_API_KEY`,
-`OPENALEX_API_KEY`), and the optional claim-support judge's endpoint (`CITEAUDIT_LLM_*`)."""
+`OPENALEX_API_KEY`), and the optional claim-support judge's endpoint (`CITEAUDIT_LLM_*`).
+
+`read_settings` is the one place they are read: each entry point (a CLI command, the agent
+service, a flow's process) reads them once and passes them down; a bad value is a SettingsError
+(a usage error) naming its variable."""
 
 import time
 from pathlib import Path
+from typing import Any
 
 import platformdirs
-from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from tasks.errors import UsageError
 from tasks.registries.limits import HostLimits
 
 # Every registry citeaudit can ask, by the name CITEAUDIT_REGISTRIES and the rows use.
@@ -207,3 +220,36 @@ class RegistrySettings(BaseSettings):
         """The judge's endpoint publishes no limit we can know (a local vLLM or Ollama, or a
         hosted API with per-account limits): modest by default, CITEAUDIT_LLM_MAX_RATE to change."""
         return self._limits(self.llm_max_rate, self.llm_max_in_flight)
+
+
+def registry_status(settings: RegistrySettings) -> dict[str, str | None]:
+    """Each registry -> None when it will be asked, else why not (the one place that says)."""
+    selected = settings.selected()
+    status: dict[str, str | None] = {}
+    for name in REGISTRY_NAMES:
+        if selected is not None and name not in selected:
+            status[name] = "not in CITEAUDIT_REGISTRIES"
+        elif name == "openalex" and not settings.openalex_api_key:
+            status[name] = "no OPENALEX_API_KEY (OpenAlex requires a key)"
+        else:
+            status[name] = None
+    return status
+
+
+class SettingsError(UsageError):
+    """A setting in the environment is wrong: the message names each variable and why."""
+
+
+def read_settings(**overrides: Any) -> RegistrySettings:
+    """The registry settings in the environment now (secrets included: they are read where they
+    are used, never passed as parameters), with `overrides`."""
+    try:
+        return RegistrySettings(**overrides)
+    except ValidationError as exc:
+        # pydantic's "Value error, " prefix stays out; the message never quotes the value
+        raise SettingsError(
+            "; ".join(
+                f"CITEAUDIT_{str(e['loc'][0]).upper()}: {e['msg'].removeprefix('Value error, ')}"
+                for e in exc.errors()
+            )
+        ) from None

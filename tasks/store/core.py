@@ -21,14 +21,22 @@ from tasks.store.schema import library_tables, migrate, table_names
 DEFAULT_DB = "citeaudit.duckdb"
 
 
-def db_path_from_env(explicit: str | None = None) -> Path | Lake:
-    """The library `explicit`, else $CITEAUDIT_DB, else ./citeaudit.duckdb names: a DuckDB file,
-    or a DuckLake (tasks/store/lake.py) for a `postgresql://` or `ducklake:postgres:` name."""
-    text = explicit or os.environ.get("CITEAUDIT_DB") or DEFAULT_DB
+# Where a library is, resolved: a DuckDB file or a DuckLake (tasks/store/lake.py).
+LibraryPath = Path | Lake
+
+
+def library_at(db: str | LibraryPath | None = None) -> LibraryPath:
+    """The library `db` names (--db; one given resolved is kept), else $CITEAUDIT_DB, else
+    ./citeaudit.duckdb: a DuckDB file, or a DuckLake for a `postgresql://` or
+    `ducklake:postgres:` name. The one place a library's name is resolved: an entry point (a
+    command, a flow, the agent service) resolves it once and passes the result down."""
+    if isinstance(db, Path | Lake):
+        return db
+    text = db or os.environ.get("CITEAUDIT_DB") or DEFAULT_DB
     return lake_at(text) or Path(text)
 
 
-def library_exists(where: Path | Lake) -> bool:
+def library_exists(where: LibraryPath) -> bool:
     """Whether there is a library to read (a lake's catalog is asked on opening)."""
     return isinstance(where, Lake) or where.is_file()
 
@@ -41,7 +49,7 @@ class NotALibrary(UsageError):
 _DUCKDB_MAGIC = b"DUCK"
 
 
-def check_library(where: Path | Lake) -> None:
+def check_library(where: LibraryPath) -> None:
     """NotALibrary if `where` is a folder or a file DuckDB did not write (an empty one included):
     a mistyped --db (refs.bib) is the user's error, found before a job runs, not a failure of
     its store step after every lookup. A path with nothing there is a library to make."""
@@ -74,10 +82,10 @@ class LibraryCore:
     }
 
     def __init__(
-        self, where: Path | str | Lake, read_only: bool = False, threads: int | None = None
+        self, where: LibraryPath, read_only: bool = False, threads: int | None = None
     ) -> None:
         """`threads`: DuckDB's for this connection (default: one per core)."""
-        self.where = where if isinstance(where, Lake | Path) else db_path_from_env(where)
+        self.where = where
         self.read_only = read_only
         if not read_only and isinstance(self.where, Path) and self.where.parent != Path(""):
             self.where.parent.mkdir(parents=True, exist_ok=True)

@@ -10,21 +10,28 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
 
 import polars as pl
 
 from tasks.store.bulk import BulkProgress
-from tasks.store.core import db_path_from_env
+from tasks.store.core import LibraryPath
 from tasks.store.lock import library_lock
 from tasks.store.recheck import Rechecks
 
 
 @contextmanager
-def write_lock(db: str | Path | None) -> Iterator[None]:
-    """Hold the library (`db`, else $CITEAUDIT_DB) for writing across several openings."""
-    with library_lock(db_path_from_env(str(db) if db else None), exclusive=True):
+def write_lock(where: LibraryPath) -> Iterator[None]:
+    """Hold the library for writing across several openings."""
+    with library_lock(where, exclusive=True):
         yield
+
+
+def open_library(
+    where: LibraryPath, read_only: bool = False, threads: int | None = None
+) -> "Library":
+    """The library at `where` (core.library_at), to write, or `read_only` to read; `threads`:
+    DuckDB's for the connection (default one per core). Every library is opened here."""
+    return Library(where, read_only=read_only, threads=threads)
 
 
 class Library(BulkProgress, Rechecks):
