@@ -16,6 +16,7 @@ from flows.bulk import bulk_import
 from flows.cli.main import app
 from models.job import BulkSummary, JobParams
 from tasks.report.selection import RELATIONS
+from tasks.words import counted
 from tests.fake_registry import FakeRegistry
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -323,7 +324,9 @@ def test_a_big_import_reports_its_first_flagged_citations_and_counts_the_rest(
     report_md = (job / "report.md").read_text(encoding="utf-8")
     flagged = sum(n for s, n in summary.status_counts.items() if s != "verified")
     assert f"{KNOWN + UNKNOWN} citations" in report_md
-    assert f"{flagged - 3} more flagged citations are not listed here" in report_md
+    left = flagged - 3
+    verb = "is" if left == 1 else "are"
+    assert f"{counted(left, 'more flagged citation')} {verb} not listed here" in report_md
     assert len(summary.flagged) == 3 and summary.flagged_left_out == flagged - 3
     assert pl.read_parquet(job / "citations.parquet").height == KNOWN + UNKNOWN
 
