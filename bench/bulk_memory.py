@@ -43,7 +43,9 @@ from pathlib import Path
 from flows.bulk import file_digests, import_batches, store_batch
 from flows.steps import PLAIN
 from models.job import JobParams
+from tasks.job.imported import citation_count
 from tasks.read import read_inputs, stream_inputs
+from tasks.spill import Spill
 way, path, batch = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
@@ -56,8 +58,9 @@ else:
         inputs=[str(path)], job_id="bench", db=str(path.with_suffix(".duckdb")), offline=True
     )
     digests = file_digests(params.inputs)
-    imported = import_batches(params, batch, digests, "bench", set(), PLAIN, store_batch)
-    refs = len(imported.citation_ids)
+    with Spill(path.parent) as spill:
+        import_batches(params, batch, digests, "bench", set(), PLAIN, store_batch, spill)
+        refs = citation_count(spill)
 seconds = time.perf_counter() - started
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"refs": refs, "growth_kb": peak - before, "s": seconds}))

@@ -81,14 +81,15 @@ def other_tables(
     job_id: str, job: ReadResult, works: JobDedupe, scores: Assessment
 ) -> dict[str, pl.DataFrame]:
     """The job's tables but its citations: input errors, claims, dedupe records."""
+    return {**small_tables(job_id, job, scores), "dedupe_records": works.records}
+
+
+def small_tables(job_id: str, job: ReadResult, scores: Assessment) -> dict[str, pl.DataFrame]:
+    """The job's input errors and claims (a row per error and claim, not per citation)."""
     claims = frames.claims_frame(job_id, job.claims).join(
         scores.claim_scores, on="claim_id", how="left"
     )
-    return {
-        "input_errors": frames.input_errors_frame(job_id, job.errors),
-        "claims": claims,
-        "dedupe_records": works.records,
-    }
+    return {"input_errors": frames.input_errors_frame(job_id, job.errors), "claims": claims}
 
 
 @dataclass
