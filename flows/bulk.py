@@ -35,6 +35,7 @@ from tasks import frames
 from tasks.citation_ids import link_claims
 from tasks.dedupe.job import job_records
 from tasks.dedupe.stored import add_new
+from tasks.digests import DigestMap
 from tasks.job.audited import summarize
 from tasks.job.folder import write_import
 from tasks.job.imported import (
@@ -118,7 +119,7 @@ def import_batches(
     """Read, identify, check and store the input a batch at a time (the batches in `done` are
     read but neither checked nor stored again), the citation ids in input order into `spill`.
     `digests`: file_digests of the inputs."""
-    seen: dict[str, int] = {}
+    seen = DigestMap()  # a million ids: digests, not strings
     imported = Imported()
     stored = 0
     for read in read_batches(params.inputs, params.input_format, batch_size):
@@ -181,7 +182,9 @@ def finish_import(params: JobParams, job: ReadResult, spill: Spill, batch_size: 
         duplicates = quoted(dedupe_step)(job_id, spill, db)
         scores = metric_scores(job_id, db)
         assessed = assessment(scores, scored.tally, claims, scored.cited, duplicates, supports)
-        rendered, out = quoted(write_folder_step)(params, job, spill, assessed, batch_size)
+        rendered, out = quoted(write_folder_step)(
+            params, job, spill, assessed, duplicates, batch_size
+        )
     TASKS.publish(rendered)
     return summarize(rendered, out)
 

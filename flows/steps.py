@@ -35,6 +35,7 @@ from models.audit import (
 )
 from tasks.citation_ids import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
 from tasks.dedupe.job import JobDedupe
+from tasks.digests import DigestMap
 from tasks.job.audited import AuditedJob, Rendered
 from tasks.job.end import dedupe, score
 from tasks.job.folder import write_job
@@ -105,7 +106,7 @@ def read_batches(
 def identify(
     read: ReadResult,
     file_keys: Mapping[str, str] | None = None,
-    seen: dict[str, int] | None = None,
+    seen: DigestMap | None = None,
 ) -> ReadResult:
     """Citation ids (stable, unique in the job; keyed by `file_keys`, source file -> content
     digest, instead of file names when given; `seen` carries them across a job's batches),

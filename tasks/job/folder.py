@@ -18,6 +18,7 @@ from models.csl import CSLItem
 from models.job import JobParams
 from tasks import report
 from tasks.dedupe.canonical import WORKS_SCHEMA
+from tasks.digests import DigestMap
 from tasks.job.audited import FOLDER_TABLES, Rendered
 from tasks.job.imported import (
     checked_of,
@@ -29,6 +30,7 @@ from tasks.job.imported import (
 from tasks.job.library import BULK_MEMORY, BULK_THREADS, open_library, save_to_library
 from tasks.job.render import listing, report_files, small_tables
 from tasks.render import csl_styles, exports
+from tasks.render.exports import CitationKeys
 from tasks.render.selection import bibliography_items, export_entries, unconfirmed
 from tasks.score.metrics import Assessment
 from tasks.spill import Spill
@@ -97,16 +99,17 @@ def write_recheck(
 # --- a job folder fed batch by batch (a bulk import) ----------------------------------------
 
 
-def export_keys(job_id: str, spill: Spill, batch_size: int, db: str | None) -> list[str]:
-    """The citation keys of every listed item, in order (the second pass): a key depends on
-    every other item's, so they are made before any batch is written."""
-    seen: set[str] = set()
-    requests = []
+def export_keys(job_id: str, spill: Spill, batch_size: int, db: str | None) -> CitationKeys:
+    """The citation keys of the listed items, every item's own key reserved (the second pass):
+    a key depends on every other item's, so they are reserved before any batch is written."""
+    seen = DigestMap()
+    keys = exports.CitationKeys(DigestMap())
     for rows in stored_rows(job_id, spill, batch_size, db):
         checked, work_ids = checked_of(rows), work_ids_of(rows)
         items = bibliography_items(checked, work_ids, seen)
-        requests.extend(exports.key_requests(export_entries(items, checked, work_ids)))
-    return exports.assign_keys(requests)
+        for request in exports.key_requests(export_entries(items, checked, work_ids)):
+            keys.reserve(request)
+    return keys
 
 
 def work_ids_of(rows: pl.DataFrame) -> dict[str, str]:
@@ -122,11 +125,11 @@ class Written:
     listed: list[CSLItem] = field(default_factory=list)  # all of them, if few enough to render
     marks: dict[str, str] = field(default_factory=dict)  # csl_selection.unconfirmed's
     reported: pl.DataFrame = field(default_factory=pl.DataFrame)  # the citations it lists
-    summaries: list[pl.DataFrame] = field(default_factory=list)  # report.SUMMARY_COLUMNS
+    totals: report.Totals = field(default_factory=report.Totals)  # of every citation
 
     def add(self, cites: pl.DataFrame, every: bool) -> None:
         """A batch's citation rows: the report lists all (`every`) or the first flagged ones."""
-        self.summaries.append(cites.select(report.SUMMARY_COLUMNS))
+        self.totals.add(cites)
         before = self.reported if self.reported.width else cites.head(0)
         if every:
             self.reported = pl.concat([before, cites])
@@ -143,8 +146,8 @@ def write_batches(folder: JobFolder, params: JobParams, spill: Spill, batch_size
     keys = export_keys(job_id, spill, batch_size, db)
     every = citation_count(spill) <= report.MAX_REPORTED_CITATIONS
     schema = library_tables()["citations"].columns
-    written = Written(count=len(keys))
-    seen: set[str] = set()
+    written = Written(count=keys.reserved)
+    seen = DigestMap()
     with ExitStack() as files:
         add_rows = files.enter_context(folder.appending_parquet("citations.parquet", schema))
         add_works = files.enter_context(folder.appending_parquet("works.parquet", WORKS_SCHEMA))
@@ -164,8 +167,7 @@ def write_batches(folder: JobFolder, params: JobParams, spill: Spill, batch_size
             checked, work_ids = checked_of(rows), work_ids_of(rows)
             listed = bibliography_items(checked, work_ids, seen)
             entries = export_entries(listed, checked, work_ids)
-            done = exported.written
-            exported.write(entries, keys[done : done + len(entries)])
+            exported.write(entries, [keys.key(r) for r in exports.key_requests(entries)])
             if written.count <= csl_styles.MAX_BIBLIOGRAPHY_ITEMS:
                 written.listed.extend(listed)
                 written.marks |= unconfirmed(listed, checked)
@@ -185,11 +187,13 @@ def write_import(
     job: ReadResult,
     spill: Spill,
     assessed: Assessment,
+    duplicates: int,
     batch_size: int,
 ) -> tuple[Rendered, str]:
     """An import's library rows (from its working tables: tasks/job/imported.py), then its job
     folder from its stored citations a batch at a time, swapped in whole as `write_job` does:
-    what was written (the citations its report lists) and the folder's path."""
+    what was written (the citations its report lists) and the folder's path. `duplicates`:
+    how many of its citations repeat a work it cites already (its dedupe's count)."""
     job_id, styles = params.job_id, params.chosen_styles()
     target = JobFolder(params.out_dir, job_id)
     with target.replacing() as folder:
@@ -201,7 +205,8 @@ def write_import(
         written = write_batches(folder, params, spill, batch_size)
         listed = listing(written.listed, written.count, written.marks, styles)
         every = citation_count(spill) <= report.MAX_REPORTED_CITATIONS
-        whole = None if every else pl.concat(written.summaries)
+        written.totals.repeats = duplicates
+        whole = None if every else written.totals
         reported = (
             written.reported
             if written.reported.width

@@ -125,7 +125,7 @@ def report_files(
     listed: Listing,
     marks: Mapping[str, str],
     links: pl.DataFrame,
-    whole: pl.DataFrame | None = None,
+    whole: report.Totals | None = None,
     notice: str = "",
 ) -> dict[str, str]:
     """report.html, report.md (`whole`, `notice`: see report.ReportData) and citeaudit.sarif."""
