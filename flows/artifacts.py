@@ -16,10 +16,10 @@ def artifact_key(kind: str, job_id: str) -> str:
     return f"{kind}-{''.join(c if c.isalnum() else '-' for c in job_id.lower())}"
 
 
-def publish_job(job_id: str, citations: pl.DataFrame, whole: pl.DataFrame | None = None) -> None:
-    """A job's status counts and its flagged citations (`whole`: every citation's status, when
+def publish_job(job_id: str, citations: pl.DataFrame, whole: report.Totals | None = None) -> None:
+    """A job's status counts and its flagged citations (`whole`: every citation counted, when
     `citations` holds only those its report lists)."""
-    counts = report.status_counts(citations if whole is None else whole)
+    counts = report.status_counts(citations) if whole is None else whole.statuses
     create_markdown_artifact(
         key=artifact_key("audit", job_id),
         markdown="\n".join(

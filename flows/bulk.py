@@ -4,12 +4,15 @@ per batch of `batch_size` references: read -> identify -> validate -> store rows
 done (one transaction); then support, dedupe, score, render and write the job folder from the
 stored rows, a batch at a time
 
-The input is read as the batches are consumed (tasks/read:stream_inputs), and the job folder is
-built from the stored rows a batch at a time (`finish_import`: three passes over them), so
-memory holds one batch plus a few columns of every citation (its id, scores, dedupe keys, work
-id), not the list. The exports list every item; past citeproc.MAX_BIBLIOGRAPHY_ITEMS no
-bibliography is rendered, and past report.MAX_REPORTED_CITATIONS the report lists that many
-flagged citations and counts the rest (citations.parquet holds them all).
+The input is read as the batches are consumed (tasks/read:stream_inputs), and what the import
+keeps of every citation past its batch (its id in input order, its match keys, its dedupe) is
+kept in a working database on disk (tasks/job/imported.py), not in memory: the dedupe runs there
+a group of records at a time, the library save streams from it, and the job folder is built
+from the stored rows a batch at a time (`finish_import`: three passes over them). So memory
+holds about a batch, whatever the list's length (#35.5: 1M references within 1.5x the peak of
+100k). The exports list every item; past citeproc.MAX_BIBLIOGRAPHY_ITEMS no bibliography is
+rendered, and past report.MAX_REPORTED_CITATIONS the report lists that many flagged citations and
+counts the rest (citations.parquet holds them all).
 
 A re-run of the same job on the same input skips the batches already stored (it reads them
 again, but does not check them), so an import that crashed or was stopped resumes where it
@@ -21,7 +24,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import polars as pl
 from prefect import flow
 
 from flows import progress
@@ -31,12 +33,23 @@ from models.audit import Checked, Claim, InputError, ReadResult
 from models.job import BulkSummary, JobParams, JobSummary
 from tasks import frames
 from tasks.citation_ids import link_claims
-from tasks.dedupe.job import job_records, repeats_within_jobs
+from tasks.dedupe.job import job_records
+from tasks.dedupe.stored import add_new
+from tasks.digests import DigestMap
 from tasks.job.audited import summarize
-from tasks.job.end import dedupe_against_library
 from tasks.job.folder import write_import
-from tasks.job.library import BULK_THREADS, stored_batches
+from tasks.job.imported import (
+    add_order,
+    checked_of,
+    citation_count,
+    dedupe_import,
+    import_spill,
+    metric_scores,
+    stored_rows,
+)
+from tasks.job.library import BULK_MEMORY, BULK_THREADS
 from tasks.score.metrics import Tally, assessment, citation_scores
+from tasks.spill import Spill
 from tasks.store import LibraryPath, check_job_id, job_lock, library_at, open_library, write_lock
 
 DEFAULT_BATCH = 5_000
@@ -69,9 +82,11 @@ def batches_done_step(job_id: str, fingerprint: str, db: LibraryPath) -> set[int
 def store_batch(
     job_id: str, batch: int, fingerprint: str, checked: Sequence[Checked], db: LibraryPath
 ) -> int:
-    """One batch's rows and its `done` mark (tasks/store/bulk.py); how many rows."""
-    frame = frames.citations_frame(job_id, checked)
-    with open_library(db, threads=BULK_THREADS) as library:
+    """One batch's rows, scored, and its `done` mark (tasks/store/bulk.py); how many rows."""
+    frame = frames.citations_frame(job_id, checked).join(
+        citation_scores(checked), on="citation_id", how="left", maintain_order="left"
+    )
+    with open_library(db, threads=BULK_THREADS, memory_limit=BULK_MEMORY) as library:
         library.save_bulk_batch(job_id, batch, fingerprint, frame)
     return frame.height
 
@@ -83,9 +98,9 @@ StoreBatch = Callable[[str, int, str, Sequence[Checked], LibraryPath], int]
 
 @dataclass
 class Imported:
-    """What an import keeps of its input once the batches are stored."""
+    """What an import keeps of its input once the batches are stored (its citation ids are in
+    its working database, in input order)."""
 
-    citation_ids: list[str] = field(default_factory=list)  # in input order
     claims: list[Claim] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
     batches: int = 0
@@ -99,17 +114,18 @@ def import_batches(
     done: set[int],
     stages: Stages,
     store: StoreBatch,
+    spill: Spill,
     db: LibraryPath,
 ) -> Imported:
-    """Read, identify, check and store the input a batch at a time in the library `db` (the
-    batches in `done` are read but neither checked nor stored again). `digests`: file_digests
-    of the inputs."""
-    seen: dict[str, int] = {}
+    """Read, identify, check and store the input a batch at a time (the batches in `done` are
+    read but neither checked nor stored again), the citation ids in input order into `spill`.
+    `digests`: file_digests of the inputs."""
+    seen = DigestMap()  # a million ids: digests, not strings
     imported = Imported()
     stored = 0
     for read in read_batches(params.inputs, params.input_format, batch_size):
         job = identify(read, digests, seen)  # ids keyed by content: a renamed copy resumes
-        imported.citation_ids.extend(ref.citation_id for ref in job.references)
+        add_order(spill, [ref.citation_id for ref in job.references])
         imported.claims.extend(job.claims)
         imported.errors.extend(job.errors)
         if not job.references:
@@ -128,60 +144,49 @@ def import_batches(
 
 @dataclass
 class Scored:
-    """What the job-folder stage keeps of every citation: a few columns, never the citations."""
+    """What the scoring pass keeps: a tally of every citation, never the citations."""
 
-    scores: pl.DataFrame  # metrics.citation_scores
     tally: Tally
     cited: list[Checked]  # the citations claims name (claim support and claim scores need them)
 
 
 def score_batches(
-    job_id: str,
-    order: Sequence[str],
-    claims: Sequence[Claim],
-    batch_size: int,
-    db: LibraryPath,
-) -> tuple[pl.DataFrame, Scored]:
-    """The first pass over the stored batches: dedupe's match keys (`job_records`), and what
-    scoring and metrics take."""
+    job_id: str, spill: Spill, claims: Sequence[Claim], batch_size: int, db: LibraryPath
+) -> Scored:
+    """The first pass over the stored batches: dedupe's match keys (`job_records`, into
+    `spill`), and what metrics and claims take."""
     named = {cid for claim in claims for cid in claim.citation_ids}
-    records, scores, tally, cited = [], [], Tally(), list[Checked]()
-    for checked in stored_batches(job_id, order, batch_size, db):
-        records.append(job_records(job_id, checked))
-        scores.append(citation_scores(checked))
+    tally, cited = Tally(), list[Checked]()
+    for rows in stored_rows(job_id, spill, batch_size, db):
+        checked = checked_of(rows)
+        add_new(spill, job_records(job_id, checked))
         tally.add(c.result for c in checked)
         cited.extend(c for c in checked if c.reference.claim_ids or c.citation_id in named)
-    keys = pl.concat(records) if records else job_records(job_id, [])
-    return keys, Scored(pl.concat(scores) if scores else citation_scores([]), tally, cited)
+    return Scored(tally, cited)
 
 
 write_folder_step = stage_task("write-job-folder")(write_import)
 score_batches_step = stage_task("score-batches")(score_batches)
-dedupe_step = stage_task("dedupe")(dedupe_against_library)
+dedupe_step = stage_task("dedupe")(dedupe_import)
 
 
 def finish_import(
-    params: JobParams, job: ReadResult, order: Sequence[str], batch_size: int, db: LibraryPath
+    params: JobParams, job: ReadResult, spill: Spill, batch_size: int, db: LibraryPath
 ) -> JobSummary:
     """How an import ends once its citations are stored: `finish_job`'s stages, each over the
-    stored citations a batch at a time (support -> dedupe -> score -> library rows -> render
-    + job folder -> publish), so that memory holds a batch and a few columns of every citation."""
+    stored citations a batch at a time or over `spill` (support -> dedupe -> score -> library
+    rows -> render + job folder -> publish), so that memory holds about a batch."""
     job_id = params.job_id
-    records, scored = quoted(score_batches_step)(job_id, order, job.claims, batch_size, db)
+    scored = quoted(score_batches_step)(job_id, spill, job.claims, batch_size, db)
     claims = link_claims(job.claims, [c.reference for c in scored.cited])
     job = ReadResult(references=[], claims=claims, errors=job.errors)
     supports = TASKS.support(claims, scored.cited)
     with write_lock(db):
-        works = quoted(dedupe_step)(job_id, records, db)
-        # `works` holds them with their work ids: not kept twice through the save and the
-        # folder (-24 MB at once at 40,000 citations)
-        del records
-        duplicates = repeats_within_jobs(works.columns).height
-        assessed = assessment(
-            scored.scores, scored.tally, claims, scored.cited, duplicates, supports
-        )
+        duplicates = quoted(dedupe_step)(job_id, spill, db)
+        scores = metric_scores(job_id, db)
+        assessed = assessment(scores, scored.tally, claims, scored.cited, duplicates, supports)
         rendered, out = quoted(write_folder_step)(
-            params, job, order, works, assessed, batch_size, db
+            params, job, spill, assessed, duplicates, batch_size, db
         )
     TASKS.publish(rendered)
     return summarize(rendered, out)
@@ -215,12 +220,14 @@ def import_job(params: JobParams, batch_size: int, db: LibraryPath) -> BulkSumma
     done = batches_done_step(job_id, fingerprint, db)
     shown = progress.ArtifactProgress("import", job_id, f"bulk import {job_id}: batches stored")
     store = quoted(store_batch_step)
-    imported = import_batches(params, batch_size, digests, fingerprint, done, TASKS, store, db)
-    order = imported.citation_ids
-    shown.update(len(order), len(order))
-
-    job = ReadResult(references=[], claims=imported.claims, errors=imported.errors)
-    summary = finish_import(params, job, order, batch_size, db)
+    with import_spill(params.out_dir, job_id) as spill:
+        imported = import_batches(
+            params, batch_size, digests, fingerprint, done, TASKS, store, spill, db
+        )
+        count = citation_count(spill)
+        shown.update(count, count)
+        job = ReadResult(references=[], claims=imported.claims, errors=imported.errors)
+        summary = finish_import(params, job, spill, batch_size, db)
     return BulkSummary(
         **summary.model_dump(),
         batches=imported.batches,

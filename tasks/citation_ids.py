@@ -5,6 +5,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 
 from models.audit import Claim, Reference
+from tasks.digests import DigestMap
 from tasks.identifiers import PRECEDENCE, primary_identifier
 
 
@@ -23,16 +24,18 @@ def citation_id_for(ref: Reference, file_keys: Mapping[str, str] | None = None) 
 def assign_citation_ids(
     refs: Sequence[Reference],
     file_keys: Mapping[str, str] | None = None,
-    seen: dict[str, int] | None = None,
+    seen: DigestMap | None = None,
 ) -> list[Reference]:
     """Ids unique within the job: a repeated (file, key) gets `-2`, `-3`, ... in input order.
-    `seen` (id -> times seen; updated) carries this across the batches of one job."""
-    seen = {} if seen is None else seen
+    `seen` (id -> times seen; updated) carries this across the batches of one job (a bulk
+    import's million: digests, not strings)."""
+    seen = DigestMap() if seen is None else seen
     out: list[Reference] = []
     for ref in refs:
         base = citation_id_for(ref, file_keys)
-        seen[base] = seen.get(base, 0) + 1
-        cid = base if seen[base] == 1 else f"{base}-{seen[base]}"
+        times = (seen.get(base) or 0) + 1
+        seen[base] = times
+        cid = base if times == 1 else f"{base}-{times}"
         out.append(ref.model_copy(update={"citation_id": cid}))
     return out
 

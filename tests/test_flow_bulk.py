@@ -347,3 +347,28 @@ def test_no_task_makes_a_cache_key_from_its_inputs():
     tasks = [v for m in modules for v in vars(m).values() if isinstance(v, Task)]
     assert len(tasks) >= 15  # the stages, the import's, the crew's and the scheduled audit's
     assert [t.name for t in tasks if t.cache_policy is not NO_CACHE] == []
+
+
+def test_checked_citations_are_not_each_linked_to_their_task(tmp_path):
+    """Prefect links every element of a list a task returns to the task's state for the rest of
+    the flow run (~200 bytes each: 200 MB for a million-citation import); the look-up task
+    returns its chunk in one object, linked once."""
+    from prefect import flow
+    from prefect.context import FlowRunContext
+
+    from flows.steps import check_all_tasks
+    from tasks.read import read_inputs
+
+    listing = tmp_path / "dois.txt"
+    listing.write_text("".join(f"10.5555/linked.{n}\n" for n in range(300)))
+    refs = read_inputs([listing]).references
+
+    @flow
+    def looked_up() -> tuple[int, int]:
+        checked = check_all_tasks(refs, offline=True, chunk_size=100)
+        context = FlowRunContext.get()
+        assert context is not None
+        return len(checked), len(context.run_results)
+
+    checked, linked = looked_up()
+    assert checked == 300 and linked < 30, linked

@@ -65,7 +65,14 @@ def assign_works(
             pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=LINK_SCHEMA)
         )
     records = prepared_records(new, library, thresholds)
-    pairs = candidate_pairs(records, thresholds.blocking)
+    return decided_works(records, candidate_pairs(records, thresholds.blocking), thresholds)
+
+
+def decided_works(
+    records: pl.DataFrame, pairs: pl.DataFrame, thresholds: DedupeThresholds
+) -> DedupeResult:
+    """`assign_works` once the candidate pairs of `records` (prepared_records) are known: the
+    pairs decided, the new records clustered into works."""
     decided = score_pairs(records, pairs, thresholds)
     assignments, links = cluster(records, decided, thresholds.linkage)
     ends = [decided.select(pl.col(end).alias("row"), "decision") for end in ("a", "b")]
@@ -84,8 +91,17 @@ def prepared_records(
 ) -> pl.DataFrame:
     """Library rows, then the new rows (`new` says which), with what pairs are compared by:
     a fingerprint of the match keys, recurring columns and their repeats within a list."""
+    records = conformed_records(new, library)
+    records = records.with_columns(recurring_titles(records, thresholds))
+    return records.with_columns(repeated_in_list(records))
+
+
+def conformed_records(new: pl.DataFrame, library: pl.DataFrame | None) -> pl.DataFrame:
+    """Library rows, then the new rows, in the shape pairs are compared in: what
+    `prepared_records` gives but the columns that count over all records (recurring titles),
+    each row made from itself alone."""
     library = empty_library() if library is None else library
-    records = pl.concat(
+    return pl.concat(
         [
             _conform(library, LIBRARY_SCHEMA).with_columns(new=pl.lit(False)),
             _conform(new, RECORD_SCHEMA).with_columns(
@@ -97,5 +113,3 @@ def prepared_records(
         fingerprint=pl.struct(_FINGERPRINT).hash(),
         relations=pl.col("relations").cast(pl.List(RELATION)),
     )
-    records = records.with_columns(recurring_titles(records, thresholds))
-    return records.with_columns(repeated_in_list(records))

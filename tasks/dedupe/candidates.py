@@ -57,37 +57,34 @@ def candidate_pairs(records: pl.DataFrame, blocking: Blocking = Blocking()) -> p
             ":memory:", config={"memory_limit": DUCKDB_MEMORY, "temp_directory": spill}
         )
         try:
-            return _candidate_pairs(con, records, blocking)
+            keys = records.select(pl.int_range(pl.len(), dtype=pl.Int64).alias("rid"), *KEY_COLUMNS)
+            relations = (
+                keys.select("rid")
+                .with_columns(records["relations"])
+                .explode("relations")
+                .drop_nulls("relations")
+                .unnest("relations")
+            )
+            con.register("recs", keys.to_arrow())
+            con.register("rels", relations.to_arrow())
+            pairs = con.sql(pairs_query(con, blocking)).pl()
         finally:
             con.close()
+    return pairs.with_columns(pl.col("a", "b", "relation_from").cast(pl.Int64))
 
 
-def _candidate_pairs(
-    con: duckdb.DuckDBPyConnection, records: pl.DataFrame, blocking: Blocking
-) -> pl.DataFrame:
-    keys = records.select(
-        pl.int_range(pl.len(), dtype=pl.Int64).alias("rid"),
-        "citation_id",
-        "new",
-        "work_id",
-        *ID_KINDS,
-        "title_key",
-        "year",
-        "notice",
-        "type",
-        "container",
-        "first_author",
-        "pages",
-    )
-    relations = (
-        keys.select("rid")
-        .with_columns(records["relations"])
-        .explode("relations")
-        .drop_nulls("relations")
-        .unnest("relations")
-    )
-    con.register("recs", keys.to_arrow())
-    con.register("rels", relations.to_arrow())
+# What blocking reads of a record (`recs` holds them, with its row number `rid`).
+KEY_COLUMNS = (
+    "citation_id", "new", "work_id", *ID_KINDS, "title_key", "year", "notice", "type",
+    "container", "first_author", "pages",
+)  # fmt: skip
+
+
+def pairs_query(con: duckdb.DuckDBPyConnection, blocking: Blocking) -> str:
+    """The query of `candidate_pairs` over the relations `recs` (rid and KEY_COLUMNS; a new
+    record's work_id is null) and `rels` (rid, kind, id: a record's registry relations) of
+    `con`, which may hold them in memory or in a database file (a bulk import's, too big for
+    memory): each source of pairs is first made a temporary table there."""
     parts = [
         _SAME_CITATION,
         _identifier_pairs(con),
@@ -102,12 +99,11 @@ def _candidate_pairs(
     for number, part in enumerate(parts):
         con.execute(f"CREATE TEMP TABLE pairs_{number} AS {part}")
     union = " UNION ALL ".join(f"SELECT * FROM pairs_{number}" for number in range(len(parts)))
-    pairs = con.sql(f"""
+    return f"""
         SELECT least(x, y) AS a, greatest(x, y) AS b, max(relation) AS relation,
                max(CASE WHEN relation IS NOT NULL THEN x END) AS relation_from,
                bool_or(keyed) AS keyed
-        FROM ({union}) WHERE x <> y GROUP BY 1, 2 ORDER BY a, b""").pl()
-    return pairs.with_columns(pl.col("a", "b", "relation_from").cast(pl.Int64))
+        FROM ({union}) WHERE x <> y GROUP BY 1, 2 ORDER BY a, b"""
 
 
 # The same citation seen again (a re-run): compared, so that even an empty one finds its work.

@@ -228,6 +228,12 @@ def _work_id(key: str) -> str:
     return "w-" + hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
 
 
+def work_id_bases(records: pl.DataFrame) -> pl.Series:
+    """The work id each record would found its work under, but the `-2`, `-3` a taken one gets:
+    works founded on one base are numbered together (`_work_ids`)."""
+    return pl.Series([_work_id(key) for key in identity_keys(records)], dtype=pl.Utf8)
+
+
 def _founders(
     records: pl.DataFrame,
     keys: pl.Series,

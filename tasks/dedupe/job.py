@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from models.audit import Checked
-from tasks.dedupe.assign import assign_works
+from tasks.dedupe.assign import DedupeResult, assign_works
 from tasks.dedupe.canonical import canonical_works
 from tasks.dedupe.compare import DISTINCT
 from tasks.dedupe.records import records_frame
@@ -96,16 +96,30 @@ def dedupe_records(
     """`dedupe_job` of the job's records (`job_records`), which a bulk import builds a batch at
     a time instead of holding every citation."""
     result = assign_works(new, library if library.height else None, thresholds=thresholds)
+    columns, records = job_rows(job_id, new, result)
+    touched = set(columns["work_id"].to_list()) | set(previous_works)
+    related = library.filter(pl.col("work_id").is_in(touched)) if library.height else library
+    works = works_of(related, records)
+    retired = sorted(set(previous_works) - set(works["work_id"].to_list()))
+    return JobDedupe(columns, records, works, result.links, retired)
+
+
+def job_rows(
+    job_id: str, new: pl.DataFrame, result: DedupeResult
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The job's DEDUPE_COLUMNS (named as its rows name citations) and its library records,
+    from the dedupe of its records `new` (`job_records`)."""
     columns = result.assignments.with_columns(
         pl.col("citation_id").str.slice(len(job_id) + 1),
         named_in_job(pl.col("duplicate_of"), pl.lit(job_id)),
     ).select(DEDUPE_COLUMNS)
-    records = result.library_rows(new).with_columns(pl.lit(job_id).alias("job_id"))
-    touched = set(columns["work_id"].to_list()) | set(previous_works)
-    related = library.filter(pl.col("work_id").is_in(touched)) if library.height else library
-    works = canonical_works(pl.concat([related, records.drop("job_id")], how="diagonal_relaxed"))
-    retired = sorted(set(previous_works) - set(works["work_id"].to_list()))
-    return JobDedupe(columns, records, works, result.links, retired)
+    return columns, result.library_rows(new).with_columns(pl.lit(job_id).alias("job_id"))
+
+
+def works_of(related: pl.DataFrame, records: pl.DataFrame) -> pl.DataFrame:
+    """The canonical works of the job's library `records` and of other jobs' records of the
+    works they touch (`related`)."""
+    return canonical_works(pl.concat([related, records.drop("job_id")], how="diagonal_relaxed"))
 
 
 def dedupe_added(

@@ -31,17 +31,26 @@ def recurring_titles(records: pl.DataFrame, thresholds: DedupeThresholds) -> pl.
     does not recur), or a title that names a kind of piece, not a work
     ("Editorial", "Preface"), which a small job cannot see recur. Only the new records' titles
     are counted; the library is only filtered."""
+    return recurring_flag(records["title_key"], recurring_keys(records, thresholds))
+
+
+def recurring_keys(records: pl.DataFrame, thresholds: DedupeThresholds) -> pl.Series:
+    """The title keys `recurring_titles` finds recurring in many years of one periodical
+    (`records`: at least title_key, container, year and new of every record whose title is a
+    new record's short one)."""
     short = pl.col("title_key").str.count_matches(" ") < thresholds.recurring_words
     titles = records.filter(pl.col("new") & short)["title_key"].drop_nulls().unique().implode()
-    recurring = (
+    return (
         records.filter(pl.col("title_key").is_in(titles) & pl.col("container").is_not_null())
         .group_by("title_key", "container")
         .agg(pl.col("year").drop_nulls().n_unique().alias("years"))
         .filter(pl.col("years") >= thresholds.recurring_years)["title_key"]
     )
-    found = records["title_key"].is_in(recurring.implode()) | records["title_key"].str.contains(
-        _RECURRING_TITLE
-    )
+
+
+def recurring_flag(title_keys: pl.Series, recurring: pl.Series) -> pl.Series:
+    """`recurring_titles` of these title keys, given the keys found recurring (`recurring_keys`)."""
+    found = title_keys.is_in(recurring.implode()) | title_keys.str.contains(_RECURRING_TITLE)
     return found.fill_null(False).alias("recurring")
 
 

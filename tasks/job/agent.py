@@ -154,7 +154,8 @@ def store_added(
                 works = _stored_dedupe(library, state.job_id, ref.citation_id)
             if works is not None:
                 tables = _added_rows(state, checked, works, claims, support)
-                library.save_added(state.job_id, state.stored_inputs(), tables, shared_rows(works))
+                shared = shared_rows(works.works, works.links)
+                library.save_added(state.job_id, state.stored_inputs(), tables, shared)
     if works is None:
         store_state(state, support, db, out_dir)
 

@@ -48,19 +48,19 @@ class Rendered:
     job_id: str
     tables: dict[str, pl.DataFrame]  # the job's own library rows (FOLDER_TABLES as Parquet too)
     files: dict[str, str]  # text files of the job folder by name
-    works: JobDedupe
+    works: JobDedupe | None  # None: a bulk import's, in its working database (job/imported.py)
     metrics: dict[str, Any]
     errors: list[InputError]
-    # every citation's report.SUMMARY_COLUMNS when `tables["citations"]` holds only those the
-    # report lists (a bulk import past report.MAX_REPORTED_CITATIONS)
-    whole: pl.DataFrame | None = None
+    # every citation counted when `tables["citations"]` holds only those the report lists (a
+    # bulk import past report.MAX_REPORTED_CITATIONS)
+    whole: report.Totals | None = None
 
 
 def summarize(rendered: Rendered, out: str) -> JobSummary:
     citations = rendered.tables["citations"]
     flagged = [Flagged.model_validate(f) for f in report.flagged_list(citations)]
     whole = rendered.whole  # every citation, when `citations` holds only the listed ones
-    left_out = 0 if whole is None else report.flagged_citations(whole).height - len(flagged)
+    left_out = 0 if whole is None else whole.flagged - len(flagged)
     return JobSummary(
         job_id=rendered.job_id,
         out=out,

@@ -13,18 +13,28 @@ from typing import TextIO
 
 import polars as pl
 
-from models.audit import Checked, ReadResult
+from models.audit import ReadResult
 from models.csl import CSLItem
 from models.job import JobParams
-from tasks import frames, report
-from tasks.dedupe.job import JobDedupe
+from tasks import report
+from tasks.dedupe.canonical import WORKS_SCHEMA
+from tasks.digests import DigestMap
 from tasks.job.audited import FOLDER_TABLES, Rendered
-from tasks.job.library import BULK_THREADS, save_to_library, stored_batches, stored_rows
-from tasks.job.render import citation_table, listing, other_tables, report_files
+from tasks.job.imported import (
+    checked_of,
+    citation_count,
+    cited_works,
+    save_import,
+    stored_rows,
+)
+from tasks.job.library import BULK_MEMORY, BULK_THREADS, save_to_library
+from tasks.job.render import listing, report_files, small_tables
 from tasks.render import citeproc, exports
+from tasks.render.exports import CitationKeys
 from tasks.render.selection import bibliography_items, export_entries, unconfirmed
 from tasks.score.metrics import Assessment
-from tasks.store import JobFolder, LibraryPath
+from tasks.spill import Spill
+from tasks.store import JobFolder, LibraryPath, open_library
 from tasks.store.schema import library_tables
 
 
@@ -33,6 +43,8 @@ def write_job(rendered: Rendered, inputs: Sequence[str], out_dir: str, db: Libra
     The files are written beside the folder and swapped in once the library holds the rows:
     the folder and the library rows always come from one run."""
     target = JobFolder(out_dir, rendered.job_id)
+    if rendered.works is None:
+        raise ValueError("a bulk import's rendered outputs are written by write_import")
     with target.replacing() as folder:
         write_outputs(folder, rendered)
         save_to_library(rendered.job_id, inputs, rendered.tables, rendered.works, db)
@@ -49,13 +61,14 @@ def write_unstored(rendered: Rendered, out_dir: str) -> str:
     return str(target.path)
 
 
-def write_outputs(folder: JobFolder, rendered: Rendered, citations_written: bool = False) -> None:
-    """The job's tables and files into `folder` (`citations_written`: a bulk import wrote
-    citations.parquet itself, a batch at a time)."""
+def write_outputs(folder: JobFolder, rendered: Rendered) -> None:
+    """The job's tables and files into `folder` (but citations.parquet and works.parquet when
+    it has no `works`: a bulk import wrote them itself, a batch at a time)."""
     for name in FOLDER_TABLES:
-        if not (citations_written and name == "citations"):
+        if rendered.works is not None or name != "citations":
             folder.write_parquet(f"{name}.parquet", rendered.tables[name])
-    folder.write_parquet("works.parquet", rendered.works.cited_works)
+    if rendered.works is not None:
+        folder.write_parquet("works.parquet", rendered.works.cited_works)
     for name, text in rendered.files.items():
         folder.write_text(name, text)
     folder.write_json("metrics.json", rendered.metrics)
@@ -86,26 +99,22 @@ def write_recheck(
 # --- a job folder fed batch by batch (a bulk import) ----------------------------------------
 
 
-def batch_work_ids(columns: pl.DataFrame, checked: Sequence[Checked]) -> dict[str, str]:
-    """The work ids of a batch's citations (`columns`: the job's DEDUPE_COLUMNS): a dict of
-    every citation's would be ~200 bytes a citation held to the end."""
-    ids = pl.Series([c.citation_id for c in checked], dtype=pl.Utf8)
-    batch = columns.filter(pl.col("citation_id").is_in(ids.implode()))
-    return dict(batch.select("citation_id", "work_id").iter_rows())
-
-
-def export_keys(
-    job_id: str, order: Sequence[str], columns: pl.DataFrame, batch_size: int, db: LibraryPath
-) -> list[str]:
-    """The citation keys of every listed item, in order (the second pass): a key depends on
-    every other item's, so they are made before any batch is written."""
-    seen: set[str] = set()
-    requests = []
-    for checked in stored_batches(job_id, order, batch_size, db):
-        work_ids = batch_work_ids(columns, checked)
+def export_keys(job_id: str, spill: Spill, batch_size: int, db: LibraryPath) -> CitationKeys:
+    """The citation keys of the listed items, every item's own key reserved (the second pass):
+    a key depends on every other item's, so they are reserved before any batch is written."""
+    seen = DigestMap()
+    keys = exports.CitationKeys(DigestMap())
+    for rows in stored_rows(job_id, spill, batch_size, db):
+        checked, work_ids = checked_of(rows), work_ids_of(rows)
         items = bibliography_items(checked, work_ids, seen)
-        requests.extend(exports.key_requests(export_entries(items, checked, work_ids)))
-    return exports.assign_keys(requests)
+        for request in exports.key_requests(export_entries(items, checked, work_ids)):
+            keys.reserve(request)
+    return keys
+
+
+def work_ids_of(rows: pl.DataFrame) -> dict[str, str]:
+    """The work ids of stored citation rows (once the library holds the import's dedupe)."""
+    return dict(rows.select("citation_id", "work_id").iter_rows())
 
 
 @dataclass
@@ -116,11 +125,11 @@ class Written:
     listed: list[CSLItem] = field(default_factory=list)  # all of them, if few enough to render
     marks: dict[str, str] = field(default_factory=dict)  # csl_selection.unconfirmed's
     reported: pl.DataFrame = field(default_factory=pl.DataFrame)  # the citations it lists
-    summaries: list[pl.DataFrame] = field(default_factory=list)  # report.SUMMARY_COLUMNS
+    totals: report.Totals = field(default_factory=report.Totals)  # of every citation
 
     def add(self, cites: pl.DataFrame, every: bool) -> None:
         """A batch's citation rows: the report lists all (`every`) or the first flagged ones."""
-        self.summaries.append(cites.select(report.SUMMARY_COLUMNS))
+        self.totals.add(cites)
         before = self.reported if self.reported.width else cites.head(0)
         if every:
             self.reported = pl.concat([before, cites])
@@ -130,41 +139,38 @@ class Written:
 
 
 def write_batches(
-    folder: JobFolder,
-    job_id: str,
-    order: Sequence[str],
-    works: JobDedupe,
-    scores: pl.DataFrame,
-    batch_size: int,
-    db: LibraryPath,
+    folder: JobFolder, params: JobParams, spill: Spill, batch_size: int, db: LibraryPath
 ) -> Written:
-    """citations.parquet and the exports, a batch of stored citations at a time (the last pass
-    over them), holding what `render` and `write_job` give a whole job."""
-    keys = export_keys(job_id, order, works.columns, batch_size, db)
-    every = len(order) <= report.MAX_REPORTED_CITATIONS
+    """citations.parquet, works.parquet and the exports, a batch at a time from the library's
+    rows of the import (its dedupe saved) and its working tables (the last passes over them),
+    holding what `render` and `write_job` give a whole job."""
+    job_id = params.job_id
+    keys = export_keys(job_id, spill, batch_size, db)
+    every = citation_count(spill) <= report.MAX_REPORTED_CITATIONS
     schema = library_tables()["citations"].columns
-    written = Written(count=len(keys))
-    seen: set[str] = set()
+    written = Written(count=keys.reserved)
+    seen = DigestMap()
     with ExitStack() as files:
         add_rows = files.enter_context(folder.appending_parquet("citations.parquet", schema))
+        add_works = files.enter_context(folder.appending_parquet("works.parquet", WORKS_SCHEMA))
         handles = {
             name: files.enter_context(text_file(folder, name)) for name in exports.EXPORT_FILES
         }
         # citations.parquet is sorted by citation id, as frames.citations_frame sorts it
-        for rows in stored_rows(job_id, sorted(order), batch_size, db):
-            cites = citation_table(
-                rows.select(list(frames.CITATION_SCHEMA)), scores, works.columns
-            ).cast(dict(schema))  # type: ignore[arg-type]
-            add_rows(cites)
-            written.add(cites, every)
+        with open_library(db, threads=BULK_THREADS, memory_limit=BULK_MEMORY) as library:
+            for rows in library.job_citations(job_id, batch_size):
+                cites = rows.cast(dict(schema))  # type: ignore[arg-type]
+                add_rows(cites)
+                written.add(cites, every)
+        for works in cited_works(spill, batch_size):
+            add_works(works.cast(pl.Schema(WORKS_SCHEMA)))
         exported = exports.ExportWriter(handles)
-        for checked in stored_batches(job_id, order, batch_size, db):
-            work_ids = batch_work_ids(works.columns, checked)
+        for rows in stored_rows(job_id, spill, batch_size, db):
+            checked, work_ids = checked_of(rows), work_ids_of(rows)
             listed = bibliography_items(checked, work_ids, seen)
             entries = export_entries(listed, checked, work_ids)
-            done = exported.written
-            exported.write(entries, keys[done : done + len(entries)])
-            if not citeproc.bibliography_skipped(written.count):
+            exported.write(entries, [keys.key(r) for r in exports.key_requests(entries)])
+            if written.count <= citeproc.MAX_BIBLIOGRAPHY_ITEMS:
                 written.listed.extend(listed)
                 written.marks |= unconfirmed(listed, checked)
         exported.close()
@@ -181,44 +187,38 @@ def text_file(folder: JobFolder, name: str) -> Iterator[TextIO]:
 def write_import(
     params: JobParams,
     job: ReadResult,
-    order: Sequence[str],
-    works: JobDedupe,
+    spill: Spill,
     assessed: Assessment,
+    duplicates: int,
     batch_size: int,
     db: LibraryPath,
 ) -> tuple[Rendered, str]:
-    """An import's library rows, then its job folder from its stored citations a batch at a
-    time, swapped in whole as `write_job` does: what was written (the citations its report
-    lists) and the folder's path."""
+    """An import's library rows (from its working tables: tasks/job/imported.py), then its job
+    folder from its stored citations a batch at a time, swapped in whole as `write_job` does:
+    what was written (the citations its report lists) and the folder's path. `duplicates`:
+    how many of its citations repeat a work it cites already (its dedupe's count)."""
     job_id, styles = params.job_id, params.chosen_styles()
     target = JobFolder(params.out_dir, job_id)
     with target.replacing() as folder:
-        others = other_tables(job_id, job, works, assessed)
-        # the citations are stored already: they get their scores and work columns. Saved
-        # before the folder is written, not after: DuckDB holds a transaction's rows in memory
-        # until it commits (~2 KB a row), which would come on top of what writing the folder
-        # leaves allocated. The folder is still swapped in only once the library holds the rows.
-        updates = assessed.citation_scores.join(works.columns, on="citation_id", how="left")
-        updated = {"citations": updates.with_columns(job_id=pl.lit(job_id))}
-        save_to_library(job_id, params.inputs, others, works, db, updated, BULK_THREADS)
-        del updates, updated  # not held while the folder is written
-        scores = assessed.citation_scores
-        written = write_batches(folder, job_id, order, works, scores, batch_size, db)
+        tables = small_tables(job_id, job, assessed)
+        # Saved before the folder is written, not after: what writing the folder leaves
+        # allocated would come under the save. The folder is still swapped in only once the
+        # library holds the rows.
+        save_import(job_id, params.inputs, tables, spill, db)
+        written = write_batches(folder, params, spill, batch_size, db)
         listed = listing(written.listed, written.count, written.marks, styles)
-        every = len(order) <= report.MAX_REPORTED_CITATIONS
-        whole = None if every else pl.concat(written.summaries)
+        every = citation_count(spill) <= report.MAX_REPORTED_CITATIONS
+        written.totals.repeats = duplicates
+        whole = None if every else written.totals
         reported = (
             written.reported
             if written.reported.width
-            else citation_table(
-                frames.citations_frame(job_id, []), assessed.citation_scores, works.columns
-            )
+            else pl.DataFrame(schema=dict(library_tables()["citations"].columns))
         )
-        tables = {"citations": reported, **others}
-        files = listed.files | report_files(
-            job_id, tables, listed, written.marks, works.links, whole
-        )
+        tables = {"citations": reported, **tables}
+        links = spill.frame("SELECT * FROM job_links ORDER BY work_id_a, work_id_b, kind")
+        files = listed.files | report_files(job_id, tables, listed, written.marks, links, whole)
         metrics = listed.metrics(assessed.metrics)
-        rendered = Rendered(job_id, tables, files, works, metrics, job.errors, whole)
-        write_outputs(folder, rendered, citations_written=True)
+        rendered = Rendered(job_id, tables, files, None, metrics, job.errors, whole)
+        write_outputs(folder, rendered)
     return rendered, str(target.path)

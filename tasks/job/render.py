@@ -93,14 +93,15 @@ def other_tables(
     job_id: str, job: ReadResult, works: JobDedupe, scores: Assessment
 ) -> dict[str, pl.DataFrame]:
     """The job's tables but its citations: input errors, claims, dedupe records."""
+    return {**small_tables(job_id, job, scores), "dedupe_records": works.records}
+
+
+def small_tables(job_id: str, job: ReadResult, scores: Assessment) -> dict[str, pl.DataFrame]:
+    """The job's input errors and claims (a row per error and claim, not per citation)."""
     claims = frames.claims_frame(job_id, job.claims).join(
         scores.claim_scores, on="claim_id", how="left"
     )
-    return {
-        "input_errors": frames.input_errors_frame(job_id, job.errors),
-        "claims": claims,
-        "dedupe_records": works.records,
-    }
+    return {"input_errors": frames.input_errors_frame(job_id, job.errors), "claims": claims}
 
 
 @dataclass
@@ -142,7 +143,7 @@ def report_files(
     listed: Listing,
     marks: Mapping[str, str],
     links: pl.DataFrame,
-    whole: pl.DataFrame | None = None,
+    whole: report.Totals | None = None,
     notice: str = "",
 ) -> dict[str, str]:
     """report.html, report.md (`whole`, `notice`: see report.ReportData) and citeaudit.sarif."""

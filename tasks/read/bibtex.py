@@ -61,6 +61,7 @@ from bibtexparser.model import (
 
 from models.audit import InputError, InputErrorKind, ReadResult, Reference
 from models.csl import ET_AL, CSLItem, is_et_al_text
+from tasks.digests import DigestMap
 from tasks.identifiers import arxiv_mentioned, normalize_arxiv, normalize_pmcid, normalize_pmid
 from tasks.read.common import (
     FIELD_TOO_LONG,
@@ -226,7 +227,7 @@ def stream(paths: Sequence[Path]) -> Iterator[ReadResult]:
         readable.append(path)
     macros, targets = _scan(readable)
     containers = _containers(readable, targets, macros)
-    first_seen: dict[str, tuple[Path, int]] = {}  # lower-case key -> where it was first defined
+    first_seen = _FirstPlaces(readable)
     for path in readable:
         for offset, text in _chunks(_lines(path)):
             yield _read_chunk(path, offset, text, macros, containers, first_seen)
@@ -350,13 +351,33 @@ def _containers(
     return containers
 
 
+class _FirstPlaces:
+    """Where each (lower-case) key was first defined: a file of `paths` and a line, kept as
+    digests (a bulk import's million keys)."""
+
+    _LINE_BITS = 40
+
+    def __init__(self, paths: Sequence[Path]) -> None:
+        self.paths = list(paths)
+        self.places = DigestMap()
+
+    def get(self, key: str) -> tuple[Path, int] | None:
+        place = self.places.get(key)
+        if place is None:
+            return None
+        return self.paths[place >> self._LINE_BITS], place & ((1 << self._LINE_BITS) - 1)
+
+    def add(self, key: str, path: Path, line: int) -> None:
+        self.places[key] = self.paths.index(path) << self._LINE_BITS | line
+
+
 def _read_chunk(
     path: Path,
     offset: int,
     text: str,
     macros: "_Macros",
     containers: dict[str, _RawEntry],
-    first_seen: dict[str, tuple[Path, int]],
+    first_seen: "_FirstPlaces",
 ) -> ReadResult:
     library = bibtexparser.parse_string(text, parse_stack=[])
     result = ReadResult(errors=_block_errors(path, library, offset))
@@ -373,7 +394,7 @@ def _read_chunk(
         if (first := first_seen.get(key)) is not None:
             result.errors.append(_duplicate_error(raw, *first))
             continue
-        first_seen[key] = (path, raw.line)
+        first_seen.add(key, path, raw.line)
         if key not in containers:
             citations.append(raw)
     for entry in citations:

@@ -36,6 +36,7 @@ from bibtexparser.middlewares import default_unparse_stack
 from pylatexenc.latexencode import UnicodeToLatexEncoder
 
 from models.csl import CSLDate, CSLItem, CSLName, named
+from tasks.digests import StringSet
 from tasks.textnorm import STOPWORDS
 
 CSL_TO_BIBTEX: dict[str, str] = {
@@ -165,26 +166,48 @@ def assign_keys(requests: Sequence[KeyRequest]) -> list[str]:
     """The input's own keys first (a repeated one gets a suffix); the others `author year
     firstword`, ASCII lower-case, repeats getting `a`, `b`, ... in input order. Linear in the
     number of items however many share a base (20k DOI-only items are all `anonnd...`)."""
-    keys: list[str | None] = [None] * len(requests)
-    taken: set[str] = set()
-    for position, (own, _) in enumerate(requests):
-        if own and own not in taken:
-            keys[position] = own
-            taken.add(own)
-    next_suffix: dict[str, int] = {}
-    for position, (_, base) in enumerate(requests):
-        if keys[position] is None:
-            keys[position] = _unused_key(base, taken, next_suffix)
-    return [key for key in keys if key is not None]
+    keys = CitationKeys(set())
+    for request in requests:
+        keys.reserve(request)
+    return [keys.key(request) for request in requests]
 
 
-def _unused_key(base: str, taken: set[str], next_suffix: dict[str, int]) -> str:
+class CitationKeys:
+    """`assign_keys` an item at a time, for a job written in batches: every item's own key is
+    reserved first (`reserve`, in input order), then each item gets its key (`key`, in the same
+    order). It holds the keys taken (`taken`: a DigestMap for a bulk import's million), the
+    positions of own keys an earlier item has and where each repeated base got to."""
+
+    def __init__(self, taken: StringSet) -> None:
+        self.taken = taken
+        self.repeated: set[int] = set()
+        self.next_suffix: dict[str, int] = {}
+        self.reserved = self.given = 0
+
+    def reserve(self, request: KeyRequest) -> None:
+        own = request[0]
+        if own and own in self.taken:
+            self.repeated.add(self.reserved)
+        elif own:
+            self.taken.add(own)
+        self.reserved += 1
+
+    def key(self, request: KeyRequest) -> str:
+        own, base = request
+        position, self.given = self.given, self.given + 1
+        if own and position not in self.repeated:
+            return own
+        return _unused_key(base, self.taken, self.next_suffix)
+
+
+def _unused_key(base: str, taken: StringSet, next_suffix: dict[str, int]) -> str:
     """`base`, else `base` + the next suffix not taken; each base remembers where it got to."""
     key, suffix = base, next_suffix.get(base, 0)
     while key in taken:
         key = base + _letters(suffix)
         suffix += 1
-    next_suffix[base] = suffix
+    if suffix:  # a base never taken before needs no entry (a million distinct ones)
+        next_suffix[base] = suffix
     taken.add(key)
     return key
 
@@ -448,8 +471,8 @@ def export_files(items: Sequence[Exportable]) -> dict[str, str]:
 class ExportWriter:
     """The three export files written batch by batch (`files`: EXPORT_FILES' open handles),
     joined as `export_files` writes them whole; `close` ends the CSL-JSON array. `keys`: the
-    batch's items' keys, every batch's made at once by `assign_keys` (a key depends on every
-    other item's)."""
+    batch's items' keys (`CitationKeys`, every item's own key reserved before the first batch:
+    a key depends on every other item's)."""
 
     def __init__(self, files: Mapping[str, TextIO]) -> None:
         self.bib, self.ris, self.csl = (files[name] for name in EXPORT_FILES)

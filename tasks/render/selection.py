@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from models.audit import Checked, Status
 from models.csl import CSLItem
+from tasks.digests import StringSet
 from tasks.identifiers import normalize_doi
 from tasks.render.exports import ExportEntry, usable_key
 
@@ -22,7 +23,7 @@ UNCONFIRMED = (Status.UNMATCHED, Status.UNVERIFIED)
 def bibliography_items(
     checked: Sequence[Checked],
     work_ids: Mapping[str, str] | None = None,
-    seen: set[str] | None = None,
+    seen: StringSet | None = None,
 ) -> list[CSLItem]:
     """`seen`: the works listed already, when a job is listed a batch at a time (updated)."""
     items: list[CSLItem] = []

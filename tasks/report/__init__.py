@@ -5,8 +5,8 @@ render.py fills the templates. tasks/store/ writes the files."""
 from tasks.report.render import render_html, render_markdown
 from tasks.report.selection import (
     MAX_REPORTED_CITATIONS,
-    SUMMARY_COLUMNS,
     ReportData,
+    Totals,
     flag_label,
     flagged_citations,
     flagged_list,
@@ -18,8 +18,8 @@ from tasks.report.selection import (
 
 __all__ = [
     "MAX_REPORTED_CITATIONS",
-    "SUMMARY_COLUMNS",
     "ReportData",
+    "Totals",
     "flag_label",
     "flagged_citations",
     "flagged_list",

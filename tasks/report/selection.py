@@ -40,27 +40,44 @@ class ReportData:
     bibliography_note: str = ""  # why there is no bibliography (too many items), if so
     notice: str = ""  # what the reader must know first (the job was not stored), if anything
     # A big job's report shows only its first flagged citations (`citations`: at most
-    # MAX_REPORTED_CITATIONS of them); `whole` then holds every citation's SUMMARY_COLUMNS,
-    # for the counts, the histogram and how many flagged citations are left out.
-    whole: pl.DataFrame | None = None
+    # MAX_REPORTED_CITATIONS of them); `whole` then counts every citation, for the status
+    # counts, the histogram and how many flagged citations are left out.
+    whole: "Totals | None" = None
 
 
 # Past this many citations a report lists only the first this many flagged ones (worst first)
 # and counts the rest: one row per citation would make the report, and the memory it takes to
 # write it, grow with the list (a bulk import). Every citation stays in citations.parquet.
 MAX_REPORTED_CITATIONS = 5_000
-SUMMARY_COLUMNS = (
-    "citation_id",
-    "source_file",
-    "entry_key",
-    "status",
-    "retracted",
-    "corrected",
-    "expression_of_concern",
-    "confidence",
-    "work_id",
-    "duplicate_of",
-)
+
+
+HISTOGRAM_BINS = 10
+
+
+@dataclass
+class Totals:
+    """What a big job's report counts of every citation while it lists only the first flagged
+    ones (a bulk import past MAX_REPORTED_CITATIONS), added a batch of citation rows at a time:
+    no row is held."""
+
+    citations: int = 0
+    statuses: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STATUS_ORDER, 0))
+    confidence: list[int] = field(default_factory=lambda: [0] * HISTOGRAM_BINS)  # histogram
+    flagged: int = 0
+    repeats: int = 0  # citations of a work the job cites already (repeats_within_jobs)
+
+    def add(self, citations: pl.DataFrame) -> None:
+        self.citations += citations.height
+        for status, count in status_counts(citations).items():
+            self.statuses[status] += count
+        values: list[float] = (
+            citations["confidence"].drop_nulls().cast(pl.Float64).to_list()
+            if _column(citations, "confidence")
+            else []
+        )
+        for bin_, count in enumerate(histogram(values, HISTOGRAM_BINS)):
+            self.confidence[bin_] += count
+        self.flagged += flagged_citations(citations).height
 
 
 def _column(frame: pl.DataFrame, name: str) -> bool:
@@ -638,11 +655,10 @@ def _claim_citation(cited: dict[str, Any], pair: dict[str, Any] | None) -> Claim
     )
 
 
-def _histogram_bins(citations: pl.DataFrame, bins: int = 10) -> list[HistogramBin] | None:
-    if not _column(citations, "confidence") or not citations["confidence"].drop_nulls().len():
+def _histogram(counts: list[int] | None) -> list[HistogramBin] | None:
+    if not counts or not sum(counts):
         return None
-    counts = histogram([float(v) for v in citations["confidence"].drop_nulls()], bins)
-    top = max(counts) or 1
+    bins, top = len(counts), max(counts) or 1
     return [
         HistogramBin(i / bins, (i + 1) / bins, c, round(100 * c / top))
         for i, c in enumerate(counts)
@@ -732,23 +748,23 @@ def _table(frame: pl.DataFrame, columns: list[str]) -> list[dict[str, str]]:
 def select(data: ReportData) -> Report:
     """Everything the report shows, in the order it shows it."""
     cites = data.citations
-    whole = cites if data.whole is None else data.whole
+    whole = data.whole or totals_of(cites)
     flagged = flagged_citations(cites)
     jobs = several_jobs(flagged)
     rows = list(flagged.iter_rows(named=True))
     return Report(
         job_id=data.job_id,
-        citation_count=whole.height,
+        citation_count=whole.citations,
         input_error_count=data.input_errors.height,
-        counts=[StatusCount(s, n, STATUS_COLOURS[s]) for s, n in status_counts(whole).items()],
+        counts=[StatusCount(s, n, STATUS_COLOURS[s]) for s, n in whole.statuses.items()],
         notices=_problems([r for r in rows if _has_notice(r)], jobs),
         flagged=_problems([r for r in rows if not _has_notice(r)], jobs),
         claims=_claim_rows(data.claims, cites),
-        histogram=_histogram_bins(whole),
+        histogram=_histogram(whole.confidence),
         changes=None if data.changes is None else change_groups(data.changes, cites),
         change_count=0 if data.changes is None else data.changes.height,
         duplicates=duplicates(cites),
-        repeat_count=repeats_within_jobs(whole).height,
+        repeat_count=whole.repeats,
         related=related_citations(cites, data.links),
         input_errors=_table(data.input_errors, ["source_file", "entry_key", "line", "reason"]),
         style=data.style,
@@ -756,8 +772,15 @@ def select(data: ReportData) -> Report:
         bibliography_unconfirmed=data.bibliography_unconfirmed,
         bibliography_note=data.bibliography_note,
         notice=data.notice,
-        flagged_left_out=flagged_citations(whole).height - flagged.height,
+        flagged_left_out=whole.flagged - flagged.height,
     )
+
+
+def totals_of(citations: pl.DataFrame) -> Totals:
+    """`Totals` of citations all at hand."""
+    totals = Totals(repeats=repeats_within_jobs(citations).height)
+    totals.add(citations)
+    return totals
 
 
 def reported_citations(shown: pl.DataFrame, more: pl.DataFrame, cap: int) -> pl.DataFrame:

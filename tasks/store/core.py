@@ -5,13 +5,14 @@ values as parameters or Arrow frames."""
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 
 from tasks.errors import UsageError
 from tasks.store.lake import Lake, connect_lake, lake_at
@@ -19,6 +20,17 @@ from tasks.store.lock import library_lock
 from tasks.store.schema import library_tables, migrate, table_names
 
 DEFAULT_DB = "citeaudit.duckdb"
+
+# A table's rows to write: whole, or a part at a time (a bulk import's, from its working
+# database: each part is written before the next is read, all in one transaction).
+Rows = pl.DataFrame | Iterable[pl.DataFrame]
+
+
+def parts(rows: Rows) -> Iterator[pl.DataFrame]:
+    if isinstance(rows, pl.DataFrame):
+        yield rows
+    else:
+        yield from rows
 
 
 # Where a library is, resolved: a DuckDB file or a DuckLake (tasks/store/lake.py).
@@ -82,9 +94,15 @@ class LibraryCore:
     }
 
     def __init__(
-        self, where: LibraryPath, read_only: bool = False, threads: int | None = None
+        self,
+        where: LibraryPath,
+        read_only: bool = False,
+        threads: int | None = None,
+        memory_limit: str | None = None,
     ) -> None:
-        """`threads`: DuckDB's for this connection (default: one per core)."""
+        """`threads`: DuckDB's for this connection (default: one per core); `memory_limit`:
+        what DuckDB may hold before it writes out (a transaction's rows too: a bulk import's
+        million rows), default its own (80 % of the machine's)."""
         self.where = where
         self.read_only = read_only
         if not read_only and isinstance(self.where, Path) and self.where.parent != Path(""):
@@ -98,6 +116,8 @@ class LibraryCore:
                 self.con = duckdb.connect(str(self.where), read_only=read_only)
             if threads:
                 self.con.execute(f"SET threads = {int(threads)}")
+            if memory_limit:
+                self.con.execute("SET memory_limit = ?", [memory_limit])
             if not read_only:
                 # a lake has no primary keys: every write replaces by deleting first
                 migrate(self.con, keys=isinstance(self.where, Path))
@@ -144,39 +164,42 @@ class LibraryCore:
     def _check(self, table: str, frame: pl.DataFrame) -> None:
         library_tables()[table].check(frame.columns)
 
-    def replace_job_rows(self, table: str, job_id: str, frame: pl.DataFrame) -> None:
+    def replace_job_rows(self, table: str, job_id: str, rows: Rows) -> None:
         """Replace one job's rows of `table` (call inside `transaction()`)."""
         if table not in self.JOB_TABLES:
             raise ValueError(f"unknown table {table}")
-        self._check(table, frame)
         self.con.execute(f'DELETE FROM "{table}" WHERE job_id = ?', [job_id])
-        self._insert(table, frame)
+        for frame in parts(rows):
+            self._insert(table, frame)
 
-    def upsert_rows(self, table: str, frame: pl.DataFrame, keys: Sequence[str]) -> None:
+    def upsert_rows(self, table: str, rows: Rows, keys: Sequence[str]) -> None:
         """Insert rows, replacing those with the same `keys` (call inside `transaction()`)."""
         if table not in self.SHARED_TABLES:
             raise ValueError(f"unknown table {table}")
-        self._replace_by(table, frame, keys)
+        for frame in parts(rows):
+            self._replace_by(table, frame, keys)
 
-    def upsert_job_rows(self, table: str, frame: pl.DataFrame) -> None:
+    def upsert_job_rows(self, table: str, rows: Rows) -> None:
         """Insert some of jobs' rows of `table`, replacing those with the same key (call inside
         `transaction()`)."""
         if table not in self.JOB_KEYS:
             raise ValueError(f"no keyed job table {table}")
-        self._replace_by(table, frame, self.JOB_KEYS[table])
+        for frame in parts(rows):
+            self._replace_by(table, frame, self.JOB_KEYS[table])
 
-    def update_job_rows(self, table: str, frame: pl.DataFrame) -> None:
-        """Set the columns `frame` brings on the stored rows its keys name (call inside
-        `transaction()`): a bulk import's scores and work ids, its rows being stored already."""
+    def update_job_rows(self, table: str, rows: Rows) -> None:
+        """Set the columns the rows bring on the stored rows their keys name (call inside
+        `transaction()`): a bulk import's work ids, its rows being stored already."""
         keys = self.JOB_KEYS[table]
-        self._check(table, frame)
-        values = [c for c in frame.columns if c not in keys]
-        if not frame.height or not values:
-            return
-        assign = ", ".join(f'"{c}" = incoming."{c}"' for c in values)
-        match = " AND ".join(f'"{table}"."{k}" = incoming."{k}"' for k in keys)
-        with self._incoming(frame):
-            self.con.execute(f'UPDATE "{table}" SET {assign} FROM incoming WHERE {match}')
+        for frame in parts(rows):
+            self._check(table, frame)
+            values = [c for c in frame.columns if c not in keys]
+            if not frame.height or not values:
+                continue
+            assign = ", ".join(f'"{c}" = incoming."{c}"' for c in values)
+            match = " AND ".join(f'"{table}"."{k}" = incoming."{k}"' for k in keys)
+            with self._incoming(frame):
+                self.con.execute(f'UPDATE "{table}" SET {assign} FROM incoming WHERE {match}')
 
     def rows_in_order(self, table: str, job_id: str, ids: Sequence[str]) -> pl.DataFrame:
         """The job's stored rows of `table` named by `ids` (their key's last part), in that order:
@@ -213,6 +236,14 @@ class LibraryCore:
             return
         with self._incoming(frame):
             self.con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM incoming')
+
+    def parts(self, query: str, params: list[Any], rows: int) -> Iterator[pl.DataFrame]:
+        """A query's rows, `rows` at a time (about: DuckDB's vectors round it), read on a
+        cursor of their own: the library may be written between two parts."""
+        with self.con.cursor() as cursor:
+            for batch in cursor.execute(query, params).to_arrow_reader(rows):
+                if batch.num_rows:
+                    yield pl.DataFrame(pa.Table.from_batches([batch]))
 
     def table(self, table: str, job_id: str | None = None) -> pl.DataFrame:
         if not self._has(table):

@@ -7,14 +7,14 @@ library for dedupe until its rows are stored, so two runs at once leave what one
 other leaves."""
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
 import polars as pl
 
 from tasks.store.bulk import BulkProgress
-from tasks.store.core import LibraryPath
+from tasks.store.core import LibraryPath, Rows, parts
 from tasks.store.lock import library_lock
 from tasks.store.recheck import Rechecks
 
@@ -27,11 +27,30 @@ def write_lock(where: LibraryPath) -> Iterator[None]:
 
 
 def open_library(
-    where: LibraryPath, read_only: bool = False, threads: int | None = None
+    where: LibraryPath,
+    read_only: bool = False,
+    threads: int | None = None,
+    memory_limit: str | None = None,
 ) -> "Library":
     """The library at `where` (core.library_at), to write, or `read_only` to read; `threads`:
-    DuckDB's for the connection (default one per core). Every library is opened here."""
-    return Library(where, read_only=read_only, threads=threads)
+    DuckDB's for the connection (default one per core), `memory_limit` what DuckDB may hold
+    (default its own). Every library is opened here."""
+    return Library(where, read_only=read_only, threads=threads, memory_limit=memory_limit)
+
+
+_OTHER_RECORDS = """SELECT * EXCLUDE (job_id) FROM dedupe_records
+                    WHERE job_id IS DISTINCT FROM ? ORDER BY citation_id"""
+
+
+def _retired(works: Rows | Sequence[str]) -> Iterator[list[str]]:
+    """Retired work ids a list at a time."""
+    if isinstance(works, Sequence) and not isinstance(works, pl.DataFrame):
+        if works:
+            yield list(works)
+        return
+    for frame in parts(works):
+        if frame.height:
+            yield frame["work_id"].to_list()
 
 
 class Library(BulkProgress, Rechecks):
@@ -44,15 +63,16 @@ class Library(BulkProgress, Rechecks):
         self,
         job_id: str,
         inputs: list[str],
-        frames: dict[str, pl.DataFrame],
-        shared: dict[str, tuple[pl.DataFrame, Sequence[str]]] | None = None,
-        retired_works: Sequence[str] = (),
-        updates: dict[str, pl.DataFrame] | None = None,
+        frames: Mapping[str, Rows],
+        shared: Mapping[str, tuple[Rows, Sequence[str]]] | None = None,
+        retired_works: Rows | Sequence[str] = (),
+        updates: Mapping[str, Rows] | None = None,
     ) -> None:
         """Store a job's frames, replacing any earlier run of the same job, upsert the rows it
-        adds to library-wide tables (`shared`: table -> (frame, key columns)) and drop the
-        works no citation holds any more (`retired_works`, with their links), atomically.
-        `updates`: columns to set on rows already stored (a bulk import's citations)."""
+        adds to library-wide tables (`shared`: table -> (rows, key columns)) and drop the
+        works no citation holds any more (`retired_works`, or rows of their work_id, with their
+        links), atomically. `updates`: columns to set on rows already stored (a bulk import's
+        citations). Rows may come a part at a time (a bulk import's)."""
         with self.transaction() as con:
             for table, frame in frames.items():
                 self.replace_job_rows(table, job_id, frame)
@@ -60,8 +80,7 @@ class Library(BulkProgress, Rechecks):
                 self.update_job_rows(table, frame)
             for table, (frame, keys) in (shared or {}).items():
                 self.upsert_rows(table, frame, keys)
-            if retired_works:
-                retired = list(retired_works)
+            for retired in _retired(retired_works):
                 con.execute("DELETE FROM works WHERE list_contains(?, work_id)", [retired])
                 con.execute(
                     """DELETE FROM work_links
@@ -74,8 +93,8 @@ class Library(BulkProgress, Rechecks):
         self,
         job_id: str,
         inputs: list[str],
-        frames: dict[str, pl.DataFrame],
-        shared: dict[str, tuple[pl.DataFrame, Sequence[str]]],
+        frames: Mapping[str, Rows],
+        shared: Mapping[str, tuple[Rows, Sequence[str]]],
     ) -> None:
         """Add rows to a stored job or replace some of them (`frames`: citations, claims,
         dedupe_records, each row by its key), upsert the library-wide rows they bring and
@@ -112,11 +131,30 @@ class Library(BulkProgress, Rechecks):
 
     def dedupe_library(self, exclude_job: str | None = None) -> pl.DataFrame:
         """Every job's dedupe records (but `exclude_job`'s), ids as `JOB/CITATION_ID`."""
-        return self.con.sql(
-            """SELECT * EXCLUDE (job_id) FROM dedupe_records
-               WHERE job_id IS DISTINCT FROM ? ORDER BY citation_id""",
-            params=[exclude_job],
-        ).pl()
+        return self.con.sql(_OTHER_RECORDS, params=[exclude_job]).pl()
+
+    def dedupe_library_parts(self, exclude_job: str, rows: int) -> Iterator[pl.DataFrame]:
+        """`dedupe_library`, `rows` records at a time."""
+        return self.parts(_OTHER_RECORDS, [exclude_job], rows)
+
+    def job_works(self, job_id: str, rows: int) -> Iterator[pl.DataFrame]:
+        """The works the job's stored dedupe records name (work_id), `rows` at a time."""
+        return self.parts(
+            """SELECT DISTINCT work_id FROM dedupe_records
+               WHERE job_id = ? AND work_id IS NOT NULL ORDER BY work_id""",
+            [job_id],
+            rows,
+        )
+
+    def job_citations(
+        self, job_id: str, rows: int, columns: Sequence[str] | None = None
+    ) -> Iterator[pl.DataFrame]:
+        """The job's stored citation rows (or these columns of them) in citation id order,
+        `rows` at a time."""
+        chosen = ", ".join(f'"{c}"' for c in columns) if columns else "*"
+        return self.parts(
+            f"SELECT {chosen} FROM citations WHERE job_id = ? ORDER BY citation_id", [job_id], rows
+        )
 
     # -- library-wide dedupe
 

@@ -1,0 +1,136 @@
+"""A bulk import's working tables (tasks/spill.py) beside the library: what an import keeps of
+every citation past its batch, on disk, so that its memory holds a batch, not the list.
+
+- its citation ids in input order (`add_order`, read back a batch at a time by `stored_rows`);
+- its match keys, every other job's records and the works its earlier run cited, which its
+  dedupe reads (`dedupe_import`: tasks/dedupe/stored.py), and what that dedupe made;
+- the library save of those (`save_import`): one transaction, a part at a time, under a
+  memory limit past which DuckDB writes the transaction's rows out.
+"""
+
+import shutil
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+import polars as pl
+
+from models.audit import Checked
+from tasks.dedupe.stored import add_library, add_previous, dedupe_stored
+from tasks.frames import checked_from_row
+from tasks.job.library import BULK_MEMORY, BULK_THREADS, shared_rows
+from tasks.spill import Spill
+from tasks.store import LibraryPath, open_library
+
+ORDER = "input_order"  # pos, citation_id
+PART = 50_000  # rows moved between the working database and the library at a time
+METRIC_COLUMNS = {"completeness": pl.Float64, "is_trusted": pl.Boolean, "confidence": pl.Float64}
+
+
+def import_spill(out_dir: str, job_id: str) -> Spill:
+    """The import's working database, in a hidden folder beside its job folder (the disk the
+    user chose for its outputs). Call holding the job's lock: a killed run's leftover folders
+    of this job are removed first."""
+    for stale in Path(out_dir).glob(f".citeaudit-import-{job_id}-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    return Spill(out_dir, prefix=f".citeaudit-import-{job_id}-")
+
+
+def add_order(spill: Spill, ids: Sequence[str]) -> None:
+    """A batch's citation ids, next in input order."""
+    start = citation_count(spill)
+    spill.append(
+        ORDER,
+        pl.DataFrame({"citation_id": list(ids)}, schema={"citation_id": pl.Utf8}).with_row_index(
+            "pos", offset=start
+        ),
+    )
+
+
+def citation_count(spill: Spill) -> int:
+    return spill.count(ORDER) if spill.has(ORDER) else 0
+
+
+def ordered_ids(spill: Spill, batch_size: int) -> Iterator[list[str]]:
+    """The import's citation ids in input order, `batch_size` at a time."""
+    if not spill.has(ORDER):
+        return
+    query = f"SELECT citation_id FROM {ORDER} ORDER BY pos"
+    held: list[str] = []
+    for part in spill.parts(query, batch_size):
+        held.extend(part["citation_id"].to_list())
+        while len(held) >= batch_size:
+            yield held[:batch_size]
+            held = held[batch_size:]
+    if held:
+        yield held
+
+
+def stored_rows(
+    job_id: str, spill: Spill, batch_size: int, db: LibraryPath
+) -> Iterator[pl.DataFrame]:
+    """The import's stored citation rows, a batch at a time, in input order."""
+    for ids in ordered_ids(spill, batch_size):
+        with open_library(db, threads=BULK_THREADS, memory_limit=BULK_MEMORY) as library:
+            yield library.rows_in_order("citations", job_id, ids)
+
+
+def checked_of(rows: pl.DataFrame) -> list[Checked]:
+    """Stored citation rows made `Checked` again."""
+    return [checked_from_row(row) for row in rows.iter_rows(named=True)]
+
+
+def cited_works(spill: Spill, rows: int) -> Iterator[pl.DataFrame]:
+    """The works the import's citations cite (works.parquet), in work id order."""
+    return spill.parts(
+        """SELECT * FROM job_works WHERE work_id IN (SELECT work_id FROM job_columns)
+           ORDER BY work_id""",
+        rows,
+    )
+
+
+def metric_scores(job_id: str, db: LibraryPath) -> pl.DataFrame:
+    """The stored citations' scores the job's metrics read (`job_metrics`): three small columns
+    of every citation."""
+    with open_library(db, threads=BULK_THREADS, memory_limit=BULK_MEMORY) as library:
+        parts = list(library.job_citations(job_id, PART, list(METRIC_COLUMNS)))
+    return pl.concat(parts) if parts else pl.DataFrame(schema=METRIC_COLUMNS)
+
+
+def dedupe_import(job_id: str, spill: Spill, db: LibraryPath) -> int:
+    """`dedupe_against_library` of the import's match keys (`add_new`, by the score pass):
+    every other job's records and the works the job's earlier run cited are copied beside them a
+    part at a time, and the dedupe's outcome left in `spill`; how many citations repeat a work
+    (`repeats_within_jobs`). Call under the library's write lock, and `save_import` before
+    letting it go: the work ids minted here must not be minted again meanwhile."""
+    with open_library(db, memory_limit=BULK_MEMORY) as library:
+        for part in library.dedupe_library_parts(job_id, PART):
+            add_library(spill, part)
+        for part in library.job_works(job_id, PART):
+            add_previous(spill, part["work_id"])
+    return dedupe_stored(job_id, spill)
+
+
+def save_import(
+    job_id: str,
+    inputs: Sequence[str],
+    tables: Mapping[str, pl.DataFrame],
+    spill: Spill,
+    db: LibraryPath,
+) -> None:
+    """Replace the job's rows in the library, in one transaction: its `tables` (input errors,
+    claims), and from `spill` its dedupe records, its citations' work columns, the works and
+    links it touches and the works it retired."""
+
+    def rows(table: str) -> Iterator[pl.DataFrame]:
+        return spill.parts(f'SELECT * FROM "{table}"', PART)
+
+    updates = (part.with_columns(pl.lit(job_id).alias("job_id")) for part in rows("job_columns"))
+    with open_library(db, threads=BULK_THREADS, memory_limit=BULK_MEMORY) as library:
+        library.save_job(
+            job_id,
+            list(inputs),
+            {**tables, "dedupe_records": rows("job_records")},
+            shared_rows(rows("job_works"), rows("job_links")),
+            rows("job_retired"),
+            updates={"citations": updates},
+        )
