@@ -26,27 +26,26 @@ disk), its conversion to Python alone 0.1 ms. Identifiers stay in DuckDB: they a
 chunk at a time, by a join.
 
 A title search looks at the CHECKED rarest words of the title asked that the index knows (a
-misspelt word is not known, and is left out), never at a word's list whole when it is long:
+misspelt word is not known, and is left out), never at a long list whole:
 
-1. candidates: the records holding one of its two rarest words (the third too, while the
-   lists stay under BUDGET); of a list longer than CAP (a title of common words only, "Deep
-   learning for images"), the CAP titles closest in length;
-2. each scored by how many of the words it holds (the other lists asked, candidate by
-   candidate, by binary search) and, of those holding as many, the ones whose titles are
-   about as long first: the POOL best;
-3. those ranked by title similarity (tasks/match/titles.py).
+1. candidates: the records holding any of its RAREST rarest words while their lists are short
+   (BUDGET together); else, the records holding two of them (one may be a word of the citer's
+   own, or a typo that spells another word), found by binary search of the shorter list in the
+   longer; of more than CAP (a title of common words only, "Deep learning for images"), the
+   titles nearest in length;
+2. each scored by how many of the words it holds (each list searched for the candidates) and,
+   of those holding as many, the ones whose titles are about as long first: the POOL best;
+3. those ranked by title similarity (tasks/match/titles.py), equals by the quick ratio.
 
-Two rare words as candidates: a word of the citer's own that the record lacks (or a typo that
-spells another word) still leaves the other. DuckDB's FTS extension (its PyPI wheel
-`duckdb-extension-fts` loads offline here) is not used: `match_bm25` scores every row for each
-query (146 ms a query at the median on 1M titles).
+DuckDB's FTS extension (its PyPI wheel `duckdb-extension-fts` loads offline here) is not used:
+`match_bm25` scores every row for each query (146 ms a query at the median on 1M titles).
 """
 
 import bisect
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import date
-from itertools import chain
+from itertools import chain, combinations
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -63,8 +62,10 @@ from tasks.snapshots.store import TITLE_KEY, Manifest, current
 from tasks.textnorm import STOPWORDS, normalise_title
 
 CHECKED = 8  # of each title asked: the rarest words known to the index that candidates hold
-BUDGET = 20_000  # a third word's list joins the candidates while the three lists stay under this
-CAP = 5_000  # of a longer list, the titles closest in length are candidates
+RAREST = 3  # of those, the ones whose records are the candidates
+BUDGET = 20_000  # the rarest words' lists together up to this: every record on them a candidate
+CAP = 5_000  # candidates at most: of more, the titles nearest in length
+LONG = 50_000  # of a longer list, only the titles nearest in length are looked for in another
 POOL = 20  # candidates per title asked ranked by similarity
 IN_LIST = 200  # keys asked as an IN list (index probes); more, by a join
 KINDS = {"id": "id", "doi": "doi", "arxiv": "arxiv_id", "pmid": "pmid"}
@@ -351,23 +352,34 @@ class Snapshot:
         if not known:
             return []
         lists = [self._rids[start : start + n] for n, start in known]
-        take = min(2, len(lists))
-        if len(lists) > take and sum(len(rids) for rids in lists[:3]) <= BUDGET:
-            take = 3
-        parts = [self._nearest(rids, len(asked)) for rids in lists[:take]]
-        candidates, shared = np.unique(np.concatenate(parts), return_counts=True)
-        for rids in lists[take:]:
+        rarest = lists[:RAREST]
+        if sum(len(rids) for rids in rarest) <= BUDGET:
+            candidates, shared = np.unique(np.concatenate(rarest), return_counts=True)
+        else:
+            # Long lists: the records holding two of the rarest words (the third may be the
+            # citer's own, or misspelt into another word), else those holding the rarest.
+            pairs = [
+                _common(self._nearest(a, len(asked), LONG), b) for a, b in combinations(rarest, 2)
+            ]
+            candidates = _union(pairs)
+            if not len(candidates):
+                candidates = rarest[0]
+            candidates = self._nearest(candidates, len(asked), CAP)
+            shared = np.zeros(len(candidates), np.int64)
+            for rids in rarest:
+                shared += _holding(candidates, rids)
+        for rids in lists[RAREST:]:
             shared += _holding(candidates, rids)
         gap = np.abs(self._words[candidates].astype(np.int16) - len(asked))
         return [int(r) for r in candidates[np.lexsort((gap, -shared))[:POOL]]]
 
-    def _nearest(self, rids: np.ndarray, length: int) -> np.ndarray:
-        """A word's rids; of a list longer than CAP, the CAP whose titles are nearest `length`
+    def _nearest(self, rids: np.ndarray, length: int, most: int) -> np.ndarray:
+        """`rids` (ascending); of more than `most`, the `most` whose titles are nearest `length`
         words long."""
-        if len(rids) <= CAP:
+        if len(rids) <= most:
             return rids
         gap = np.abs(self._words[rids].astype(np.int16) - length)
-        return rids[np.sort(np.argpartition(gap, CAP)[:CAP])]
+        return rids[np.sort(np.argpartition(gap, most)[:most])]
 
     def _records(self, rids: set[int]) -> dict[int, dict[str, Any]]:
         """The records of `rids` (with their `title_key`), by rid: each block read once."""
@@ -445,6 +457,22 @@ def _mapped(path: Path, dtype: np.dtype) -> np.ndarray:
     if path.stat().st_size == 0:
         return np.zeros(0, dtype)
     return np.memmap(path, dtype, "r")
+
+
+def _union(arrays: list[np.ndarray]) -> np.ndarray:
+    """The rids in any of `arrays`, ascending (sorted and deduplicated: numpy 2's `unique`
+    hashes, twenty times slower on these)."""
+    rids = np.sort(np.concatenate(arrays))
+    return rids[np.concatenate(([True], rids[1:] != rids[:-1]))] if len(rids) else rids
+
+
+def _common(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The rids in both `a` and `b` (ascending): the shorter searched in the longer."""
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    if not len(long):
+        return short[:0]
+    at = np.minimum(np.searchsorted(long, short), len(long) - 1)
+    return short[long[at] == short]
 
 
 def _holding(candidates: np.ndarray, rids: np.ndarray) -> np.ndarray:
