@@ -27,15 +27,15 @@ import gzip
 import html
 import itertools
 import json
-import multiprocessing
 import os
 import random
 import re
-import resource
 import shutil
 import statistics
 import time
 from pathlib import Path
+
+from bench.process_tree import run_measured
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "snapshots"
@@ -124,25 +124,19 @@ def _load() -> str:
 
 
 def _timed_build(dump: Path, root: Path) -> None:
-    """Build the snapshot in a child process; print its wall, CPU, peak RSS and size."""
+    """Build the snapshot in a child process tree; print its wall, CPU, peak RSS and size."""
     if root.exists():
         shutil.rmtree(root)
-    started = time.perf_counter()
-    child = multiprocessing.get_context("spawn").Process(target=_build, args=(dump, root))
-    child.start()
-    child.join()
-    wall = time.perf_counter() - started
-    if child.exitcode != 0:
-        raise SystemExit(f"the build failed (exit {child.exitcode})")
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run = run_measured(_build, dump, root)
     manifest = json.loads((root / "dblp" / "manifest.json").read_text())
     records = manifest["records"]
     print(
-        f"build: {records:,} records in {wall:.0f} s ({records / wall:,.0f} records/s), "
-        f"CPU {usage.ru_utime + usage.ru_stime:.0f} s"
+        f"build: {records:,} records in {run.wall:.0f} s ({records / run.wall:,.0f} records/s), "
+        f"CPU {run.cpu:.0f} s ({records / run.cpu * WORKERS:,.0f} records/s on "
+        f"{WORKERS} idle cores)"
     )
     print(
-        f"build: peak RSS {usage.ru_maxrss * 1024 / 1e9:.2f} GB; "
+        f"build: peak RSS {run.peak_gb:.2f} GB (largest process); "
         f"snapshot on disk {manifest['bytes'] / 1e9:.2f} GB"
     )
 

@@ -53,7 +53,6 @@ SKIPPED = {"www", "person", "data"}  # records that are no works
 FIELDS = {"author", "title", "booktitle", "journal", "volume", "number", "pages", "year", "ee"}
 FIELDS |= {"crossref"}
 
-_HOMONYM = re.compile(r"\s+\d{4}$")
 _CORR = re.compile(r"^abs/(.+)$")
 
 
@@ -254,7 +253,9 @@ def _title(element: Any) -> str | None:
 def _author(text: str) -> dict[str, str | None]:
     """ "Laurens van der Maaten" -> family "van der Maaten", given "Laurens"; dblp's homonym
     number ("Wei Wang 0001") dropped; a single word is a literal name."""
-    words = _HOMONYM.sub("", text.strip()).split()
+    words = text.split()
+    if len(words) > 1 and len(words[-1]) == 4 and words[-1].isdecimal():  # "0001"
+        words.pop()
     if len(words) < 2:
         return {"family": None, "given": None, "literal": " ".join(words) or None}
     start = len(words) - 1
