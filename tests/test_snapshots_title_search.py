@@ -52,6 +52,9 @@ def test_a_title_of_common_words_only_finds_its_record(
     with _snapshot(tmp_path, [*longer, "Deep Learning for Images"]) as snapshot:
         assert _first(snapshot, "Deep learning for images") == "journals/x/30"
         assert _first(snapshot, "Deep lerning for images") == "journals/x/30"
+        # One common word: its titles nearest in length are the candidates.
+        [found] = snapshot.by_title(["Images"])
+        assert all(record["score"] >= 0.5 for record in found)
         # Stop words only, or words no title holds: nothing to look for, nothing found.
         assert snapshot.by_title(["On the", "Zyzzyva quux"]) == [[], []]
 
