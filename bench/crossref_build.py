@@ -17,14 +17,13 @@ Run: nice uv run python -m bench.crossref_build [--records N ...] [--workdir DIR
 import argparse
 import gzip
 import json
-import multiprocessing
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
 import msgspec
-import psutil
+
+from bench.process_tree import run_measured
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "crossref"
@@ -75,42 +74,17 @@ def _build(files: Path, root: Path) -> None:
 
 
 def measure(files: Path, root: Path) -> dict[str, float]:
-    """Build in a fresh process (spawned, so this one's memory is not counted)."""
+    """Build in a fresh process tree, sampled (bench/process_tree.py)."""
     if root.exists():
         shutil.rmtree(root)
-    started = time.perf_counter()
-    child = multiprocessing.get_context("spawn").Process(target=_build, args=(files, root))
-    child.start()
-    # The pool's workers are the forkserver's children, not the build's: the process tree is
-    # sampled (CPU and RSS per process, twice a second) rather than read from rusage.
-    cpu: dict[int, float] = {}
-    peak = 0
-    tree = psutil.Process(child.pid)
-    while child.is_alive():
-        try:
-            processes = [tree, *tree.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            break
-        for process in processes:
-            try:
-                with process.oneshot():
-                    times = process.cpu_times()
-                    cpu[process.pid] = times.user + times.system
-                    peak = max(peak, process.memory_info().rss)
-            except psutil.NoSuchProcess:
-                continue
-        time.sleep(0.5)
-    child.join()
-    wall = time.perf_counter() - started
-    if child.exitcode != 0:
-        raise SystemExit(f"the build failed (exit {child.exitcode})")
+    run = run_measured(_build, files, root)
     manifest = json.loads((root / "crossref" / "manifest.json").read_text())
     shutil.rmtree(root)
     return {
         "records": manifest["records"],
-        "wall": wall,
-        "cpu": sum(cpu.values()),
-        "peak_gb": peak / 1e9,
+        "wall": run.wall,
+        "cpu": run.cpu,
+        "peak_gb": run.peak_gb,
         "disk_gb": manifest["bytes"] / 1e9,
     }
 

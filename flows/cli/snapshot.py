@@ -41,7 +41,9 @@ def build(
     types: Annotated[
         str | None, typer.Option(help="crossref: only these types, comma-separated (CSL names).")
     ] = None,
-    workers: Annotated[int, typer.Option(help="Input files written at once.")] = 1,
+    workers: Annotated[
+        int, typer.Option(help="Processes reading the input: files at once, or dblp's pieces.")
+    ] = 1,
 ) -> None:
     """Build the snapshot NAME from INPUTS and swap it in (resumes a killed build)."""
     if name not in NAMES:

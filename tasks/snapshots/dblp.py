@@ -1,8 +1,11 @@
 """The `dblp` snapshot: dblp.xml.gz (with its dblp.dtd beside it) as works.
 
 dblp's dump is one XML file of 7M+ records, ISO-8859-1 with the DTD's named entities (`&ouml;`),
-so the DTD must be loaded to read it. It is parsed as a stream (lxml's iterparse), each record
-cleared once read: memory stays flat whatever the file's size.
+so the DTD must be loaded to read it. It is read in pieces of about PIECE bytes of XML, each cut
+after a record's closing tag (records do not nest) and parsed as a document of its own (the
+dump's own header and `<dblp>`, its records, `</dblp>`): memory stays flat whatever the file's
+size, and the store's workers parse pieces side by side (parsing is most of a build's time).
+Within a piece, lxml's iterparse clears each record once read.
 
 | dblp                                  | works                                           |
 |---------------------------------------|-------------------------------------------------|
@@ -17,13 +20,15 @@ cleared once read: memory stays flat whatever the file's size.
 | `www` (person pages), `person`, `data` | skipped: no works                              |
 
 A DTD that declares record types or drops fields this reader does not know is a dump of another
-format: the build stops naming dblp.dtd and what changed. A dump that ends mid-record (a
-truncated download) stops it too.
+format: the build stops naming dblp.dtd and what changed. A dump that ends before its
+`</dblp>` (a truncated download) stops it too.
 """
 
 import gzip
+import io
 import re
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -48,27 +53,89 @@ SKIPPED = {"www", "person", "data"}  # records that are no works
 FIELDS = {"author", "title", "booktitle", "journal", "volume", "number", "pages", "year", "ee"}
 FIELDS |= {"crossref"}
 
-_HOMONYM = re.compile(r"\s+\d{4}$")
 _CORR = re.compile(r"^abs/(.+)$")
+
+
+PIECE = 1 << 24  # bytes of XML per piece: ~28,000 records of ~600 bytes
+# A record ends with its closing tag (the records a build skips too: a piece may end with one).
+_ENDS = tuple(f"</{tag}>".encode() for tag in [*TYPES, *SKIPPED])
+_ROOT, _ROOT_END = b"<dblp>", b"</dblp>"
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Whole records of the dump, to be parsed as a document of their own."""
+
+    path: Path  # the dump, named in errors
+    dtd: Path
+    header: bytes  # the dump's XML declaration, DOCTYPE and <dblp>
+    records: bytes
 
 
 def read(path: Path) -> Generator[pa.RecordBatch, None, int]:
     """The works in one dblp.xml(.gz), in batches; its dblp.dtd must be beside it. Returns
     how many records were left out (no title)."""
+    skipped = 0
+    for piece in pieces(path):
+        skipped += yield from read_piece(piece)
+    return skipped
+
+
+def pieces(path: Path) -> Iterator[Piece]:
+    """The dump cut into pieces of whole records."""
     dtd = path.parent / "dblp.dtd"
     check_dtd(dtd, path)
+    try:
+        yield from _cut(path, dtd)
+    except EOFError:
+        what = "the gzip stream ends early; a truncated download?"
+        raise SnapshotFormatError(path, what) from None
+
+
+def _cut(path: Path, dtd: Path) -> Iterator[Piece]:
     with gzip.open(path) if path.name.endswith(".gz") else path.open("rb") as stream:
-        events = etree.iterparse(
-            stream,
-            events=("end",),
-            tag=list(TYPES),
-            load_dtd=True,  # the named entities (&ouml;) are declared there
-            resolve_entities=True,
-            no_network=True,
-            huge_tree=True,
-        )
-        events.resolvers.add(_Beside(dtd))
-        return (yield from in_batches(_records(path, events), WORKS))
+        held = stream.read(PIECE)
+        root = held.find(_ROOT)
+        if root < 0:
+            raise SnapshotFormatError(path, "no <dblp> element where the dump begins")
+        header, held = held[: root + len(_ROOT)], held[root + len(_ROOT) :]
+        while more := stream.read(PIECE):
+            held += more
+            if cut := _last_record_end(held):
+                yield Piece(path, dtd, header, held[:cut])
+                held = held[cut:]
+        rest = held.strip()
+        if not rest.endswith(_ROOT_END):
+            what = "not well-formed XML (it ends before </dblp>); a truncated download?"
+            raise SnapshotFormatError(path, what)
+        if rest := rest[: -len(_ROOT_END)].strip():
+            yield Piece(path, dtd, header, rest)
+
+
+def _last_record_end(held: bytes) -> int:
+    """Where the last whole record in `held` ends (0 if none does)."""
+    at = len(held)
+    while (at := held.rfind(b"</", 0, at)) >= 0:
+        for end in _ENDS:
+            if held.startswith(end, at):
+                return at + len(end)
+    return 0
+
+
+def read_piece(piece: Piece) -> Generator[pa.RecordBatch, None, int]:
+    """The works of one piece, in batches; returns how many were left out (no title)."""
+    document = io.BytesIO(piece.header + piece.records + _ROOT_END)
+    events = etree.iterparse(
+        document,
+        events=("end",),
+        tag=list(TYPES),
+        load_dtd=True,  # the named entities (&ouml;) are declared there
+        resolve_entities=True,
+        no_network=True,
+        huge_tree=True,
+    )
+    events.resolvers.add(_Beside(piece.dtd))
+    return (yield from in_batches(_records(piece.path, events), WORKS))
 
 
 class _Beside(etree.Resolver):
@@ -186,7 +253,9 @@ def _title(element: Any) -> str | None:
 def _author(text: str) -> dict[str, str | None]:
     """ "Laurens van der Maaten" -> family "van der Maaten", given "Laurens"; dblp's homonym
     number ("Wei Wang 0001") dropped; a single word is a literal name."""
-    words = _HOMONYM.sub("", text.strip()).split()
+    words = text.split()
+    if len(words) > 1 and len(words[-1]) == 4 and words[-1].isdecimal():  # "0001"
+        words.pop()
     if len(words) < 2:
         return {"family": None, "given": None, "literal": " ".join(words) or None}
     start = len(words) - 1
@@ -207,4 +276,4 @@ def parts(inputs: Sequence[Path]) -> list[Path]:
     return [p for p in files_of(inputs) if p.name.endswith((".xml", ".xml.gz"))]
 
 
-BUILDER = Builder("dblp", WORKS_TABLE, read, parts)
+BUILDER = Builder("dblp", WORKS_TABLE, read, parts, pieces=pieces, read_piece=read_piece)

@@ -1,64 +1,96 @@
-"""A snapshot's index (`index.duckdb`) and the two questions lookups ask of it.
+"""A snapshot's index: what lookups read, built once per build from the Parquet parts
+(tasks/snapshots/store.py), and the two questions lookups ask of it.
 
-Built once per build from the Parquet parts (tasks/snapshots/store.py), its tables looked up
-through ART indexes (a key asked costs a probe, not a scan):
+| file                | holds                                                              |
+|---------------------|--------------------------------------------------------------------|
+| `records.arrow`     | the records (a later part's replaces one of the same `id`), with   |
+|                     | `container_full` from the `parent`'s title and `title_key` (the    |
+|                     | normalised title), in blocks of BLOCK: each a JSON array of their  |
+|                     | rows (the columns in order), zstd-compressed, with its size; a     |
+|                     | record's `rid` is its position                                     |
+| `index.duckdb`      | `ids` (`kind:value`, rid), ART-indexed: `doi:10.1/x`,              |
+|                     | `arxiv:2404.05961`, `pmid:1`, `id:conf/x/Y`                        |
+| `title_terms.arrow` | each title word (tasks/textnorm's normalised title, stopwords     |
+|                     | aside), sorted, with how many titles hold it (`n`) and where their |
+|                     | rids `start` in `title_rids.u32`                                   |
+| `title_rids.u32`    | each word's rids, ascending, one word after another                |
+| `title_words.u8`    | each record's title length in words, by rid                        |
 
-| table    | key   | holds                                                                |
-|----------|-------|----------------------------------------------------------------------|
-| records  | rid   | the records (a later part's replaces one of the same `id`);    |
-|          |       | `container_full` from the `parent`'s title; `title_key`, `words`:  |
-|          |       | its normalised title and that title's length in words              |
-| ids      | key   | (`kind:value`, rid): `doi:10.1/x`, `arxiv:2404.05961`, `pmid:1`,   |
-|          |       | `id:conf/x/Y`                                                      |
-| postings | term  | each title word (tasks/textnorm's normalised title, stopwords      |
-|          |       | aside): how many titles hold it (`n`) and which (`rids`)           |
+The record store and the title index are memory-mapped files, not DuckDB tables: a title search
+asks for words and records by the dozen, and DuckDB fetches a row through its ART index by
+decompressing a vector of each column (5 ms of CPU for one record of 200,000, 15 ms for eight). A
+word's rids are a slice of a file; a record costs one small zstd frame and a JSON decode of its
+block (~0.07 ms). Not Arrow IPC's own compression: it compresses each column's buffers apart,
+and a record of 21 columns cost ~1 ms to read (~0.3 ms in blocks of 128, at a fifth more
+disk), its conversion to Python alone 0.1 ms. Identifiers stay in DuckDB: they are asked a
+chunk at a time, by a join.
 
-A title search takes the rarest few words of each title asked (a typo in one still leaves the
-others), the records holding the most of them (of those, the ones whose titles are about as
-long first), and ranks those by title similarity (tasks/match/titles.py). A few keys are asked
-as an IN list (index probes); many, as a join (one scan of the table for the whole chunk).
+A title search looks at the CHECKED rarest words of the title asked that the index knows (a
+misspelt word is not known, and is left out), never at a long list whole:
+
+1. candidates: the records holding any of its RAREST rarest words while their lists are short
+   (BUDGET together); else, the records holding two of them (one may be a word of the citer's
+   own, or a typo that spells another word), found by binary search of the shorter list in the
+   longer; of more than CAP (thousands of titles sharing those words), those holding the most
+   of the three, then the nearest in length;
+2. each scored by how many of the words it holds (each list searched for the candidates) and,
+   of those holding as many, the ones whose titles are about as long first: the POOL best;
+3. those ranked by title similarity (tasks/match/titles.py), equals by the quick ratio.
 
 DuckDB's FTS extension (its PyPI wheel `duckdb-extension-fts` loads offline here) is not used:
-`match_bm25` scores every row for each query. On 1M synthetic titles, on this 2-core machine
-shared with other jobs, it took 146 ms a query at the median (252 ms p95), this index 24 ms.
+`match_bm25` scores every row for each query (146 ms a query at the median on 1M titles).
 """
 
+import bisect
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import date
-from itertools import chain
+from itertools import chain, combinations
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import duckdb
+import msgspec
 import numpy as np
 import pyarrow as pa
+import pyarrow.ipc as ipc
 from rapidfuzz.fuzz import ratio
 
 from tasks.match.titles import title_similarity
-from tasks.snapshots.schema import FORMAT_VERSION, Table
+from tasks.snapshots.schema import FORMAT_VERSION, TABLES, Table
 from tasks.snapshots.store import TITLE_KEY, Manifest, current
 from tasks.textnorm import STOPWORDS, normalise_title
 
-RARE_WORDS = 4  # of each title asked: the rarest words known to the index
-POOL = 20  # records per title asked ranked by similarity
+CHECKED = 8  # of each title asked: the rarest words known to the index that candidates hold
+RAREST = 3  # of those, the ones whose records are the candidates
+BUDGET = 20_000  # the rarest words' lists together up to this: every record on them a candidate
+CAP = 2_000  # candidates at most: of more, the titles nearest in length
+LONG = 10_000  # of a longer list, only the titles nearest in length are looked for in another
+POOL = 20  # candidates per title asked ranked by similarity
 IN_LIST = 200  # keys asked as an IN list (index probes); more, by a join
 KINDS = {"id": "id", "doi": "doi", "arxiv": "arxiv_id", "pmid": "pmid"}
-POSTINGS_SLICE = 1_000_000  # titles' worth of posting lists aggregated at once
+BLOCK = 16  # records per compressed block: what fetching one record decompresses
+BLOCKS_PER_BATCH = 4_096  # blocks per batch of records.arrow
+TERM_BATCH = 65_536  # words per batch of title_terms.arrow (a binary search's first step)
 BUILD_MEMORY = "1GB"  # DuckDB's share of a build's memory; the rest spills to the staging folder
+_CODEC = pa.Codec("zstd", compression_level=3)
+FILES = ("records.arrow", "index.duckdb", "title_terms.arrow", "title_rids.u32", "title_words.u8")
 
 
 def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
-    """Write `folder`/index.duckdb from `folder`/parts; (records, the newest dated value)."""
-    target = folder / "index.duckdb"
-    target.unlink(missing_ok=True)
+    """Write `folder`'s index files from `folder`/parts; (records, the newest dated value)."""
+    for name in (*FILES, "build.duckdb", "build.duckdb.wal"):
+        (folder / name).unlink(missing_ok=True)
     parts = str(folder / "parts" / "[0-9]*[0-9]" / "*.parquet")
     names = table.schema.names
     columns = ", ".join(f'"{name}"' for name in names)
-    with duckdb.connect(str(target)) as con:
+    # The records are gathered in a database of the build's own, removed once the index is
+    # written: the index keeps only the identifiers.
+    with duckdb.connect(str(folder / "build.duckdb")) as con:
         con.execute(f"SET memory_limit = '{BUILD_MEMORY}'")
         con.execute(f"SET temp_directory = '{folder / 'spill'}'")
         con.execute("SET preserve_insertion_order = false")
+        con.execute("SET enable_progress_bar = false")
         # A record of a later part replaces one of the same id before it: the newest part of
         # each id found on (id, file) alone, so the wide rows are never sorted.
         source = f"read_parquet('{parts}', filename = true)"
@@ -80,50 +112,150 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
             f"{full} AS container_full" if name == "container_full" else f'w."{name}"'
             for name in names
         )
+        # A record's rid is its rowid: its place in the table, and in records.arrow.
         con.execute(
-            f"""CREATE TABLE records AS
-            SELECT (row_number() OVER ())::UINTEGER AS rid, {select}, w.{TITLE_KEY},
-                len(string_split(coalesce(w.{TITLE_KEY}, ''), ' '))::UTINYINT AS words
-            FROM latest w {parent}"""
+            f"CREATE TABLE records AS SELECT {select}, w.{TITLE_KEY} FROM latest w {parent}"
         )
-        con.execute("CREATE UNIQUE INDEX records_rid ON records (rid)")
+        _write_records(con, folder / "records.arrow", names)
+        con.execute(f"ATTACH '{folder / 'index.duckdb'}' AS target")
         keys = " UNION ALL ".join(
-            f"SELECT '{kind}:' || \"{column}\" AS key, rid FROM records "
+            f"SELECT '{kind}:' || \"{column}\" AS key, rowid::UINTEGER AS rid FROM records "
             f'WHERE "{column}" IS NOT NULL'
             for kind, column in KINDS.items()
             if column in table.identifiers
         )
-        con.execute(f"CREATE TABLE ids AS {keys}")
-        con.execute("CREATE INDEX ids_key ON ids (key)")
+        con.execute(f"CREATE TABLE target.ids AS {keys}")
+        con.execute("CREATE INDEX ids_key ON target.ids (key)")
+        con.execute("DETACH target")
         if table.titled:
-            stop = ", ".join(f"'{w}'" for w in sorted(STOPWORDS))
-            # In slices of the vocabulary: a list being aggregated stays in memory (it does not
-            # spill), and 7M titles' lists at once passed the build's memory limit.
-            (count,) = con.execute("SELECT count(*) FROM records").fetchone() or (0,)
-            slices = max(1, -(-int(count) // POSTINGS_SLICE))
-            con.execute("CREATE TABLE postings (term VARCHAR, n UINTEGER, rids UINTEGER[])")
-            for number in range(slices):
-                con.execute(
-                    f"""INSERT INTO postings
-                    SELECT term, count(*)::UINTEGER, list(rid) FROM (
-                        SELECT DISTINCT term, rid FROM (
-                            SELECT unnest(string_split({TITLE_KEY}, ' ')) AS term, rid
-                            FROM records WHERE {TITLE_KEY} <> '')
-                        WHERE term NOT IN ({stop}) AND hash(term) % {slices} = {number})
-                    GROUP BY term"""
-                )
-            con.execute("CREATE UNIQUE INDEX postings_term ON postings (term)")
+            _write_title_index(con, folder)
         row = con.execute(f'SELECT count(*), max("{table.dated}") FROM records').fetchone()
-        con.execute("CHECKPOINT")
+    for name in ("build.duckdb", "build.duckdb.wal"):
+        (folder / name).unlink(missing_ok=True)
     assert row is not None
     return int(row[0]), row[1]
+
+
+def _write_records(con: duckdb.DuckDBPyConnection, path: Path, names: list[str]) -> None:
+    """The records table in rowid order as records.arrow: blocks of BLOCK rows, each a
+    zstd-compressed JSON array of rows."""
+    con.execute("SET preserve_insertion_order = true")
+    columns = ", ".join(f'"{name}"' for name in [*names, TITLE_KEY])
+    rows = con.execute(
+        f"SELECT rowid AS rid, json_array({columns})::VARCHAR AS row FROM records"
+    ).to_arrow_reader(BLOCK * BLOCKS_PER_BATCH)
+    schema = pa.schema([("block", pa.binary()), ("size", pa.int32())])
+    written = 0
+    with ipc.new_file(str(path), schema) as out:
+        for batch in _rebatched(rows, BLOCK * BLOCKS_PER_BATCH):
+            rids = batch.column(0).to_numpy()
+            # A block's place is its rids': rid r is row r % BLOCK of block r // BLOCK.
+            assert rids[0] == written and rids[-1] == written + len(rids) - 1
+            texts = batch.column(1).to_pylist()
+            blocks = [
+                f"[{','.join(texts[at : at + BLOCK])}]".encode()
+                for at in range(0, len(texts), BLOCK)
+            ]
+            out.write_batch(
+                pa.record_batch(
+                    [
+                        pa.array([_CODEC.compress(block, asbytes=True) for block in blocks]),
+                        pa.array([len(block) for block in blocks], pa.int32()),
+                    ],
+                    schema=schema,
+                )
+            )
+            written += len(rids)
+    con.execute("SET preserve_insertion_order = false")
+
+
+def _write_title_index(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
+    """title_terms.arrow, title_rids.u32 and title_words.u8 from the records table."""
+    stop = ", ".join(f"'{w}'" for w in sorted(STOPWORDS))
+    con.execute(
+        f"""CREATE TABLE pairs AS SELECT term, rid FROM (
+            SELECT unnest(list_distinct(string_split({TITLE_KEY}, ' '))) AS term,
+                rowid::UINTEGER AS rid
+            FROM records WHERE {TITLE_KEY} <> '')
+        WHERE term NOT IN ({stop})"""
+    )
+    # Both in the order of the words (DuckDB's and Python's: by code point), so each word's
+    # rids start where the counts before it end.
+    terms = con.execute(
+        "SELECT term, count(*)::UINTEGER AS n FROM pairs GROUP BY term ORDER BY term"
+    ).to_arrow_reader(TERM_BATCH)
+    schema = pa.schema([("term", pa.string()), ("n", pa.uint32()), ("start", pa.int64())])
+    start = 0
+    with ipc.new_file(str(folder / "title_terms.arrow"), schema) as out:
+        for batch in terms:
+            counts = batch.column("n").to_numpy().astype(np.int64)
+            starts = start + np.cumsum(counts) - counts
+            start += int(counts.sum())
+            out.write_batch(
+                pa.record_batch(
+                    [batch.column("term").cast(pa.string()), batch.column("n"), pa.array(starts)],
+                    schema=schema,
+                )
+            )
+    rids = con.execute("SELECT rid FROM pairs ORDER BY term, rid").to_arrow_reader(1 << 20)
+    with open(folder / "title_rids.u32", "wb") as out_rids:
+        for batch in rids:
+            out_rids.write(batch.column(0).to_numpy().astype("<u4").tobytes())
+    con.execute("SET preserve_insertion_order = true")
+    words = con.execute(
+        f"""SELECT least(len(string_split(coalesce({TITLE_KEY}, ''), ' ')), 255)::UTINYINT
+        FROM records"""
+    ).to_arrow_reader(1 << 20)
+    with open(folder / "title_words.u8", "wb") as out_words:
+        for batch in words:
+            out_words.write(batch.column(0).to_numpy().astype(np.uint8).tobytes())
+    con.execute("SET preserve_insertion_order = false")
+    con.execute("DROP TABLE pairs")
+
+
+def _rebatched(reader: pa.RecordBatchReader, size: int) -> Iterator[pa.RecordBatch]:
+    """The reader's rows in batches of exactly `size` rows (the last one shorter)."""
+    held: list[pa.RecordBatch] = []
+    rows = 0
+    for batch in reader:
+        held.append(batch)
+        rows += batch.num_rows
+        while rows >= size:
+            joined = pa.Table.from_batches(held).combine_chunks()
+            yield joined.slice(0, size).to_batches()[0]
+            rest = joined.slice(size)
+            held, rows = rest.to_batches(), rest.num_rows
+    if rows:
+        yield pa.Table.from_batches(held).combine_chunks().to_batches()[0]
+
+
+class _Terms:
+    """title_terms.arrow, memory-mapped: a word's (n, start), by binary search."""
+
+    def __init__(self, path: Path) -> None:
+        self._batches = [
+            b for b in ipc.open_file(pa.memory_map(str(path))).read_all().to_batches() if b.num_rows
+        ]
+        self._firsts = [b.column(0)[0].as_py() for b in self._batches]
+
+    def find(self, word: str) -> tuple[int, int] | None:
+        at = bisect.bisect_right(self._firsts, word) - 1
+        if at < 0:
+            return None
+        batch = self._batches[at]
+        terms = batch.column(0)
+        row = bisect.bisect_left(terms, word, key=lambda term: term.as_py())
+        if row == len(terms) or terms[row].as_py() != word:
+            return None
+        return batch.column(1)[row].as_py(), batch.column(2)[row].as_py()
 
 
 class Snapshot:
     """One built snapshot, opened read-only: `by_ids` and `by_title` answer from its index.
 
     Records come back as dicts of the table's columns (tasks/snapshots/schema.py). `label` is
-    how rows name it (`dblp@2026-11-01`)."""
+    how rows name it (`dblp@2026-11-01`). Every file is opened here: a reader keeps reading the
+    snapshot it opened when a new build is swapped in and the old one removed."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -131,13 +263,29 @@ class Snapshot:
         self.name = self.manifest.name
         self.date = date.fromisoformat(self.manifest.date) if self.manifest.date else None
         self.label = f"{self.name}@{self.manifest.date}"
-        # One thread a query: a lookup asks a few index probes, which a second thread slows
-        # (half the latency on 2 cores); lookups run side by side in the flow's threads.
+        # One thread a query: an identifier lookup asks a few index probes, which a second
+        # thread slows (half the latency on 2 cores); lookups run side by side in the flow's
+        # threads.
         self._con = duckdb.connect(
             str(folder / "index.duckdb"), read_only=True, config={"threads": 1}
         )
         self._local = threading.local()
-        self._lengths: np.ndarray | None = None
+        schema = TABLES[self.manifest.table].schema.append(pa.field(TITLE_KEY, pa.string()))
+        self._names = schema.names
+        # A block's rows are split apart undecoded; only the rows asked are decoded.
+        self._block = msgspec.json.Decoder(list[msgspec.Raw])
+        self._row = msgspec.json.Decoder(_row_type(schema))
+        self._blocks = [
+            (batch.column(0), batch.column(1).to_numpy())
+            for batch in ipc.open_file(pa.memory_map(str(folder / "records.arrow")))
+            .read_all()
+            .to_batches()
+        ]
+        self._titled = (folder / "title_terms.arrow").is_file()
+        if self._titled:
+            self._terms = _Terms(folder / "title_terms.arrow")
+            self._rids = _mapped(folder / "title_rids.u32", np.dtype("<u4"))
+            self._words = _mapped(folder / "title_words.u8", np.dtype(np.uint8))
 
     def close(self) -> None:
         self._con.close()
@@ -159,65 +307,99 @@ class Snapshot:
         records = self._records({pair["rid"] for pair in pairs})
         for pair in sorted(pairs, key=lambda p: (p["key"], p["rid"])):
             kind, _, value = pair["key"].partition(":")
-            found.setdefault((kind, value), []).append(dict(records[pair["rid"]]))
+            found.setdefault((kind, value), []).append(_without_key(records[pair["rid"]]))
         return found
 
     def by_title(
         self, titles: Sequence[str], limit: int = 5, min_score: float = 0.5
     ) -> list[list[dict[str, Any]]]:
         """For each title, up to `limit` records whose titles are most like it (title similarity
-        at least `min_score`), best first, each with its `score` (0-1). Four queries for them
-        all, whatever their number."""
-        asked = [normalise_title(title).split() for title in titles]
-        words = [[w for w in dict.fromkeys(title) if w not in STOPWORDS] for title in asked]
-        rows = self._where("SELECT term, n FROM postings", "term", sorted({*chain(*words)}))
-        counts = dict(zip(rows["term"].to_pylist(), rows["n"].to_pylist(), strict=True))
-        rare = [sorted((w for w in t if w in counts), key=lambda w: (counts[w], w)) for t in words]
-        rare = [t[:RARE_WORDS] for t in rare]
-        rows = self._where("SELECT term, rids FROM postings", "term", sorted({*chain(*rare)}))
-        holding = {
-            term: rids.values.to_numpy()
-            for term, rids in zip(rows["term"].to_pylist(), rows["rids"], strict=True)
-        }
-        pools = [
-            self._pool([holding[w] for w in t], len(a)) for t, a in zip(rare, asked, strict=True)
-        ]
-        rows = self._where("SELECT rid, title FROM records", "rid", sorted({*chain(*pools)}))
-        named = dict(zip(rows["rid"].to_pylist(), rows["title"].to_pylist(), strict=True))
-        scored = []
-        for title, pool in zip(titles, pools, strict=True):
-            # A quick likeness first: the decision table's similarity only for the likeliest.
-            key = normalise_title(title)
-            likely = sorted(pool, key=lambda r: -ratio(key, normalise_title(named[r] or "")))
-            scores = [(title_similarity(title, named[r] or ""), r) for r in likely[: limit + 3]]
-            scores.sort(reverse=True)
-            scored.append([(score, rid) for score, rid in scores[:limit] if score >= min_score])
-        records = self._records({rid for found in scored for _, rid in found})
-        return [[{**records[rid], "score": score} for score, rid in found] for found in scored]
+        at least `min_score`), best first, each with its `score` (0-1)."""
+        keys = [normalise_title(title) for title in titles]
+        pools = [self._pool(key) for key in keys] if self._titled else [[] for _ in keys]
+        records = self._records({*chain(*pools)})
+        found = []
+        for title, key, pool in zip(titles, keys, pools, strict=True):
+            # A quick likeness first: the decision table's similarity only for the likeliest,
+            # and the quick one to tell apart records it finds equally like (a word spelt
+            # either way: `babai`, `babaihe`).
+            quick = {rid: ratio(key, records[rid][TITLE_KEY] or "") for rid in pool}
+            likely = sorted(pool, key=lambda rid: -quick[rid])[: limit + 3]
+            scored = sorted(
+                (
+                    (title_similarity(title, records[rid]["title"] or ""), quick[rid], rid)
+                    for rid in likely
+                ),
+                key=lambda s: (-s[0], -s[1], s[2]),
+            )
+            found.append(
+                [
+                    {**_without_key(records[rid]), "score": score}
+                    for score, _, rid in scored[:limit]
+                    if score >= min_score
+                ]
+            )
+        return found
 
-    def _pool(self, holding: list[np.ndarray], length: int) -> list[int]:
-        """The records holding most of a title's rare words; of those, the ones whose titles
-        are about as long as it first."""
-        if not holding:
+    def _pool(self, key: str) -> list[int]:
+        """The POOL records holding most of the title's rarest words (module docstring)."""
+        asked = key.split()
+        known = sorted(
+            found
+            for word in dict.fromkeys(asked)
+            if word not in STOPWORDS and (found := self._terms.find(word)) is not None
+        )[:CHECKED]
+        if not known:
             return []
-        rids, shared = np.unique(np.concatenate(holding), return_counts=True)
-        gap = np.abs(self._words()[rids].astype(np.int16) - length)
-        return [int(rid) for rid in rids[np.lexsort((gap, -shared))[:POOL]]]
+        lists = [self._rids[start : start + n] for n, start in known]
+        rarest = lists[:RAREST]
+        if sum(len(rids) for rids in rarest) <= BUDGET:
+            candidates, shared = np.unique(np.concatenate(rarest), return_counts=True)
+        else:
+            # Long lists: the records holding two of the rarest words (the third may be the
+            # citer's own, or misspelt into another word), else those holding the rarest.
+            pairs = [
+                _common(self._nearest(a, len(asked), LONG), b) for a, b in combinations(rarest, 2)
+            ]
+            candidates = _union(pairs)
+            if not len(candidates):
+                candidates = self._nearest(rarest[0], len(asked), LONG)
+            shared = np.zeros(len(candidates), np.int64)
+            for rids in rarest:
+                shared += _holding(candidates, rids)
+            if len(candidates) > CAP:  # those holding the most of them, then the nearest in length
+                gap = np.abs(self._words[candidates].astype(np.int64) - len(asked))
+                best = np.sort(np.argpartition(gap - 256 * shared, CAP)[:CAP])
+                candidates, shared = candidates[best], shared[best]
+        for rids in lists[RAREST:]:
+            shared += _holding(candidates, rids)
+        gap = np.abs(self._words[candidates].astype(np.int16) - len(asked))
+        return [int(r) for r in candidates[np.lexsort((gap, -shared))[:POOL]]]
 
-    def _words(self) -> np.ndarray:
-        """Each record's title length in words, by rid (read once: a byte per record)."""
-        if self._lengths is None:
-            rows = self._cursor().execute("SELECT rid, words FROM records").fetchnumpy()
-            lengths = np.zeros(int(rows["rid"].max(initial=0)) + 1, np.uint8)
-            lengths[rows["rid"]] = rows["words"]
-            self._lengths = lengths
-        return self._lengths
+    def _nearest(self, rids: np.ndarray, length: int, most: int) -> np.ndarray:
+        """`rids` (ascending); of more than `most`, the `most` whose titles are nearest `length`
+        words long."""
+        if len(rids) <= most:
+            return rids
+        gap = np.abs(self._words[rids].astype(np.int16) - length)
+        return rids[np.sort(np.argpartition(gap, most)[:most])]
 
     def _records(self, rids: set[int]) -> dict[int, dict[str, Any]]:
-        rows = self._where(
-            f"SELECT * EXCLUDE (words, {TITLE_KEY}) FROM records", "rid", sorted(rids)
-        )
-        return {record.pop("rid"): record for record in rows.to_pylist()}
+        """The records of `rids` (with their `title_key`), by rid: each block read once."""
+        found: dict[int, dict[str, Any]] = {}
+        by_block: dict[int, list[int]] = {}
+        for rid in rids:
+            by_block.setdefault(rid // BLOCK, []).append(rid)
+        for number, wanted in by_block.items():
+            blocks, sizes = self._blocks[number // BLOCKS_PER_BATCH]
+            at = number % BLOCKS_PER_BATCH
+            rows = self._block.decode(
+                _CODEC.decompress(blocks[at].as_buffer(), int(sizes[at]), asbytes=True)
+            )
+            for rid in wanted:
+                row = self._row.decode(rows[rid % BLOCK])
+                found[rid] = dict(zip(self._names, row, strict=True))
+        return found
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         """This thread's cursor: a connection is not for two threads at once."""
@@ -231,8 +413,6 @@ class Snapshot:
         few keys (as literals: a parameter's type hides the index from the planner), one join
         for many."""
         cursor = self._cursor()
-        if not keys:
-            return cursor.execute(f"{select} LIMIT 0").to_arrow_table()
         if len(keys) <= IN_LIST:
             listed = ", ".join(
                 str(int(k)) if isinstance(k, int) else "'" + k.replace("'", "''") + "'"
@@ -246,6 +426,71 @@ class Snapshot:
             ).to_arrow_table()
         finally:
             cursor.unregister("asked")
+
+
+def _without_key(record: dict[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in record.items() if name != TITLE_KEY}
+
+
+def _row_type(schema: pa.Schema) -> Any:
+    """The Python type of a row of records.arrow (an array of `schema`'s columns), for msgspec
+    to decode with dates as dates."""
+    return tuple.__class_getitem__(tuple(_python_type(field.type) for field in schema))
+
+
+_TYPED_DICT: Any = TypedDict  # called with the fields of a struct column, known only then
+
+
+def _python_type(arrow: pa.DataType) -> Any:
+    kind: Any
+    if pa.types.is_struct(arrow):
+        fields = [arrow.field(i) for i in range(arrow.num_fields)]
+        kind = _TYPED_DICT(f"_Row{id(arrow)}", {f.name: _python_type(f.type) for f in fields})
+    elif pa.types.is_list(arrow):
+        kind = list.__class_getitem__(_python_type(arrow.value_type))
+    elif pa.types.is_integer(arrow):
+        kind = int
+    else:
+        kind = {"string": str, "bool": bool, "date32[day]": date}[str(arrow)]
+    return kind | None
+
+
+def _mapped(path: Path, dtype: np.dtype) -> np.ndarray:
+    """A file of numbers, memory-mapped (an empty one cannot be)."""
+    if path.stat().st_size == 0:
+        return np.zeros(0, dtype)
+    # A plain array over the map: slicing a np.memmap costs ~10x more (0.9 ms a lookup).
+    return np.asarray(np.memmap(path, dtype, "r"))
+
+
+def _union(arrays: list[np.ndarray]) -> np.ndarray:
+    """The rids in any of `arrays`, ascending (sorted and deduplicated: numpy 2's `unique`
+    hashes, twenty times slower on these)."""
+    rids = np.sort(np.concatenate([np.empty(0, np.uint32), *arrays]))
+    return rids[np.concatenate(([True], rids[1:] != rids[:-1]))] if len(rids) else rids
+
+
+def _common(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The rids in both `a` and `b` (ascending): the shorter searched in the longer."""
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    if not len(long):
+        return short[:0]
+    at = np.minimum(np.searchsorted(long, short), len(long) - 1)
+    return short[long[at] == short]
+
+
+def _holding(candidates: np.ndarray, rids: np.ndarray) -> np.ndarray:
+    """Which of `candidates` (ascending) are in `rids` (ascending): the shorter searched in the
+    longer."""
+    if len(rids) < len(candidates):
+        at = np.searchsorted(candidates, rids)
+        found = at < len(candidates)
+        found[found] = candidates[at[found]] == rids[found]
+        held = np.zeros(len(candidates), bool)
+        held[at[found]] = True
+        return held
+    at = np.minimum(np.searchsorted(rids, candidates), len(rids) - 1)
+    return rids[at] == candidates
 
 
 def open_snapshot(root: Path, name: str) -> Snapshot | None:

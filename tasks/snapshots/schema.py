@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 # Bumped when a column changes: a snapshot of another version is rebuilt, never read wrongly.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 AUTHOR = pa.struct(
     [
@@ -87,6 +87,7 @@ class Table:
 
 WORKS_TABLE = Table("works", WORKS, "updated", ("id", "doi", "arxiv_id", "pmid"), True)
 NOTICES_TABLE = Table("notices", NOTICES, "date", ("doi", "pmid"), False)
+TABLES = {table.name: table for table in (WORKS_TABLE, NOTICES_TABLE)}
 
 
 BATCH = 20_000  # rows per record batch a builder hands the store

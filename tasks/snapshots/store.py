@@ -21,7 +21,9 @@ failed build (a format we do not know) leaves the old one in place.
 
 A builder (tasks/snapshots/dblp.py, arxiv.py, ...) is a plain function streaming one input
 part's records as Arrow batches of the table's schema, in bounded memory; the store writes
-them, adds the normalised title the title index reads, and indexes them.
+them, adds the normalised title the title index reads, and indexes them. `workers` processes
+write that many parts at once; a builder whose one part is big (dblp's one file) may instead
+cut it into pieces that the workers read side by side, in order, a few at a time.
 """
 
 import contextlib
@@ -30,11 +32,13 @@ import json
 import multiprocessing
 import os
 import shutil
+from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 import pyarrow as pa
@@ -46,6 +50,7 @@ from tasks.textnorm import normalise_title
 
 TITLE_KEY = "title_key"  # the column the store adds: the title as tasks/textnorm normalises it
 ROW_GROUP = 64_000
+AHEAD = 2  # pieces read ahead per worker: what a build holds in memory beyond its workers'
 
 
 class SnapshotFormatError(UsageError):
@@ -87,6 +92,10 @@ class Builder:
     # What the reader was told (crossref's `since`, `types`): a killed build resumes only with
     # the same options.
     options: dict[str, object] = field(default_factory=dict)
+    # A part cut into pieces (picklable, read apart), and the reader of one: `read` reads the
+    # pieces in turn, several workers read them side by side.
+    pieces: Callable[[Path], Iterator[Any]] | None = None
+    read_piece: Callable[[Any], Generator[pa.RecordBatch, None, int]] | None = None
 
 
 @dataclass(frozen=True)
@@ -268,11 +277,9 @@ def _done(folder: Path) -> dict[str, object] | None:
 def _write_parts(builder: Builder, todo: list[tuple[int, Path]], parts: Path, workers: int) -> None:
     if workers <= 1 or len(todo) <= 1:
         for number, part in todo:
-            _write_part(builder, part, parts, number)
+            _write_part(builder, part, parts, number, workers)
         return
-    # forkserver: a worker starts from a clean process, not a fork of Prefect's threads.
-    context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(min(workers, len(todo)), mp_context=context) as pool:
+    with _pool(min(workers, len(todo))) as pool:
         futures = [pool.submit(_write_part, builder, part, parts, n) for n, part in todo]
         try:
             for future in futures:
@@ -282,7 +289,12 @@ def _write_parts(builder: Builder, todo: list[tuple[int, Path]], parts: Path, wo
             raise
 
 
-def _write_part(builder: Builder, part: Path, parts: Path, number: int) -> None:
+def _pool(workers: int) -> ProcessPoolExecutor:
+    # forkserver: a worker starts from a clean process, not a fork of Prefect's threads.
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
+
+
+def _write_part(builder: Builder, part: Path, parts: Path, number: int, workers: int = 1) -> None:
     """Write one input part's records to Parquet; renamed whole when complete."""
     identity = asdict(InputFile.of(part))  # before reading: a file changed meanwhile is re-read
     final = parts / f"{number:05d}"
@@ -293,25 +305,79 @@ def _write_part(builder: Builder, part: Path, parts: Path, number: int) -> None:
     tmp.mkdir()
     schema = builder.table.schema.append(pa.field(TITLE_KEY, pa.string()))
     records = 0
-    batches = builder.read(part)
+    batches = (
+        _read_pieces(builder, part, workers)
+        if workers > 1 and builder.pieces is not None
+        else _keyed(builder.read(part), builder.table.schema)
+    )
     with pq.ParquetWriter(tmp / "part.parquet", schema, compression="zstd") as writer:
         while True:
             try:
                 batch = next(batches)
             except StopIteration as end:
-                skipped = end.value or 0
+                skipped = end.value
                 break
-            if batch.schema != builder.table.schema:
-                batch = pa.RecordBatch.from_pylist(batch.to_pylist(), schema=builder.table.schema)
-            titles = batch.column("title").to_pylist() if "title" in batch.schema.names else []
-            keys = pa.array([normalise_title(t) if t else None for t in titles], pa.string())
-            if not titles:
-                keys = pa.nulls(batch.num_rows, pa.string())
-            writer.write_batch(batch.append_column(TITLE_KEY, keys), row_group_size=ROW_GROUP)
+            writer.write_batch(batch, row_group_size=ROW_GROUP)
             records += batch.num_rows
     summary = {"input": identity, "records": records, "skipped": skipped}
     (tmp / "part.json").write_text(json.dumps(summary))
     tmp.rename(final)
+
+
+def _keyed(
+    batches: Generator[pa.RecordBatch, None, int | None], schema: pa.Schema
+) -> Generator[pa.RecordBatch, None, int]:
+    """`batches` of `schema`, each with its titles' TITLE_KEY; returns how many were skipped."""
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration as end:
+            return end.value or 0
+        if batch.schema != schema:
+            batch = pa.RecordBatch.from_pylist(batch.to_pylist(), schema=schema)
+        titles = batch.column("title").to_pylist() if "title" in batch.schema.names else []
+        keys = pa.array([normalise_title(t) if t else None for t in titles], pa.string())
+        if not titles:
+            keys = pa.nulls(batch.num_rows, pa.string())
+        yield batch.append_column(TITLE_KEY, keys)
+
+
+def _read_pieces(
+    builder: Builder, part: Path, workers: int
+) -> Generator[pa.RecordBatch, None, int]:
+    """A part's batches, its pieces read by `workers` processes, in the pieces' order."""
+    assert builder.pieces is not None
+    skipped = 0
+    with _pool(workers) as pool:
+        pending: deque[Future[tuple[list[pa.RecordBatch], int]]] = deque()
+        try:
+            for piece in builder.pieces(part):
+                pending.append(pool.submit(_read_piece, builder, piece))
+                while len(pending) > AHEAD * workers:
+                    batches, count = pending.popleft().result()
+                    skipped += count
+                    yield from batches
+            while pending:
+                batches, count = pending.popleft().result()
+                skipped += count
+                yield from batches
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
+    return skipped
+
+
+def _read_piece(builder: Builder, piece: Any) -> tuple[list[pa.RecordBatch], int]:
+    """One piece's batches with their title keys, and how many records it skipped (in a
+    worker)."""
+    assert builder.read_piece is not None
+    keyed = _keyed(builder.read_piece(piece), builder.table.schema)
+    batches = []
+    while True:
+        try:
+            batches.append(next(keyed))
+        except StopIteration as end:
+            return batches, end.value
 
 
 def _size(folder: Path) -> int:
