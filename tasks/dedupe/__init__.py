@@ -13,7 +13,9 @@ The modules, in the order a batch passes through them:
   each pair (merge, link or distinct); weights: the learned weights deciding scraped, undated
   pairs;
 - cluster: pair decisions to works (guarded union-find, stable work ids, links);
-- canonical: one record per work; job and rebuild: a job's and the whole library's dedupe.
+- canonical: one record per work; job and rebuild: a job's and the whole library's dedupe;
+  stored: a job's dedupe over records in a working database (a bulk import's million), a
+  group of records at a time, row for row what `job` gives.
 Thresholds (thresholds.py) and blocking (candidates.Blocking) are the knobs."""
 
 from tasks.dedupe.assign import DedupeResult, assign_works, empty_library

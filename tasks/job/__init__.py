@@ -9,7 +9,10 @@ audit, an agent's add): no Prefect here, the flows wrap these functions in thin 
     render.py   the job's tables, bibliographies, exports and report, as data and text
     folder.py   the job folder writer: a whole job (`write_job`), or fed batch by batch from the
                 stored citations (`write_import`), plus the crew's answers and a recheck's folder
-    library.py  the job's save, its stored citations read back a batch at a time (the library
-                opened by tasks.store.open_library, where the entry point resolved it)
+    library.py  the job's save (the library opened by tasks.store.open_library, where the entry
+                point resolved it)
+    imported.py a bulk import's working tables (tasks/spill.py): its citation ids in input
+                order, its dedupe done there (tasks/dedupe/stored.py), its save streamed from
+                them, its stored citations read back a batch at a time
     agent.py    an agent's job as the library holds it (`JobState`), loaded and stored
 """
