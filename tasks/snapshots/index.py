@@ -104,7 +104,10 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
         )
         full = "coalesce(w.container_full, p.title)" if "parent" in names else "NULL"
         parent = (
-            "LEFT JOIN (SELECT id, title FROM latest) p ON p.id = w.parent"
+            # Only the records some record names as its parent (dblp's proceedings): a hash
+            # table of all 7M titles spilled.
+            "LEFT JOIN (SELECT id, title FROM latest SEMI JOIN (SELECT parent AS id FROM latest)"
+            " USING (id)) p ON p.id = w.parent"
             if "parent" in names
             else ""
         )
