@@ -43,7 +43,7 @@ DuckDB's FTS extension (its PyPI wheel `duckdb-extension-fts` loads offline here
 
 import bisect
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import date
 from itertools import chain, combinations
 from pathlib import Path
@@ -53,6 +53,7 @@ import duckdb
 import msgspec
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 from rapidfuzz.fuzz import ratio
 
@@ -71,7 +72,6 @@ IN_LIST = 200  # keys asked as an IN list (index probes); more, by a join
 KINDS = {"id": "id", "doi": "doi", "arxiv": "arxiv_id", "pmid": "pmid"}
 BLOCK = 16  # records per compressed block: what fetching one record decompresses
 BLOCKS_PER_BATCH = 4_096  # blocks per batch of records.arrow
-TERM_BATCH = 65_536  # words per batch of title_terms.arrow (a binary search's first step)
 BUILD_MEMORY = "1GB"  # DuckDB's share of a build's memory; the rest spills to the staging folder
 _CODEC = pa.Codec("zstd", compression_level=3)
 FILES = ("records.arrow", "index.duckdb", "title_terms.arrow", "title_rids.u32", "title_words.u8")
@@ -104,7 +104,10 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
         )
         full = "coalesce(w.container_full, p.title)" if "parent" in names else "NULL"
         parent = (
-            "LEFT JOIN (SELECT id, title FROM latest) p ON p.id = w.parent"
+            # Only the records some record names as its parent (dblp's proceedings): a hash
+            # table of all 7M titles spilled.
+            "LEFT JOIN (SELECT id, title FROM latest SEMI JOIN (SELECT parent AS id FROM latest)"
+            " USING (id)) p ON p.id = w.parent"
             if "parent" in names
             else ""
         )
@@ -138,69 +141,73 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
 
 def _write_records(con: duckdb.DuckDBPyConnection, path: Path, names: list[str]) -> None:
     """The records table in rowid order as records.arrow: blocks of BLOCK rows, each a
-    zstd-compressed JSON array of rows."""
+    zstd-compressed JSON array of rows, BLOCKS_PER_BATCH blocks a batch."""
     con.execute("SET preserve_insertion_order = true")
     columns = ", ".join(f'"{name}"' for name in [*names, TITLE_KEY])
     rows = con.execute(
         f"SELECT rowid AS rid, json_array({columns})::VARCHAR AS row FROM records"
     ).to_arrow_reader(BLOCK * BLOCKS_PER_BATCH)
     schema = pa.schema([("block", pa.binary()), ("size", pa.int32())])
-    written = 0
+    size = BLOCK * BLOCKS_PER_BATCH
+    held: list[str] = []
+    read = 0
     with ipc.new_file(str(path), schema) as out:
-        for batch in _rebatched(rows, BLOCK * BLOCKS_PER_BATCH):
+        for batch in rows:
             rids = batch.column(0).to_numpy()
             # A block's place is its rids': rid r is row r % BLOCK of block r // BLOCK.
-            assert rids[0] == written and rids[-1] == written + len(rids) - 1
-            texts = batch.column(1).to_pylist()
-            blocks = [
-                f"[{','.join(texts[at : at + BLOCK])}]".encode()
-                for at in range(0, len(texts), BLOCK)
-            ]
-            out.write_batch(
-                pa.record_batch(
-                    [
-                        pa.array([_CODEC.compress(block, asbytes=True) for block in blocks]),
-                        pa.array([len(block) for block in blocks], pa.int32()),
-                    ],
-                    schema=schema,
-                )
-            )
-            written += len(rids)
+            assert not len(rids) or (rids[0] == read and rids[-1] == read + len(rids) - 1)
+            read += len(rids)
+            held.extend(batch.column(1).to_pylist())
+            while len(held) >= size:
+                out.write_batch(_blocks(held[:size], schema))
+                del held[:size]
+        if held:
+            out.write_batch(_blocks(held, schema))
     con.execute("SET preserve_insertion_order = false")
 
 
+def _blocks(rows: list[str], schema: pa.Schema) -> pa.RecordBatch:
+    """Rows (JSON arrays) in compressed blocks of BLOCK."""
+    blocks = [f"[{','.join(rows[at : at + BLOCK])}]".encode() for at in range(0, len(rows), BLOCK)]
+    compressed = [_CODEC.compress(block, asbytes=True) for block in blocks]
+    sizes = [len(block) for block in blocks]
+    return pa.record_batch([pa.array(compressed), pa.array(sizes, pa.int32())], schema=schema)
+
+
 def _write_title_index(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
-    """title_terms.arrow, title_rids.u32 and title_words.u8 from the records table."""
+    """title_terms.arrow, title_rids.u32 and title_words.u8 from the records table: the
+    (word, rid) pairs in order, streamed once (their runs give the words and counts)."""
     stop = ", ".join(f"'{w}'" for w in sorted(STOPWORDS))
-    con.execute(
-        f"""CREATE TABLE pairs AS SELECT term, rid FROM (
+    # In the order of the words (DuckDB's and Python's: by code point), as lookups search them.
+    pairs = con.execute(
+        f"""SELECT term, rid FROM (
             SELECT unnest(list_distinct(string_split({TITLE_KEY}, ' '))) AS term,
                 rowid::UINTEGER AS rid
             FROM records WHERE {TITLE_KEY} <> '')
-        WHERE term NOT IN ({stop})"""
-    )
-    # Both in the order of the words (DuckDB's and Python's: by code point), so each word's
-    # rids start where the counts before it end.
-    terms = con.execute(
-        "SELECT term, count(*)::UINTEGER AS n FROM pairs GROUP BY term ORDER BY term"
-    ).to_arrow_reader(TERM_BATCH)
+        WHERE term NOT IN ({stop}) ORDER BY term, rid"""
+    ).to_arrow_reader(1 << 20)
     schema = pa.schema([("term", pa.string()), ("n", pa.uint32()), ("start", pa.int64())])
-    start = 0
-    with ipc.new_file(str(folder / "title_terms.arrow"), schema) as out:
-        for batch in terms:
-            counts = batch.column("n").to_numpy().astype(np.int64)
-            starts = start + np.cumsum(counts) - counts
-            start += int(counts.sum())
-            out.write_batch(
-                pa.record_batch(
-                    [batch.column("term").cast(pa.string()), batch.column("n"), pa.array(starts)],
-                    schema=schema,
-                )
-            )
-    rids = con.execute("SELECT rid FROM pairs ORDER BY term, rid").to_arrow_reader(1 << 20)
-    with open(folder / "title_rids.u32", "wb") as out_rids:
-        for batch in rids:
-            out_rids.write(batch.column(0).to_numpy().astype("<u4").tobytes())
+    start = 0  # where the next word's rids start
+    last: tuple[str, int] | None = None  # the last word of a batch, its count so far: it may go on
+    with (
+        ipc.new_file(str(folder / "title_terms.arrow"), schema) as out_terms,
+        open(folder / "title_rids.u32", "wb") as out_rids,
+    ):
+        for batch in pairs:
+            out_rids.write(batch.column(1).to_numpy().astype("<u4").tobytes())
+            runs = pc.run_end_encode(batch.column(0).cast(pa.string()))
+            terms = runs.values.to_pylist()
+            counts = np.diff(runs.run_ends.to_numpy(), prepend=0).tolist()
+            if last is not None and terms and terms[0] == last[0]:
+                counts[0] += last[1]
+            elif last is not None:
+                terms, counts = [last[0], *terms], [last[1], *counts]
+            if not terms:
+                continue
+            last = (terms.pop(), counts.pop())
+            start = _write_terms(out_terms, schema, terms, counts, start)
+        if last is not None:
+            _write_terms(out_terms, schema, [last[0]], [last[1]], start)
     con.execute("SET preserve_insertion_order = true")
     words = con.execute(
         f"""SELECT least(len(string_split(coalesce({TITLE_KEY}, ''), ' ')), 255)::UTINYINT
@@ -210,23 +217,24 @@ def _write_title_index(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
         for batch in words:
             out_words.write(batch.column(0).to_numpy().astype(np.uint8).tobytes())
     con.execute("SET preserve_insertion_order = false")
-    con.execute("DROP TABLE pairs")
 
 
-def _rebatched(reader: pa.RecordBatchReader, size: int) -> Iterator[pa.RecordBatch]:
-    """The reader's rows in batches of exactly `size` rows (the last one shorter)."""
-    held: list[pa.RecordBatch] = []
-    rows = 0
-    for batch in reader:
-        held.append(batch)
-        rows += batch.num_rows
-        while rows >= size:
-            joined = pa.Table.from_batches(held).combine_chunks()
-            yield joined.slice(0, size).to_batches()[0]
-            rest = joined.slice(size)
-            held, rows = rest.to_batches(), rest.num_rows
-    if rows:
-        yield pa.Table.from_batches(held).combine_chunks().to_batches()[0]
+def _write_terms(
+    out: ipc.RecordBatchFileWriter,
+    schema: pa.Schema,
+    terms: list[str],
+    counts: list[int],
+    start: int,
+) -> int:
+    """Write words with their counts and where their rids start; where the next word's start."""
+    n = np.asarray(counts, np.int64)
+    starts = start + np.cumsum(n) - n
+    out.write_batch(
+        pa.record_batch(
+            [pa.array(terms), pa.array(n, pa.uint32()), pa.array(starts)], schema=schema
+        )
+    )
+    return start + int(n.sum())
 
 
 class _Terms:
