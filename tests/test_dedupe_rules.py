@@ -2,7 +2,6 @@
 benchmarks (tests/fixtures/dedupe/*_sample.csv, copied from ../shared/data/dedupe)."""
 
 import csv
-import html
 from pathlib import Path
 
 import polars as pl
@@ -17,29 +16,14 @@ from tasks.dedupe.compare import RULES, evidence
 from tasks.dedupe.records import title_form
 from tasks.dedupe.similarity import teams_apart, venues_alike
 from tasks.read import read_inputs
+from tests.dedupe_samples import dblp_acm_references
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dedupe"
 
 
 @pytest.fixture(scope="module")
 def dblp_acm() -> DedupeResult:
-    with (FIXTURES / "dblp_acm_sample.csv").open(encoding="utf-8", newline="") as handle:
-        refs = [
-            reference(
-                f"{row['source']}:{row['id']}",
-                row["source"],
-                CSLItem(
-                    id=f"{row['source']}:{row['id']}",
-                    type="paper-conference",
-                    title=html.unescape(row["title"]),
-                    author=names(row["authors"]),
-                    container_title=html.unescape(row["venue"]),
-                    issued=CSLDate.from_year(int(row["year"])),
-                ),
-            )
-            for row in csv.DictReader(handle)
-        ]
-    return assign_works(records_frame(refs))
+    return assign_works(records_frame(dblp_acm_references()))
 
 
 def work(result: DedupeResult, citation_id: str) -> str:

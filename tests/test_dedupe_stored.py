@@ -4,7 +4,6 @@ of the DBLP-ACM and Cora samples (tests/fixtures/dedupe), a library of earlier j
 duplicates within the job and works an earlier run cited."""
 
 import csv
-import html
 from pathlib import Path
 
 import numpy as np
@@ -17,28 +16,13 @@ from models.csl import CSLDate, CSLItem
 from tasks.dedupe.job import dedupe_records, job_records, repeats_within_jobs
 from tasks.dedupe.stored import add_library, add_new, add_previous, components, dedupe_stored
 from tasks.spill import Spill
+from tests.dedupe_samples import dblp_acm_references
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dedupe"
 
 
 def dblp_acm(source: str) -> list[Reference]:
-    with (FIXTURES / "dblp_acm_sample.csv").open(encoding="utf-8", newline="") as handle:
-        return [
-            reference(
-                f"{row['source']}:{row['id']}",
-                row["source"],
-                CSLItem(
-                    id=f"{row['source']}:{row['id']}",
-                    type="paper-conference",
-                    title=html.unescape(row["title"]),
-                    author=names(row["authors"]),
-                    container_title=html.unescape(row["venue"]),
-                    issued=CSLDate.from_year(int(row["year"])),
-                ),
-            )
-            for row in csv.DictReader(handle)
-            if row["source"] == source
-        ]
+    return dblp_acm_references(source)
 
 
 def cora() -> list[Reference]:
