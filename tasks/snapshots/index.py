@@ -65,7 +65,7 @@ from tasks.textnorm import STOPWORDS, normalise_title
 CHECKED = 8  # of each title asked: the rarest words known to the index that candidates hold
 RAREST = 3  # of those, the ones whose records are the candidates
 BUDGET = 20_000  # the rarest words' lists together up to this: every record on them a candidate
-CAP = 2_000  # candidates at most: of more, the titles nearest in length
+CAP = 2_000  # candidates at most: of more, those holding most rare words, then nearest in length
 LONG = 10_000  # of a longer list, only the titles nearest in length are looked for in another
 POOL = 20  # candidates per title asked ranked by similarity
 IN_LIST = 200  # keys asked as an IN list (index probes); more, by a join
