@@ -1,25 +1,35 @@
 """Progress of a running job, for whoever is watching (the CLI's progress bar).
 
-The flow reports; a listener (set by the CLI) draws. With no listener, reporting costs nothing."""
+The flow reports; a listener (the CLI's, for the `with watching(...)` block around the run)
+draws. With no listener, reporting costs nothing. The listener lives in a context variable, not
+a module global: a run watched in one thread is not drawn by another's listener."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import cast
 from uuid import UUID
 
 # (stage, done, total); total None while it is not known yet (a bulk import reading its input)
 Listener = Callable[[str, int, int | None], None]
 
-_listener: Listener | None = None
+_LISTENER: ContextVar[Listener | None] = ContextVar("citeaudit_progress", default=None)
 
 
-def set_listener(listener: Listener | None) -> None:
-    global _listener
-    _listener = listener
+@contextmanager
+def watching(listener: Listener) -> Iterator[None]:
+    """Progress reported inside the block goes to `listener`."""
+    token = _LISTENER.set(listener)
+    try:
+        yield
+    finally:
+        _LISTENER.reset(token)
 
 
 def report(stage: str, done: int, total: int | None) -> None:
-    if _listener is not None:
-        _listener(stage, done, total)
+    listener = _LISTENER.get()
+    if listener is not None:
+        listener(stage, done, total)
 
 
 class ArtifactProgress:

@@ -301,6 +301,23 @@ def test_kill_9_while_writing_leaves_the_old_file_or_the_whole_new_one(tmp_path:
     assert out.read_bytes() in (earlier, whole)
 
 
+def test_the_next_fix_sweeps_what_a_killed_writer_left(tmp_path: Path) -> None:
+    """A `kill -9` mid-write leaves `.fixed.bib.XXXX.tmp` beside the output: the next `fix -o`
+    removes it, and leaves a fresh one alone (it may be another writer's, still running)."""
+    (tmp_path / "refs.bib").write_text(many_entries(3), encoding="utf-8")
+    stale = tmp_path / ".fixed.bib.k1ll3d.tmp"
+    stale.write_bytes(b"@article{half")
+    os.utime(stale, (1, 1))
+    fresh = tmp_path / ".fixed.bib.wr1t1ng.tmp"
+    fresh.write_bytes(b"@article{half")
+    other = tmp_path / ".other.bib.k1ll3d.tmp"  # not this output's: not ours to remove
+    other.write_bytes(b"")
+    os.utime(other, (1, 1))
+    assert fixed_offline(tmp_path).returncode == 0
+    assert not stale.exists()
+    assert fresh.exists() and other.exists()
+
+
 def test_an_output_that_cannot_be_written_is_a_usage_error_before_the_audit(
     fake_registry, tmp_path: Path
 ) -> None:

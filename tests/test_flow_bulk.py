@@ -82,9 +82,8 @@ def crash_after_batch() -> Iterator[list[int]]:
         if stage == "import" and when and done >= when[0] * BATCH and total is None:
             raise Crash(f"killed after {done} of {total}")
 
-    progress.set_listener(listener)
-    yield when
-    progress.set_listener(None)
+    with progress.watching(listener):
+        yield when
 
 
 def run(tmp_path: Path, inputs: Path, folder: str) -> BulkSummary:
@@ -169,13 +168,10 @@ def test_progress_is_reported_to_listeners_and_the_prefect_ui(
     registry_env, reference_list, tmp_path
 ):
     seen: list[tuple[int, int | None]] = []
-    progress.set_listener(
+    with progress.watching(
         lambda stage, done, total: seen.append((done, total)) if stage == "import" else None
-    )
-    try:
+    ):
         run(tmp_path, reference_list, "watched")
-    finally:
-        progress.set_listener(None)
     total = KNOWN + UNKNOWN
     # the input is read as the batches go: the total is known (and told) at the end
     assert seen == [(10, None), (20, None), (30, None), (40, None), (total, None), (total, total)]

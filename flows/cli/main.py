@@ -236,12 +236,8 @@ def progress_bars() -> Iterator[None]:
 
     every = float(os.environ.get("CITEAUDIT_PROGRESS_SECONDS") or PROGRESS_EVERY_S)
     shown = _bars() if err.is_terminal else _progress_lines(every)
-    with shown as on_progress:
-        progress.set_listener(on_progress)
-        try:
-            yield
-        finally:
-            progress.set_listener(None)
+    with shown as on_progress, progress.watching(on_progress):
+        yield
 
 
 @contextmanager

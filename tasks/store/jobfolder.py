@@ -6,6 +6,7 @@ are written into a sibling folder and swapped in, so a folder never mixes two ru
 leftovers of a killed run (`.tmp` files, half-written sibling folders) are swept by the next."""
 
 import ctypes
+import glob
 import json
 import os
 import re
@@ -58,7 +59,9 @@ def folder_mode() -> int:
 def write_atomically(target: Path, data: bytes, mode: int | None = None) -> None:
     """`target` holds `data` whole, or is as it was: written to a temporary file beside it,
     flushed to disk and renamed into place (a full disk or a kill midway leaves the old file).
-    `mode`: the file's permissions (default: a new file's under the umask)."""
+    `mode`: the file's permissions (default: a new file's under the umask). A `.tmp` a killed
+    writer of `target` left (older than a writer takes) is removed first."""
+    _sweep_tmp(target)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.fchmod(fd, shared_mode() if mode is None else mode)
@@ -91,7 +94,6 @@ class JobFolder:
     def write_bytes(self, name: str, data: bytes) -> Path:
         target = self.file(name)
         self.path.mkdir(parents=True, exist_ok=True)
-        self._sweep_tmp(name)
         write_atomically(target, data)
         return target
 
@@ -122,7 +124,7 @@ class JobFolder:
         a batch at a time); renamed into place on a clean exit, removed on an error."""
         target = self.file(name)
         self.path.mkdir(parents=True, exist_ok=True)
-        self._sweep_tmp(name)
+        _sweep_tmp(target)
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.path)
         os.fchmod(fd, shared_mode())
         os.close(fd)
@@ -167,15 +169,16 @@ class JobFolder:
         os.rename(staged, self.path)
         shutil.rmtree(old, ignore_errors=True)
 
-    def _sweep_tmp(self, name: str) -> None:
-        """`.NAME.*.tmp` files a killed writer of NAME left here (older than a writer takes)."""
-        cutoff = time.time() - STALE_TMP_S
-        for stale in self.path.glob(f".{name}.*.tmp"):
-            try:
-                if stale.stat().st_mtime < cutoff:
-                    stale.unlink()
-            except OSError:
-                pass
+
+def _sweep_tmp(target: Path) -> None:
+    """`.NAME.*.tmp` files a killed writer of `target` left beside it."""
+    cutoff = time.time() - STALE_TMP_S
+    for stale in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+        try:
+            if stale.stat().st_mtime < cutoff:
+                stale.unlink()
+        except OSError:
+            pass
 
 
 def _exchange(a: Path, b: Path) -> bool:
