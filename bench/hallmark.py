@@ -25,6 +25,8 @@ realistic    each registry holds what it really holds, in its own form:
              asked; Semantic Scholar is asked keyless), and asking Crossref and PubMed only,
              as citeaudit did before it knew the others; and keyless with Semantic Scholar
              refusing every request. Client pacing is lifted (a local server).
+snapshots    bench/hallmark_snapshots.py: the realistic coverage written as the dumps' files,
+             built into local snapshots, asked with no network and with S2 refusing (#30).
 
 Flagged = mismatch, not_found or unmatched. Printed per set-up: precision, recall, F1 and
 false-positive rate of flagging HALLUCINATED entries, recall per hallucination type, status
@@ -37,7 +39,7 @@ import json
 import sys
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -48,6 +50,7 @@ from models.audit import Reference, Status, ValidationResult
 from models.csl import CSLItem, named
 from tasks.identifiers import identifiers_of
 from tasks.lookup import lookup_references
+from tasks.lookup.snapshots import LocalSnapshots
 from tasks.match.venues import venue_of
 from tasks.read.bibtex import read_bibtex
 from tasks.registries.clients import Registries, RegistryPool
@@ -327,16 +330,42 @@ def fake_registry() -> Iterator[FakeRegistry]:
 
 
 def audit(
-    refs: list[Reference], registry: FakeRegistry, **settings: Any
+    refs: list[Reference],
+    registry: FakeRegistry,
+    *,
+    snapshots: LocalSnapshots | None = None,
+    **settings: Any,
 ) -> dict[str, ValidationResult]:
+    """The references looked up in the fake's registries (the local `snapshots` first)."""
     options = {"crossref_max_in_flight": 8, **FAST, "s2_api_key": None, "openalex_api_key": None}
-    results: dict[str, ValidationResult] = {}
     with Registries.from_settings(
         registry.settings(**{**options, **settings}), RegistryPool()
     ) as registries:
-        for start in range(0, len(refs), CHUNK):
-            for result in lookup_references(refs[start : start + CHUNK], registries):
-                results[result.citation_id] = result
+        return look_up(refs, partial(lookup_references, registries=registries, snapshots=snapshots))
+
+
+def look_up(
+    refs: list[Reference], lookup: Callable[[list[Reference]], list[ValidationResult]]
+) -> dict[str, ValidationResult]:
+    """The references looked up a chunk at a time, by citation id."""
+    results: dict[str, ValidationResult] = {}
+    for start in range(0, len(refs), CHUNK):
+        for result in lookup(refs[start : start + CHUNK]):
+            results[result.citation_id] = result
+    return results
+
+
+def with_unread(
+    entries: list[dict[str, Any]], results: dict[str, ValidationResult]
+) -> dict[str, ValidationResult]:
+    """An entry the reader could not read is not flagged: unverified."""
+    for entry in entries:
+        results.setdefault(
+            entry["bibtex_key"],
+            ValidationResult.model_validate(
+                {"citation_id": entry["bibtex_key"], "status": "unverified"}
+            ),
+        )
     return results
 
 
@@ -382,7 +411,29 @@ def report(
     print("\nstatus counts")
     for (label, status), n in sorted(counts.items()):
         print(f"  {label:<13}{status:<11}{n:>5}")
+    print_error_classes(entries, results)
     return Figures(precision, recall, f1, fpr)
+
+
+def print_error_classes(
+    entries: list[dict[str, Any]], results: dict[str, ValidationResult], top: int = 10
+) -> None:
+    """The biggest classes of errors: (entry type, status, who decided), with one reason each."""
+    classes: Counter[tuple[str, str, str]] = Counter()
+    example: dict[tuple[str, str, str], str] = {}
+    for entry in entries:
+        result = results[entry["bibtex_key"]]
+        if (result.status in FLAGGED) == (entry["label"] == "HALLUCINATED"):
+            continue
+        kind = entry.get("hallucination_type") or "VALID"
+        cls = (kind, result.status.value, result.registry or "-")
+        classes[cls] += 1
+        example.setdefault(cls, (result.reason or "")[:160])
+    if not classes:
+        return
+    print("\nbiggest error classes (type, status, decided by): count, a reason")
+    for cls, n in classes.most_common(top):
+        print(f"  {n:>4}  {' / '.join(cls)}\n        {example[cls]}")
 
 
 def report_requests(
@@ -415,19 +466,14 @@ def run(
     refs: list[Reference],
     fill: Any,
     show: bool,
+    *,
+    snapshots: LocalSnapshots | None = None,
     **settings: Any,
 ) -> Figures:
     print(f"\n=== {title} ===")
     with fake_registry() as registry:
         fill(registry)
-        results = audit(refs, registry, **settings)
-        for entry in entries:  # an entry the reader could not read is not flagged
-            results.setdefault(
-                entry["bibtex_key"],
-                ValidationResult.model_validate(
-                    {"citation_id": entry["bibtex_key"], "status": "unverified"}
-                ),
-            )
+        results = with_unread(entries, audit(refs, registry, snapshots=snapshots, **settings))
         figures = report(entries, results, show)
         report_requests(refs, results, registry)
     return figures
@@ -451,11 +497,12 @@ def main(argv: list[str]) -> int:
         show,
         registries="crossref,pubmed",
     )
-    for title, options in (
+    setups: tuple[tuple[str, dict[str, Any]], ...] = (
         ("realistic registries, with S2 and OpenAlex keys", KEYS),
         ("realistic registries, without keys (OpenAlex not asked, S2 keyless)", {}),
         ("realistic registries, Crossref and PubMed only (as before issue 13)", ONLY_OLD),
-    ):
+    )
+    for title, options in setups:
         fill = partial(fill_realistic, works=works, entries=entries)
         run(title, entries, refs, fill, show, **options)
     run(

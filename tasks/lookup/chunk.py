@@ -10,10 +10,10 @@ from functools import partial
 from models.audit import Identifiers, Lookup, Reference, RegistryRecord, Status, ValidationResult
 from models.csl import CSLItem, named
 from tasks.identifiers import identifiers_of, is_arxiv_doi, normalize_arxiv
-from tasks.lookup.routing import search_order
+from tasks.lookup.routing import preprint_for_a_venue, registry_name, search_order
 from tasks.lookup.snapshots import Asked, LocalSnapshots
 from tasks.match.decide import decide_identified, decide_unidentified, names_another_paper
-from tasks.match.venues import is_preprint_venue, venue_of
+from tasks.match.venues import is_preprint_venue
 from tasks.registries import REGISTRY_NAMES
 from tasks.registries.clients import Registries
 from tasks.registries.deadline import job_deadline
@@ -61,10 +61,7 @@ def lookup_references(
         why = "offline" if offline else "no registry clients configured"
         if registries is not None and not offline:
             why = "no live registry selected"
-        looked = [
-            local.decided.get(i) or local.undecided(ref, i, why) or _unverified(ref, why)
-            for i, ref in enumerate(refs)
-        ]
+        looked = [_without_live(ref, i, local, why) for i, ref in enumerate(refs)]
     else:
         with job_deadline(deadline):
             looked = [local.named(i, r) for i, r in enumerate(_look_up(refs, registries, local))]
@@ -84,6 +81,22 @@ def _ask_snapshots(refs: Sequence[Reference], snapshots: LocalSnapshots | None) 
     except Exception:  # a damaged snapshot must not sink the chunk: the live registries decide
         log.exception("the local snapshots could not be asked")
         return Asked()
+
+
+def _without_live(ref: Reference, index: int, local: Asked, why: str) -> ValidationResult:
+    """The row of a reference no live registry can be asked about (`why`): what the snapshots
+    decided, except a preprint's record for a reference citing a venue: a live search would look
+    for the published version, and no snapshot placing it there proves nothing."""
+    decided = local.decided.get(index)
+    if decided is not None and preprint_for_a_venue(ref, decided):
+        venue = ref.item.container_title or ref.item.event_title
+        reason = (
+            f"{why}; the local snapshot {decided.registry} holds it as a preprint (record "
+            f"{decided.matched_id}), no local snapshot at the venue claimed, '{venue}' (a "
+            "snapshot is incomplete: absence from it proves nothing)"
+        )
+        return decided.model_copy(update={"status": Status.UNVERIFIED, "reason": reason})
+    return decided or local.undecided(ref, index, why) or _unverified(ref, why)
 
 
 def _asks_any(registries: Registries) -> bool:
@@ -119,7 +132,7 @@ def _look_up(
         if result is None:
             check = partial(_check_by_search, ref, registries, active, trails[index])
             results[index] = _guarded(ref, check)
-        elif _preprint_for_a_venue(ref, result):
+        elif preprint_for_a_venue(ref, result):
             # The identifier names a preprint, the reference a venue: is it published there?
             check = partial(
                 _check_by_search, ref, registries, active, trails[index], preprint=result
@@ -289,7 +302,7 @@ def _check_by_search(
             continue
         result = decide_unidentified(ref, candidates)
         if result.status is Status.VERIFIED:
-            if _preprint_for_a_venue(ref, result):
+            if preprint_for_a_venue(ref, result):
                 preprint = preprint or result
                 continue
             return result
@@ -356,23 +369,6 @@ def _placed_lookups(fetch: Fetch, ids: Sequence[str]) -> dict[str, Lookup]:
     }
 
 
-def _preprint_for_a_venue(ref: Reference, result: ValidationResult) -> bool:
-    """Verified by a preprint record while the reference names a known published venue."""
-    if result.status is not Status.VERIFIED or result.record is None:
-        return False
-    claimed = venue_of(ref.item.container_title) or venue_of(ref.item.event_title)
-    published = claimed is not None and claimed.kind in ("conference", "journal")
-    return published and _is_preprint_record(result.registry, result.record)
-
-
-def _is_preprint_record(registry: str | None, record: CSLItem) -> bool:
-    """A record of the preprint itself: arXiv's, or one whose venue is a preprint server (CoRR),
-    or an arXiv DOI's record naming no venue. A record that names a venue places it there."""
-    if _name(registry) == "arxiv" or is_preprint_venue(record.container_title):
-        return True
-    return is_arxiv_doi(record.DOI) and not record.container_title
-
-
 def _only_a_preprint(ref: Reference, preprint: ValidationResult, trail: _Trail) -> ValidationResult:
     venue = ref.item.container_title or ref.item.event_title
     reason = (
@@ -386,13 +382,8 @@ def _names_another_paper(ref: Reference, result: ValidationResult) -> bool:
     return (
         result.status is Status.MISMATCH
         and bool(ref.item.title)
-        and names_another_paper(result.agreement, _name(result.registry))
+        and names_another_paper(result.agreement, registry_name(result.registry))
     )
-
-
-def _name(registry: str | None) -> str | None:
-    """The registry a result names: a snapshot's label (`arxiv@2026-11-01`) names its registry."""
-    return registry.partition("@")[0] if registry else None
 
 
 def _with_work_meant(

@@ -15,14 +15,18 @@ A reference without identifier is searched by title in the registries that hold 
                                                                    semantic_scholar, pubmed
 
 The first registry whose candidate verifies decides; the rest are asked only while nothing has.
-A reference with an arXiv id naming a venue is looked up at arXiv first (chunk.py).
+A reference with an arXiv id naming a venue is looked up at arXiv first (chunk.py); a record of
+the preprint verifies it only if no registry (nor snapshot) places the paper at a venue
+(`preprint_for_a_venue`: the search for the published version goes on).
 Registries not selected (CITEAUDIT_REGISTRIES) or without a required key are left out."""
 
 import re
 from typing import Literal
 
-from models.audit import Reference
-from tasks.match.venues import venue_of
+from models.audit import Reference, Status, ValidationResult
+from models.csl import CSLItem
+from tasks.identifiers import is_arxiv_doi
+from tasks.match.venues import is_preprint_venue, venue_of
 
 Kind = Literal["cs", "preprint", "biomedical", "other"]
 
@@ -76,3 +80,25 @@ def kind_of(ref: Reference) -> Kind:
 def search_order(ref: Reference, asked: set[str]) -> list[str]:
     """The registries to search for `ref`, in order, among those `asked` (active)."""
     return [name for name in ORDER[kind_of(ref)] if name in asked]
+
+
+def preprint_for_a_venue(ref: Reference, result: ValidationResult) -> bool:
+    """Verified by a preprint record while the reference names a known published venue."""
+    if result.status is not Status.VERIFIED or result.record is None:
+        return False
+    claimed = venue_of(ref.item.container_title) or venue_of(ref.item.event_title)
+    published = claimed is not None and claimed.kind in ("conference", "journal")
+    return published and _is_preprint_record(result.registry, result.record)
+
+
+def _is_preprint_record(registry: str | None, record: CSLItem) -> bool:
+    """A record of the preprint itself: arXiv's, or one whose venue is a preprint server (CoRR),
+    or an arXiv DOI's record naming no venue. A record that names a venue places it there."""
+    if registry_name(registry) == "arxiv" or is_preprint_venue(record.container_title):
+        return True
+    return is_arxiv_doi(record.DOI) and not record.container_title
+
+
+def registry_name(registry: str | None) -> str | None:
+    """The registry a result names: a snapshot's label (`arxiv@2026-11-01`) names its registry."""
+    return registry.partition("@")[0] if registry else None

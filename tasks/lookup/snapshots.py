@@ -16,7 +16,10 @@ record exists with other metadata) decides; the row names the snapshot with its 
 What no snapshot decided goes on to the live registries; with none to ask it stays `unmatched`
 (no identifier) or `unverified`, its reason naming the snapshots asked. A reference whose year is
 after a snapshot's date is not asked of it. A title search that verifies only a preprint while
-the reference names a venue decides nothing either: the live search looks for the venue.
+the reference names a venue decides nothing either: the live search looks for the venue. An
+identifier whose record is the preprint of a paper cited at a venue (an arXiv id cited as ICML)
+has its title searched too: a published version verifies it; else the live search looks for the
+venue, and with none to ask the reference stays `unverified` (chunk.py).
 """
 
 from collections.abc import Sequence
@@ -34,7 +37,7 @@ from models.audit import (
     ValidationResult,
 )
 from tasks.identifiers import identifiers_of, is_arxiv_doi, normalize_arxiv
-from tasks.lookup.routing import ORDER, kind_of
+from tasks.lookup.routing import ORDER, kind_of, preprint_for_a_venue
 from tasks.match.decide import decide_identified, decide_unidentified
 from tasks.snapshots.index import Snapshot, open_snapshot
 from tasks.snapshots.records import as_registry_record
@@ -120,13 +123,29 @@ class LocalSnapshots:
         return cls(works, notices)
 
     def ask(self, refs: Sequence[Reference]) -> Asked:
-        """Ask the works snapshots about the chunk: identifiers first, then titles."""
+        """Ask the works snapshots about the chunk: identifiers first, then titles: of the
+        references without identifier, and of those whose identifier found only the preprint
+        of a paper they cite at a venue (its published version is looked for, as the live
+        search looks; found nowhere, the preprint's record stays the decision)."""
         asked = Asked()
         scholarly = [(i, ref) for i, ref in enumerate(refs) if ref.scholarly]
         with_ids = {i: ids for i, ref in scholarly if (ids := _snapshot_ids(ref))}
         self._by_ids(refs, with_ids, asked)
-        titled = [(i, ref) for i, ref in scholarly if i not in with_ids and ref.item.title]
+        preprints = {
+            i: asked.decided.pop(i)
+            for i in list(asked.decided)
+            if preprint_for_a_venue(refs[i], asked.decided[i])
+        }
+        titled = [
+            (i, ref)
+            for i, ref in scholarly
+            if (i not in with_ids or i in preprints) and ref.item.title
+        ]
         self._by_titles(titled, asked)
+        for index, preprint in preprints.items():
+            if index not in asked.decided:
+                asked.decided[index] = preprint
+                asked.closest.pop(index, None)
         return asked
 
     def with_notices(

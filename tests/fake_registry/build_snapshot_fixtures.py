@@ -118,11 +118,17 @@ def _listed(value: Any) -> list[Any]:
 
 def dblp_xml() -> bytes:
     """dblp.xml: the recorded DBLP hits as dblp records, then the constructed ones."""
+    hits = _read_jsonl_gz(SOURCES / "dblp_hits.jsonl.gz")
+    return dblp_document(dblp_records(hits) + [DBLP_CONSTRUCTED])
+
+
+def dblp_records(hits: list[dict[str, Any]]) -> list[str]:
+    """DBLP search hits (`result.hits.hit[]` elements) as dblp.xml records, by key, each key
+    once; hits of a type dblp.xml has no record for are left out."""
     dtd = (OUT / "dblp.dtd").read_text(encoding="utf-8")
     entities = {int(code): name for name, code in _DTD_ENTITY.findall(dtd)}
     seen: set[str] = set()
     records = []
-    hits = _read_jsonl_gz(SOURCES / "dblp_hits.jsonl.gz")
     for hit in sorted(hits, key=lambda h: h["info"]["key"]):
         info = hit["info"]
         if info["key"] in seen or info.get("type") not in _DBLP_TAGS:
@@ -147,11 +153,19 @@ def dblp_xml() -> bytes:
             lines.append(f"<{field}>{_dblp_escape(venue, entities)}</{field}>")
         if volume := info.get("volume"):
             lines.append(f"<volume>{_dblp_escape(volume, entities)}</volume>")
-        for link in _listed(info.get("ee")):
+        # A hit that gives its DOI but no link: dblp.xml holds the DOI as a doi.org link.
+        dois = [f"https://doi.org/{doi}" for doi in _listed(info.get("doi"))]
+        links = _listed(info.get("ee")) or dois
+        for link in links:
             lines.append(f"<ee>{escape(link)}</ee>")
         lines.append(f"</{tag}>")
         records.append("\n".join(lines))
-    body = "\n".join(records) + "\n" + DBLP_CONSTRUCTED
+    return records
+
+
+def dblp_document(records: list[str]) -> bytes:
+    """A dblp.xml of these records: ISO-8859-1, its DOCTYPE naming dblp.dtd."""
+    body = "\n".join(record.strip("\n") for record in records) + "\n"
     text = '<?xml version="1.0" encoding="ISO-8859-1"?>\n<!DOCTYPE dblp SYSTEM "dblp.dtd">\n'
     return (text + "<dblp>\n" + body + "</dblp>\n").encode("iso-8859-1")
 
@@ -159,6 +173,11 @@ def dblp_xml() -> bytes:
 def _rfc2822(stamp: str) -> str:
     when = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     return format_datetime(when, usegmt=True)
+
+
+def atom_entry(xml: str) -> ET.Element:
+    """An `<entry>` cut from an arXiv Atom feed, its feed's namespaces restored."""
+    return ET.fromstring(xml.replace("<entry>", _ENTRY, 1))
 
 
 def arxiv_record(entry: ET.Element) -> dict[str, Any]:
@@ -223,9 +242,7 @@ ARXIV_CONSTRUCTED = [
 
 def arxiv_jsonl() -> bytes:
     entries = _read_jsonl_gz(SOURCES / "arxiv_entries.jsonl.gz")
-    records = [
-        arxiv_record(ET.fromstring(row["xml"].replace("<entry>", _ENTRY, 1))) for row in entries
-    ]
+    records = [arxiv_record(atom_entry(row["xml"])) for row in entries]
     records += ARXIV_CONSTRUCTED
     lines = [json.dumps(r, ensure_ascii=False) for r in sorted(records, key=lambda r: r["id"])]
     lines.insert(len(lines) // 2, '{"id": "1706.03762", "title": "a line cut short')
