@@ -432,6 +432,52 @@ def test_search_failure_is_unverified_never_unmatched(
     assert result.reason.startswith("registry search failed") and result.error
 
 
+def test_a_failed_index_after_the_venues_registry_of_record_leaves_it_unmatched(
+    fake_registry: FakeRegistry, registries: Registries
+) -> None:
+    """A made-up NeurIPS paper: DBLP, which indexes every NeurIPS paper, answers no; Semantic
+    Scholar fails (its keyless pool refusing). Unmatched, the reason naming who failed. Cited at
+    a NeurIPS workshop (DBLP lacks many), the failure keeps it unverified, as does DBLP's own."""
+    fake_registry.inject_fault("server_error", service="s2", rate=1.0)
+    made_up = {
+        "title": "Recursive gradient folding for sparse transformers",
+        "author": people("Ada Quill", "Bo Ren"),
+        "issued": CSLDate.from_year(2023),
+    }
+    main, workshop = lookup_references(
+        [
+            ref(
+                "main",
+                **made_up,
+                **{"container-title": "Advances in Neural Information Processing Systems"},
+            ),
+            ref(
+                "workshop",
+                **made_up,
+                **{"container-title": "NeurIPS 2023 Workshop on Efficient Models"},
+            ),
+        ],
+        registries,
+    )
+    assert fake_registry.count(service="dblp") >= 2 and fake_registry.count(service="s2") >= 2
+    assert main.status is Status.UNMATCHED
+    assert "semantic_scholar could not be asked" in main.reason and "dblp answered" in main.reason
+    assert workshop.status is Status.UNVERIFIED
+    assert workshop.reason.startswith("registry search failed at semantic_scholar")
+    fake_registry.inject_fault("server_error", service="dblp", rate=1.0)
+    [main] = lookup_references(
+        [
+            ref(
+                "main",
+                **made_up,
+                **{"container-title": "Advances in Neural Information Processing Systems"},
+            )
+        ],
+        registries,
+    )
+    assert main.status is Status.UNVERIFIED and "dblp" in main.reason
+
+
 def test_lookup_failure_is_unverified_never_not_found(
     fake_registry: FakeRegistry, registries: Registries
 ) -> None:

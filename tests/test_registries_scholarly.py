@@ -72,6 +72,26 @@ def test_dblp_finds_nothing_for_a_title_it_does_not_hold(
     assert fake.count("dblp_search") == 1
 
 
+def test_dblp_is_asked_the_plain_words_of_an_accented_or_tex_title(
+    fake: FakeRegistry, registries: Registries
+) -> None:
+    """DBLP ANDs the query's words: `nystrom` (the title's words folded) does not find its
+    `Nyström`, nor `varepsilon` its `ε`. The plain words alone find both."""
+    for key, title in (
+        ("nystrom", "Distributed Nyström Kernel Learning with Communications."),
+        ("epsilon", "Augmenting Online Algorithms with ε-Accurate Predictions."),
+    ):
+        info = {"title": title, "venue": "ICML", "year": "2021", "key": f"conf/x/{key}"}
+        fake.scholarly.add_dblp_hit({"info": info, "url": f"URL#{key}"})
+    assert registries.dblp is not None
+    for cited in (
+        "Distributed Nyström Kernel Learning with Communications",
+        "Augmenting Online Algorithms with $\\varepsilon$-Accurate Predictions",
+    ):
+        [found] = registries.dblp.search(cited)
+        assert found.item.title == cited.replace("$\\varepsilon$", "ε")
+
+
 def test_dblp_429_page_is_waited_out(fake: FakeRegistry, tmp_path: Path) -> None:
     """Asked faster than DBLP allows, the client gets DBLP's HTML 429 and honours Retry-After."""
     with make(fake, tmp_path, dblp_max_rate=50.0, max_attempts=4) as registries:

@@ -10,7 +10,7 @@ from functools import partial
 from models.audit import Identifiers, Lookup, Reference, RegistryRecord, Status, ValidationResult
 from models.csl import CSLItem, named
 from tasks.identifiers import identifiers_of, is_arxiv_doi, normalize_arxiv
-from tasks.lookup.routing import preprint_for_a_venue, registry_name, search_order
+from tasks.lookup.routing import of_record, preprint_for_a_venue, registry_name, search_order
 from tasks.lookup.snapshots import Asked, LocalSnapshots
 from tasks.match.decide import decide_identified, decide_unidentified, names_another_paper
 from tasks.match.venues import is_preprint_venue
@@ -292,6 +292,7 @@ def _check_by_search(
         return decide_unidentified(ref, [])  # nothing to search with
     closest: ValidationResult | None = None
     failures: list[tuple[str, RegistryUnavailable]] = []
+    answered: set[str] = set()
     for name in search_order(ref, active):
         if name in trail.asked or (not ref.item.title and name not in _FREE_TEXT):
             continue
@@ -300,6 +301,7 @@ def _check_by_search(
         except RegistryUnavailable as exc:
             failures.append((name, exc))
             continue
+        answered.add(name)
         result = decide_unidentified(ref, candidates)
         if result.status is Status.VERIFIED:
             if preprint_for_a_venue(ref, result):
@@ -308,16 +310,22 @@ def _check_by_search(
             return result
         if closest is None or (result.match_score or 0.0) > (closest.match_score or 0.0):
             closest = result
-    if failures:
-        names = ", ".join(name for name, _ in failures)
-        reason = f"registry search failed at {names}, which may hold it: {failures[0][1]}"
+    failed = ", ".join(name for name, _ in failures)
+    record = of_record(ref)
+    if failures and record not in answered:
+        reason = f"registry search failed at {failed}, which may hold it: {failures[0][1]}"
         return _unverified(ref, reason, error=failures[0][1])
     if preprint is not None:
-        return _only_a_preprint(ref, preprint, trail)
-    if closest is None:
+        result = _only_a_preprint(ref, preprint, trail)
+    elif closest is None:
         return decide_unidentified(ref, [])
-    asked = ", ".join(trail.asked)
-    return closest.model_copy(update={"reason": f"asked {asked}: {closest.reason}"})
+    else:
+        reason = f"asked {', '.join(trail.asked)}: {closest.reason}"
+        result = closest.model_copy(update={"reason": reason})
+    if failures:
+        said = f"; {failed} could not be asked ({failures[0][1]}), but {record} answered"
+        result = result.model_copy(update={"reason": f"{result.reason}{said}"})
+    return result
 
 
 def _search(

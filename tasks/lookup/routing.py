@@ -18,7 +18,14 @@ The first registry whose candidate verifies decides; the rest are asked only whi
 A reference with an arXiv id naming a venue is looked up at arXiv first (chunk.py); a record of
 the preprint verifies it only if no registry (nor snapshot) places the paper at a venue
 (`preprint_for_a_venue`: the search for the published version goes on).
-Registries not selected (CITEAUDIT_REGISTRIES) or without a required key are left out."""
+Registries not selected (CITEAUDIT_REGISTRIES) or without a required key are left out.
+
+A registry that fails leaves the reference `unverified` (it may hold it), unless the kind's
+registry of record answered (`of_record`): DBLP for a paper claimed at a CS venue of the venue
+table (not at one of its workshops, which DBLP often lacks), arXiv for a preprint claimed at
+arXiv/CoRR. Each indexes every such work, so a failure of the broader indexes asked after it
+(Semantic Scholar's keyless pool refusing, its common state) does not hold back `unmatched`;
+the reason names who failed. Only a live answer counts: a snapshot never proves absence."""
 
 import re
 from typing import Literal
@@ -45,6 +52,7 @@ _CS_JOURNALS = frozenset(
 )  # fmt: skip
 _BIOMEDICAL_PREPRINTS = frozenset({"BIORXIV", "MEDRXIV"})
 _CS_HOSTS = re.compile(r"openreview\.net|aclanthology\.org|aclweb\.org/anthology", re.IGNORECASE)
+_WORKSHOP = re.compile(r"\bworkshops?\b", re.IGNORECASE)
 _ARXIV = re.compile(r"\barxiv\b|\bcorr\b", re.IGNORECASE)
 BIOMEDICAL = re.compile(
     r"\b(med\w*|clin\w*|biol\w*|bioch\w*|cell\w*|genet\w*|genom\w*|neuro\w*|pharm\w*|cancer|"
@@ -75,6 +83,20 @@ def kind_of(ref: Reference) -> Kind:
     if _ARXIV.search(" ".join(p for p in (item.container_title, item.publisher, ref.raw) if p)):
         return "preprint"
     return "other"
+
+
+def of_record(ref: Reference) -> str | None:
+    """The registry that indexes every work of the kind the reference claims, by its claimed
+    venue (see the module docstring); None where no one registry does."""
+    venue_text = ref.item.container_title or ref.item.event_title
+    venue = venue_of(ref.item.container_title) or venue_of(ref.item.event_title)
+    if venue is None or (venue_text and _WORKSHOP.search(venue_text)):
+        return None
+    if venue.kind == "preprint" and venue.key not in _BIOMEDICAL_PREPRINTS:
+        return "arxiv"
+    if venue.kind in ("conference", "series") or venue.key in _CS_JOURNALS:
+        return "dblp"
+    return None
 
 
 def search_order(ref: Reference, asked: set[str]) -> list[str]:

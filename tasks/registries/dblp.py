@@ -14,7 +14,7 @@ from models.audit import RegistryRecord
 from models.csl import CSLItem
 from tasks.identifiers import normalize_doi
 from tasks.registries.batches import records
-from tasks.registries.fields import people, title_query, without_final_period
+from tasks.registries.fields import people, plain_words_query, without_final_period
 from tasks.registries.http import InvalidResponse, RegistryHttp, json_body
 
 _TYPES = {
@@ -85,7 +85,7 @@ class DblpClient:
 
     def search(self, title: str, rows: int = 5) -> list[RegistryRecord]:
         """DBLP's best hits for a title, best first. DBLP ANDs the words of a query, so no author
-        is added: one misspelt surname would hide the paper."""
-        params: dict[str, str | int] = {"q": title_query(title), "format": "json", "h": rows}
+        is added: one misspelt surname would hide the paper; nor an accented or TeX word."""
+        params: dict[str, str | int] = {"q": plain_words_query(title), "format": "json", "h": rows}
         hits = self._http.get("/search/publ/api", _hits, params=params).value or []
         return records(hits, dblp_hit_to_csl)

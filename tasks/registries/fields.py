@@ -11,6 +11,8 @@ from bibtexparser.middlewares.names import parse_single_name_into_parts
 from models.csl import CSLName
 from tasks.textnorm import words
 
+_MATH = re.compile(r"\$[^$]*\$")
+_TOKEN = re.compile(r"\w+")
 _HOMONYM = re.compile(r"\s+\d{4}$")
 _SURNAME_INITIALS = re.compile(r"^(\S.*?)\s+([A-Z]{1,4})$")
 
@@ -60,3 +62,12 @@ def title_query(title: str) -> str:
     """A title as plain search words: no markup, accents or punctuation, which search syntaxes
     read as operators (DBLP's `-word`, OpenAlex's filter commas, arXiv's quotes)."""
     return " ".join(words(title))
+
+
+def plain_words_query(title: str) -> str:
+    """A title's search words for an engine that ANDs them (DBLP): only the words written in
+    plain ASCII letters, outside TeX math. Such an engine may not fold `Nyström` to `nystrom` or
+    match `$\\varepsilon$` to the record's `ε`, and one word it misses hides the paper; the rest
+    of the title still finds it. A title of nothing else is asked as `title_query` gives it."""
+    plain = [token for token in _TOKEN.findall(_MATH.sub(" ", title)) if token.isascii()]
+    return " ".join(words(" ".join(plain))) or title_query(title)
