@@ -1,0 +1,240 @@
+"""1,000 ID-less references against a full-size dblp snapshot, then the same job live-only
+(issue #30, benchmark 2).
+
+The references are drawn from the snapshot's own records (its Parquet part, a seeded sample of
+the records with a title, authors and a year) and written as a citer writes them: the title
+changed one of three ways in turn (a letter dropped from its longest word; sentence case; a
+subtitle's colon written as a dash, else a letter dropped), the authors as `Last, F.`, the venue,
+the year; no DOI, no arXiv id, no URL. They go to a .bib file audited by the real CLI (`citeaudit
+audit`, a process of its own, background Prefect server warm), twice:
+
+1. snapshots only: CITEAUDIT_SNAPSHOTS at the snapshot, `--offline` (no live registry);
+2. live only: no snapshot, the in-repo fake registry (tests/fake_registry) with its real limits
+   (dblp 1 request/s, one in flight; Semantic Scholar 1/s with a key; arXiv one per 3 s;
+   OpenAlex 10/s with a key), the client at its documented limits. The fake holds none of these
+   synthetic records: the run measures what the searches for 1,000 ID-less references cost at
+   those limits (every registry of a reference's kind asked in turn, nothing found), not what
+   they would decide.
+
+Each job's wall after start-up is its wall less that of a one-reference audit of the same kind
+(bench/audit_throughput.py's way); CPU the same, the CLI process's own and with the background
+server's added. Printed with the statuses (how many verified, and of those how many by the very
+record drawn) and the load average before and after each run (the machine is shared).
+`--live-sample N` runs N of the 1,000 live and scales the wall by 1,000/N, printed as scaled.
+Goal: the snapshot job <= 20 s after start-up.
+
+The snapshot is the one `bench.snapshot_build --records 7000000 --keep` leaves under WORKDIR.
+
+Run: nice uv run python -m bench.snapshot_idless [--records N] [--workdir DIR]
+     [--live-sample N | --no-live]
+"""
+
+import argparse
+import random
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from bench.audit_throughput import cpu_of, server_pids
+from bench.hallmark import as_bibtex
+from bench.snapshot_build import load_average, with_a_typo
+from bench.startup import cli_env, timed
+from tests.fake_registry import FakeRegistry
+
+Run = tuple[float, float, float, list[Any]]  # wall s, CLI CPU s, server CPU s, citation rows
+REFERENCES = 1_000
+GOAL_S = 20.0
+BIBTEX = {
+    "paper-conference": ("inproceedings", "booktitle"),
+    "chapter": ("incollection", "booktitle"),
+    "article-journal": ("article", "journal"),
+    "article": ("article", "journal"),
+    "thesis": ("phdthesis", "school"),
+    "book": ("book", "publisher"),
+}
+
+
+def draw(snapshot: Path, count: int, seed: int = 30) -> list[dict[str, Any]]:
+    """`count` records of the snapshot with a title, authors and a year, drawn at random."""
+    parts = str(snapshot / "parts" / "*" / "*.parquet")
+    with duckdb.connect() as con:
+        con.execute("SET enable_progress_bar = false")
+        return (
+            con.execute(
+                f"""SELECT id, title, authors, year, container, type FROM (
+                    SELECT * FROM read_parquet('{parts}')
+                    WHERE title IS NOT NULL AND len(authors) > 0 AND year IS NOT NULL)
+                USING SAMPLE reservoir({count} ROWS) REPEATABLE ({seed}) ORDER BY id"""
+            )
+            .to_arrow_table()
+            .to_pylist()
+        )
+
+
+def as_cited(title: str, n: int, rng: random.Random) -> str:
+    """The title as the n-th citer writes it: a typo, sentence case, or its subtitle's colon
+    written as a dash (a typo where it has none)."""
+    title = title.rstrip(".")
+    if n % 3 == 1:
+        return title[:1] + title[1:].lower()
+    if n % 3 == 2 and ": " in title:
+        return title.replace(": ", " - ", 1)
+    return with_a_typo(title, rng)
+
+
+def author(name: dict[str, Any]) -> str:
+    if name.get("literal"):
+        return f"{{{name['literal']}}}"
+    initials = " ".join(f"{part[0]}." for part in (name.get("given") or "").split() if part)
+    return f"{name['family']}, {initials}" if initials else name["family"]
+
+
+def entries(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records as a citer's BibTeX entries (as_bibtex's form), keyed ref0001..."""
+    rng = random.Random(7)
+    made = []
+    for n, record in enumerate(records):
+        kind, venue_field = BIBTEX.get(record["type"], ("misc", "howpublished"))
+        fields = {
+            "title": as_cited(record["title"], n, rng),
+            "author": " and ".join(author(a) for a in record["authors"]),
+            "year": str(record["year"]),
+        }
+        if record["container"]:
+            fields[venue_field] = record["container"]
+        made.append({"bibtex_type": kind, "bibtex_key": f"ref{n:04d}", "fields": fields})
+    return made
+
+
+def audit(
+    work: Path, env: dict[str, str], name: str, refs: list[dict[str, Any]], *extra: str
+) -> Run:
+    """One `citeaudit audit` of `refs`."""
+    (work / f"{name}.bib").write_text(as_bibtex(refs), encoding="utf-8")
+    servers = server_pids(Path(env["CITEAUDIT_HOME"]))
+    server_before = cpu_of(servers)
+    args = ["audit", f"{name}.bib", "--job", name, "--out", "out", *extra]
+    wall, cli = timed(args, env, work)
+    server = cpu_of(servers or server_pids(Path(env["CITEAUDIT_HOME"]))) - server_before
+    rows = duckdb.sql(
+        f"SELECT entry_key, status, registry, matched_id FROM "
+        f"read_parquet('{work / 'out' / name / 'citations.parquet'}')"
+    ).fetchall()
+    return wall, cli, server, rows
+
+
+def run_jobs(
+    env: dict[str, str],
+    refs: list[dict[str, Any]],
+    one: list[dict[str, Any]],
+    *extra: str,
+    before_job: Callable[[], None] = lambda: None,
+) -> tuple[Run, Run]:
+    """The warm-up, the one-reference audit and the whole job (`before_job` called before it),
+    in a fresh CITEAUDIT_HOME."""
+    with tempfile.TemporaryDirectory(prefix="citeaudit-idless-") as tmp:
+        work = Path(tmp)
+        job_env = {**cli_env(work), **env}
+        try:
+            audit(work, job_env, "warm-up", one, *extra)
+            single = audit(work, job_env, "one", one, *extra)
+            before_job()
+            many = audit(work, job_env, "many", refs, *extra)
+        finally:
+            subprocess.run(
+                [sys.executable, "-m", "flows.cli", "server", "stop"],
+                env=job_env,
+                cwd=work,
+                capture_output=True,
+            )
+    return single, many
+
+
+def report(
+    what: str,
+    n: int,
+    single: Run,
+    many: Run,
+    drawn: list[dict[str, Any]],
+    scale: float = 1.0,
+) -> float:
+    """Print a job's figures; its wall after start-up (scaled by `scale`)."""
+    after = (many[0] - single[0]) * scale
+    cli = (many[1] - single[1]) * scale
+    server = (many[2] - single[2]) * scale
+    statuses = Counter(row[1] for row in many[3])
+    keys = {f"ref{i:04d}": record["id"] for i, record in enumerate(drawn)}
+    own = sum(1 for row in many[3] if row[1] == "verified" and row[3] == keys.get(row[0]))
+    scaled = f", SCALED x{scale:.1f} from {n}" if scale != 1.0 else ""
+    print(f"{what}: {n} references{scaled}")
+    print(
+        f"  wall {many[0]:.1f} s, one reference {single[0]:.1f} s: after start-up "
+        f"{after:.1f} s{' (scaled)' if scale != 1.0 else ''}; CPU after start-up {cli:.1f} s "
+        f"in the CLI, {cli + server:.1f} s with the background server's"
+    )
+    print(
+        f"  statuses: {dict(statuses.most_common())}; verified by the record drawn: {own}; "
+        f"registries: {dict(Counter(row[2] for row in many[3]).most_common())}"
+    )
+    return after
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=7_000_000)
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/citeaudit-bench"))
+    parser.add_argument("--live-sample", type=int, help="run N of the references live, scaled")
+    parser.add_argument("--no-live", action="store_true", help="the snapshot job only")
+    args = parser.parse_args()
+    root = args.workdir / f"dblp-{args.records}" / "snapshots"
+    if not (root / "dblp" / "manifest.json").is_file():
+        sys.exit(
+            f"no dblp snapshot under {root}: build it with "
+            f"`python -m bench.snapshot_build --records {args.records} --keep`"
+        )
+    drawn = draw((root / "dblp").resolve(), REFERENCES + 1)
+    one, drawn = entries(drawn[:1]), drawn[1:]
+    refs = entries(drawn)
+    print(f"snapshot: {root / 'dblp'} ({args.records:,} records); {len(refs)} references drawn")
+
+    print(f"load average before the snapshot job: {load_average()}")
+    snapshot_env = {"CITEAUDIT_SNAPSHOTS": str(root), "CITEAUDIT_CACHE_ENABLED": "false"}
+    single, many = run_jobs(snapshot_env, refs, one, "--offline")
+    after = report("snapshots only (--offline)", len(refs), single, many, drawn)
+    print(f"  goal <= {GOAL_S:.0f} s after start-up: {'met' if after <= GOAL_S else 'MISSED'}")
+    print(f"load average after: {load_average()}", flush=True)
+    if args.no_live:
+        return
+
+    sample = min(args.live_sample or len(refs), len(refs))
+    with FakeRegistry() as registry, tempfile.TemporaryDirectory() as empty:
+        live_env = {
+            **{f"CITEAUDIT_{k.upper()}": v for k, v in registry.urls().items()},
+            "CITEAUDIT_SNAPSHOTS": empty,  # none built: the live registries only
+            "CITEAUDIT_CACHE_ENABLED": "false",
+            "CITEAUDIT_MAILTO": "bench@example.org",
+            "S2_API_KEY": "bench-key",  # the fake admits any key; its pool is keyed users' 1/s
+            "OPENALEX_API_KEY": "bench-key",
+        }
+        print(f"load average before the live job: {load_average()}", flush=True)
+        single, many = run_jobs(live_env, refs[:sample], one, before_job=registry.reset)
+        log = registry.log
+    print(
+        "live only, the fake registry at the real limits (it holds none of these records: "
+        "the wall is the throttled searches' cost)"
+    )
+    report("live only", sample, single, many, drawn[:sample], len(refs) / sample)
+    requests = Counter(r.service for r in log)
+    refused = sum(1 for r in log if r.status == 429)
+    print(f"  requests of the job: {dict(requests.most_common())}; 429s: {refused}")
+    print(f"load average after: {load_average()}")
+
+
+if __name__ == "__main__":
+    main()
