@@ -7,6 +7,7 @@ import subprocess
 import sys
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -195,7 +196,7 @@ def _ref(
     venue: str | None = None,
 ) -> Reference:
     authors = [{"family": f, "given": g} for f, g in names]
-    csl = {"id": key, "type": "chapter", "title": title, "author": authors}
+    csl: dict[str, Any] = {"id": key, "type": "chapter", "title": title, "author": authors}
     csl["issued"] = {"date-parts": [[year]]}
     if venue:
         csl["container-title"] = venue
