@@ -12,9 +12,10 @@ audit`, a process of its own, background Prefect server warm), twice:
 2. live only: no snapshot, the in-repo fake registry (tests/fake_registry) with its real limits
    (dblp 1 request/s, one in flight; Semantic Scholar 1/s with a key; arXiv one per 3 s;
    OpenAlex 10/s with a key), the client at its documented limits. The fake holds none of these
-   synthetic records: the run measures what the searches for 1,000 ID-less references cost at
-   those limits (every registry of a reference's kind asked in turn, nothing found), not what
-   they would decide.
+   synthetic records, only the real ones the dump's titles were made from: a search may find
+   one (its title the reference's without the two made-up words, read as a shortened title),
+   else every registry of the reference's kind is asked in turn. The run measures what the
+   searches for 1,000 ID-less references cost at those limits, not what they would decide.
 
 Each job's wall after start-up is its wall less that of a one-reference audit of the same kind
 (bench/audit_throughput.py's way); CPU the same: the CLI process's own, its children's (pandoc
@@ -271,8 +272,9 @@ def main() -> None:
         single, many = run_jobs(live_env, refs[:sample], one, before_job=registry.reset)
         log = registry.log
     print(
-        "live only, the fake registry at the real limits (it holds none of these records: "
-        "the wall is the throttled searches' cost)"
+        "live only, the fake registry at the real limits (it holds none of these records, only "
+        "the real ones their titles were made from: the wall is the throttled searches' cost, "
+        "the statuses are not the snapshot's to compare)"
     )
     report("live only", sample, single, many, drawn[:sample], len(refs) / sample)
     requests = Counter(r.service for r in log)
