@@ -274,7 +274,7 @@ def main() -> None:
     print(
         "live only, the fake registry at the real limits (it holds none of these records, only "
         "the real ones their titles were made from: the wall is the throttled searches' cost, "
-        "the statuses are not the snapshot's to compare)"
+        "its statuses are no measure of the snapshot's)"
     )
     report("live only", sample, single, many, drawn[:sample], len(refs) / sample)
     requests = Counter(r.service for r in log)
