@@ -29,7 +29,7 @@ from pathlib import Path
 
 import psutil
 
-from bench.startup import timed
+from bench.startup import cli_env, timed
 from tests.fake_registry import FakeRegistry
 from tests.reliability_data import bundled_pmids, bundled_works
 
@@ -80,17 +80,9 @@ def main() -> None:
         lines += [f"PMID: {p}" for p in bundled_pmids()]
         with tempfile.TemporaryDirectory(prefix="citeaudit-throughput-") as tmp:
             work = Path(tmp)
-            env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env = cli_env(work)
             env.update({f"CITEAUDIT_{k.upper()}": v for k, v in registry.urls().items()})
-            env.update(
-                CITEAUDIT_HOME=str(work / "home"),
-                CITEAUDIT_DB=str(work / "lib.duckdb"),
-                CITEAUDIT_MAILTO="bench@example.org",
-                CITEAUDIT_CACHE_ENABLED="false",
-                PREFECT_HOME=str(work / "prefect-home"),
-                PYTHONPATH=str(Path(__file__).resolve().parents[1]),
-            )
+            env.update(CITEAUDIT_MAILTO="bench@example.org", CITEAUDIT_CACHE_ENABLED="false")
             if not learn:  # (E-utilities' 3/s is its documented limit either way)
                 env.update(
                     CITEAUDIT_CROSSREF_MAX_RATE=str(CROSSREF_RATE),

@@ -119,7 +119,7 @@ def with_a_typo(title: str, rng: random.Random) -> str:
     return " ".join(words)
 
 
-def _load() -> str:
+def load_average() -> str:
     return " ".join(f"{n:.1f}" for n in os.getloadavg())
 
 
@@ -158,7 +158,7 @@ def main() -> None:
         print(f"dump: {args.records:,} records written in {time.perf_counter() - started:.0f} s")
     sample = json.loads(sample_file.read_text())
     print(f"dump: {dump.stat().st_size / 1e9:.2f} GB gzipped")
-    print(f"load average before: {_load()}")
+    print(f"load average before: {load_average()}")
     if not args.reuse:
         _timed_build(dump, root)
 
@@ -190,7 +190,7 @@ def main() -> None:
         f"p95 {cpu_cuts[94]:.1f} ms); record first for {first}/{len(times)}, "
         f"its title first for {same}/{len(times)}"
     )
-    print(f"load average after: {_load()}")
+    print(f"load average after: {load_average()}")
     if not args.keep:
         shutil.rmtree(root)
 

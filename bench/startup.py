@@ -43,21 +43,28 @@ def timed(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float
     return elapsed, cpu
 
 
+def cli_env(work: Path) -> dict[str, str]:
+    """The environment of a citeaudit process run as a user runs it, under `work`: its own
+    CITEAUDIT_HOME, library and Prefect home, none of our PREFECT_ settings."""
+    (work / "prefect-home").mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    # A user's install keeps bytecode caches; without them (PYTHONDONTWRITEBYTECODE, as on
+    # this team's machines) every run compiles Prefect's sources again, ~1/3 of its CPU.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return {
+        **env,
+        "CITEAUDIT_HOME": str(work / "home"),
+        "CITEAUDIT_DB": str(work / "lib.duckdb"),
+        "PREFECT_HOME": str(work / "prefect-home"),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="citeaudit-startup-") as tmp:
         work = Path(tmp)
         (work / "five.txt").write_text(FIVE, encoding="utf-8")
-        (work / "prefect-home").mkdir()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-        # A user's install keeps bytecode caches; without them (PYTHONDONTWRITEBYTECODE, as on
-        # this team's machines) every run compiles Prefect's sources again, ~1/3 of its CPU.
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env.update(
-            CITEAUDIT_HOME=str(work / "home"),
-            CITEAUDIT_DB=str(work / "lib.duckdb"),
-            PREFECT_HOME=str(work / "prefect-home"),
-            PYTHONPATH=str(Path(__file__).resolve().parents[1]),
-        )
+        env = cli_env(work)
         audit = ["audit", "five.txt", "--job", "five", "--out", "out", "--offline"]
         stop = ["server", "stop"]
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in GOALS}

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -160,14 +161,45 @@ def test_retraction_watch_notices_fill_a_cited_dois_notice_columns(tmp_path: Pat
     assert not clean.retracted and clean.notices == [] and clean.reason == "offline"
 
 
-def _ref(key: str, title: str, year: int = 2019) -> Reference:
-    authors = [
-        {"family": f, "given": g}
-        for f, g in (("Kotthoff", "Lars"), ("Thornton", "Chris"), ("Hoos", "Holger H."))
-        + (("Hutter", "Frank"), ("Leyton-Brown", "Kevin"))
+def test_a_preprint_cited_at_corr_verifies_one_cited_at_a_venue_goes_on(built: Path) -> None:
+    """dblp names arXiv `CoRR`: a reference citing the preprint there is verified by its
+    informal record; one citing it at a conference is not (the live search looks for that)."""
+    snapshots = LocalSnapshots.open(built)
+    assert snapshots is not None
+    title, year = "Distilling the Knowledge in a Neural Network", 2015  # journals/corr/HintonVD15
+    cited = [
+        _ref(key, title, year, HINTON_VINYALS_DEAN, venue)
+        for key, venue in (("corr", "CoRR"), ("neurips", "NeurIPS"))
     ]
-    csl = {"id": key, "type": "chapter", "title": title, "author": authors}
+    preprint, published = lookup_references(cited, None, offline=True, snapshots=snapshots)
+    snapshots.close()
+    assert (preprint.status, preprint.registry) == (Status.VERIFIED, LABEL)
+    assert preprint.matched_id == "journals/corr/HintonVD15"
+    assert published.status is Status.UNMATCHED and published.registry is None
+
+
+KOTTHOFF = (
+    ("Kotthoff", "Lars"),
+    ("Thornton", "Chris"),
+    ("Hoos", "Holger H."),
+    ("Hutter", "Frank"),
+    ("Leyton-Brown", "Kevin"),
+)
+HINTON_VINYALS_DEAN = (("Hinton", "G. E."), ("Vinyals", "O."), ("Dean", "J."))
+
+
+def _ref(
+    key: str,
+    title: str,
+    year: int = 2019,
+    names: tuple[tuple[str, str], ...] = KOTTHOFF,
+    venue: str | None = None,
+) -> Reference:
+    authors = [{"family": f, "given": g} for f, g in names]
+    csl: dict[str, Any] = {"id": key, "type": "chapter", "title": title, "author": authors}
     csl["issued"] = {"date-parts": [[year]]}
+    if venue:
+        csl["container-title"] = venue
     return Reference(
         citation_id=key,
         provenance=Provenance(source_file="refs.bib", entry_key=key),

@@ -9,7 +9,8 @@ import pytest
 
 from models.audit import Lookup, Provenance, Reference, RegistryRecord, Status
 from models.csl import CSLDate, CSLItem, CSLName
-from tasks.match.authors import author_agreement
+from tasks.match import authors
+from tasks.match.authors import author_agreement, name_agreement
 from tasks.match.decide import TITLE_AGREES, decide_identified
 from tasks.match.pages import pages_agreement
 from tasks.match.titles import title_in_text, title_similarity
@@ -104,6 +105,23 @@ def test_author_agreement_honours_et_al_and_leading_runs_but_not_gaps() -> None:
     assert author_agreement(names("A One", "F Six"), record) == pytest.approx(2 / 6)
     assert author_agreement(names("X Nobody", "Y Somebody"), record) == 0.0
     assert author_agreement([], record) is None
+
+
+def test_a_list_in_the_records_order_costs_one_name_comparison_a_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A search's candidates are compared with the cited list one by one (1,000 ID-less
+    references: ~5,000 lists): a name found is not compared with the rest of the record's."""
+    people = [f"{chr(65 + n % 26)}. Author{n:02d}" for n in range(40)]
+    compared = []
+
+    def counted(a: CSLName, b: CSLName) -> float:
+        compared.append((a, b))
+        return name_agreement(a, b)
+
+    monkeypatch.setattr(authors, "name_agreement", counted)
+    assert author_agreement(names(*people), names(*people)) == 1.0
+    assert len(compared) == len(people)
 
 
 def test_a_short_list_agrees_only_when_marked_as_shortened() -> None:

@@ -39,6 +39,7 @@ from models.audit import (
 from tasks.identifiers import identifiers_of, is_arxiv_doi, normalize_arxiv
 from tasks.lookup.routing import ORDER, kind_of, preprint_for_a_venue
 from tasks.match.decide import decide_identified, decide_unidentified
+from tasks.match.venues import is_preprint_venue
 from tasks.snapshots.index import Snapshot, open_snapshot
 from tasks.snapshots.records import as_registry_record
 from tasks.snapshots.store import status
@@ -271,10 +272,11 @@ def _first_decided(results: list[ValidationResult]) -> ValidationResult | None:
 def _preprint_for_venue(
     ref: Reference, records: list[dict[str, Any]], result: ValidationResult
 ) -> bool:
-    """Verified by an informal (preprint) record while the reference names a venue."""
+    """Verified by an informal (preprint) record while the reference names a venue other than
+    a preprint server (`CoRR`, as dblp names arXiv, is one)."""
     chosen = next((r for r in records if r["id"] == result.matched_id), None)
     named = ref.item.container_title or ref.item.event_title
-    return bool(chosen and chosen.get("informal") and named and "arxiv" not in named.lower())
+    return bool(chosen and chosen.get("informal") and named and not is_preprint_venue(named))
 
 
 def _labelled(result: ValidationResult, snap: Snapshot) -> ValidationResult:

@@ -2,6 +2,8 @@
 accents, compound surnames, order, given/family swapped, a romanised name against its native
 script (`Ivanov`/`Иванов`, `Zhang Wei`/`张伟`); and "et al." honoured."""
 
+from functools import lru_cache
+
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
@@ -20,6 +22,10 @@ GROUP_WORDS = frozenset({
     "council", "foundation", "network", "project", "lab", "laboratory", "laboratories", "inc",
     "ltd", "corporation", "agency", "office", "department", "ministry", "bureau", "commission",
 })  # fmt: skip
+# Names compared are few and repeat: each candidate of a search is compared with the same cited
+# list, every name with every name (~80 comparisons a candidate). Their folded forms are cached
+# per name string, not worked out again for each pair.
+_NAMES_CACHED = 1 << 14
 
 
 def author_agreement(claimed: list[CSLName], record: list[CSLName]) -> float | None:
@@ -48,6 +54,8 @@ def author_agreement(claimed: list[CSLName], record: list[CSLName]) -> float | N
             score = name_agreement(name, theirs[index])
             if score > best:
                 best_index, best = index, score
+                if best == 1.0:  # none scores higher: the first such is the one kept anyway
+                    break
         if best_index >= 0:
             unused.remove(best_index)
             found += best
@@ -75,8 +83,12 @@ def _is_group(name: CSLName) -> bool:
     word only groups carry (`Gemma Team`, read by BibTeX as given `Gemma`, family `Team`)."""
     literal = (name.literal or "").split()
     single = len(literal) == 1 and not (name.family or name.given)
-    text = words(name.literal or f"{name.given or ''} {name.family or ''}")
-    return single or any(w in GROUP_WORDS for w in text)
+    return single or _has_group_word(name.literal or f"{name.given or ''} {name.family or ''}")
+
+
+@lru_cache(maxsize=_NAMES_CACHED)
+def _has_group_word(text: str) -> bool:
+    return any(w in GROUP_WORDS for w in words(text))
 
 
 def _is_leading_run(
@@ -160,21 +172,28 @@ def _given(name: CSLName) -> str:
 
 def _same_script(a: str, b: str) -> tuple[str, str]:
     """Both names in one script: romanised when only one of them is in Latin letters."""
-    if is_latin(a) == is_latin(b):
+    if _latin(a) == _latin(b):
         return a, b
     return transliterate(a), transliterate(b)
 
 
+_latin = lru_cache(maxsize=_NAMES_CACHED)(is_latin)
+
+
+@lru_cache(maxsize=_NAMES_CACHED)
+def _surname(name: str) -> tuple[str, frozenset[str]]:
+    """A surname's key (surname_key) and its words of four letters or more."""
+    return surname_key(name), frozenset(w for w in words(name) if len(w) >= 4)
+
+
 def _same_surname(a: str, b: str) -> bool:
     a, b = _same_script(a, b)
-    key_a, key_b = surname_key(a), surname_key(b)
+    (key_a, parts_a), (key_b, parts_b) = _surname(a), _surname(b)
     if not key_a or not key_b:
         return False
     if key_a == key_b:
         return True
     # Compound surnames cited by one part: Marques-Silva / Silva, Garcia Marquez / Garcia.
-    parts_a = {w for w in words(a) if len(w) >= 4}
-    parts_b = {w for w in words(b) if len(w) >= 4}
     if parts_a & parts_b:
         return True
     shortest = min(len(key_a), len(key_b))
@@ -187,7 +206,12 @@ def _same_surname(a: str, b: str) -> bool:
 def _initials_compatible(a: str, b: str) -> bool:
     """`J. K.` vs `John Kenneth` agree; `J.` vs `A.` do not; a missing given name is no conflict."""
     a, b = _same_script(a, b)
-    first_a, first_b = words(a)[:1], words(b)[:1]
-    if not first_a or not first_b:
-        return True
-    return first_a[0][0] == first_b[0][0]
+    first_a, first_b = _initial(a), _initial(b)
+    return not first_a or not first_b or first_a == first_b
+
+
+@lru_cache(maxsize=_NAMES_CACHED)
+def _initial(given: str) -> str:
+    """The first letter of a given name's first word ('' for none)."""
+    first = words(given)[:1]
+    return first[0][0] if first else ""

@@ -366,12 +366,13 @@ class Snapshot:
         else:
             # Long lists: the records holding two of the rarest words (the third may be the
             # citer's own, or misspelt into another word), else those holding the rarest.
-            pairs = [
-                _common(self._nearest(a, len(asked), LONG), b) for a, b in combinations(rarest, 2)
-            ]
+            # Each pair's first (rarer) list, cut once: all but the last (a lone word's own).
+            firsts = rarest[: max(1, len(rarest) - 1)]
+            nearest = [self._nearest(rids, len(asked), LONG) for rids in firsts]
+            pairs = [_common(nearest[a], rarest[b]) for a, b in combinations(range(len(rarest)), 2)]
             candidates = _union(pairs)
             if not len(candidates):
-                candidates = self._nearest(rarest[0], len(asked), LONG)
+                candidates = nearest[0]
             shared = np.zeros(len(candidates), np.int64)
             for rids in rarest:
                 shared += _holding(candidates, rids)
