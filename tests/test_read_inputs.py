@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.read import READERS, detect_reader, read_inputs
+from tasks.read.inputs import READERS, detect_reader, read_inputs
 from tasks.read.text import read_head
 
 FIXTURES = Path(__file__).parent / "fixtures" / "reflists"
