@@ -297,6 +297,9 @@ USAGE_ERRORS = [
     (("dedupe", "--db", "missing.duckdb"), {}),
     (("zotero", "audit", "--job", "../j", "--library-id", "1"), {}),
     (("snapshot", "build", "dblp", "missing.xml.gz"), {}),
+    (("mcp", "--db", "folder"), {}),
+    (("mcp", "--out", "refs.bib"), {}),
+    (("serve", "--file", "missing.yaml"), {}),  # was found after Prefect's server started
 ]
 
 

@@ -366,8 +366,7 @@ def check_inputs(
     check_job(job)
     if input_format is not None and input_format not in FORMATS:
         usage_error(f"--format: unknown format {input_format!r} (known: {', '.join(FORMATS)})")
-    if out_dir.exists() and not out_dir.is_dir():
-        usage_error(f"--out: {out_dir} is a file, not a folder")
+    check_out(out_dir)
     library_path(db)
     for path in inputs:
         if path.is_dir():
@@ -407,6 +406,12 @@ def check_job(job: str) -> None:
         check_job_id(job)
     except UnsafeJobId as exc:
         usage_error(str(exc))
+
+
+def check_out(out_dir: Path) -> None:
+    """--out names a folder, or nothing yet."""
+    if out_dir.exists() and not out_dir.is_dir():
+        usage_error(f"--out: {out_dir} is a file, not a folder")
 
 
 def library_path(db: str | None) -> "LibraryPath":
@@ -536,6 +541,8 @@ def serve(
     limit: Annotated[int | None, typer.Option(help="Most flow runs at once.")] = None,
 ) -> None:
     """Serve every deployment (and its schedule) from this process, without a work pool."""
+    if deployments is not None and not deployments.is_file():
+        usage_error(f"--file: no such file {deployments}")  # before Prefect and its server start
     with prefect_api():
         from flows.serve import DEPLOYMENTS_FILE, serve_all
 
@@ -705,11 +712,14 @@ def mcp_server(
             f"--host {host} serves other machines: set CITEAUDIT_MCP_TOKEN (clients send "
             "'Authorization: Bearer TOKEN'), or serve on 127.0.0.1"
         )
+    if out_dir is not None:
+        check_out(out_dir)
+    library = library_path(db)
     try:
         from flows.agents.mcp import serve
     except ImportError as exc:
         usage_error(f"the MCP server needs the mcp extra: pip install 'citeaudit[mcp]' ({exc})")
-    serve(db, str(out_dir) if out_dir else None, offline, http, host, port, token)
+    serve(library, str(out_dir) if out_dir else None, offline, http, host, port, token)
 
 
 def _loopback(host: str) -> bool:
