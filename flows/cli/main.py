@@ -115,7 +115,7 @@ FLAGGED_OUTCOMES = ("mismatch", "not_found", "unmatched", "unverified", RETRACTE
 
 def parse_gate(text: str) -> set[str]:
     """The outcomes `--fail-on` fails the run on."""
-    from models.audit import Status
+    from models.status import Status
 
     wanted = {s.strip() for s in text.split(",") if s.strip()}
     known = [s.value for s in Status] + [RETRACTED, MISSING, "any"]
@@ -645,7 +645,7 @@ def jobs(
         rows = library.jobs().to_dicts()
     from rich.table import Table
 
-    from models.audit import Status
+    from models.status import Status
 
     # The statuses share one column, a line each with its count: a column per status is wider
     # than an 80-column terminal, which squeezed the counts out of sight.
