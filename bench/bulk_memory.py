@@ -44,7 +44,7 @@ from flows.bulk import file_digests, import_batches, store_batch
 from flows.steps import PLAIN
 from models.job import JobParams
 from tasks.job.imported import citation_count
-from tasks.read import read_inputs, stream_inputs
+from tasks.read.inputs import read_inputs, stream_inputs
 from tasks.spill import Spill
 way, path, batch = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -26,15 +26,9 @@ from models.job import JobParams, JobSummary
 from tasks.errors import UsageError
 from tasks.job.audited import summarize
 from tasks.job.end import audited_job, end_job, end_unstored
-from tasks.store import (
-    JobNotStored,
-    LibraryLocked,
-    LibraryPath,
-    check_job_id,
-    job_lock,
-    library_at,
-    write_lock,
-)
+from tasks.store.library import write_lock
+from tasks.store.lock import JobNotStored, LibraryLocked, job_lock
+from tasks.store.names import LibraryPath, check_job_id, library_at
 
 MAX_AUDIT_REFERENCES = 100_000
 MIN_REFERENCE_BYTES = 2  # a PMID and its line break

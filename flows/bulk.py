@@ -50,7 +50,9 @@ from tasks.job.imported import (
 from tasks.job.library import BULK_MEMORY, BULK_THREADS
 from tasks.score.metrics import Tally, assessment, citation_scores
 from tasks.spill import Spill
-from tasks.store import LibraryPath, check_job_id, job_lock, library_at, open_library, write_lock
+from tasks.store.library import open_library, write_lock
+from tasks.store.lock import job_lock
+from tasks.store.names import LibraryPath, check_job_id, library_at
 
 DEFAULT_BATCH = 5_000
 

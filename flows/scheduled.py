@@ -37,7 +37,8 @@ from tasks.lookup import lookup_references
 from tasks.registries import read_settings
 from tasks.registries.clients import Registries
 from tasks.score.metrics import assess
-from tasks.store import LibraryPath, check_job_id, library_at, open_library
+from tasks.store.library import open_library
+from tasks.store.names import LibraryPath, check_job_id, library_at
 
 DEFAULT_MAX_AGE_DAYS = 7
 DEFAULT_CHUNK = 500

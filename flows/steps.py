@@ -42,7 +42,7 @@ from tasks.job.folder import write_job
 from tasks.job.render import RunsAhead, render, render_ahead
 from tasks.lookup import lookup_references
 from tasks.lookup.snapshots import LocalSnapshots
-from tasks.read import read_inputs, stream_inputs
+from tasks.read.inputs import read_inputs, stream_inputs
 from tasks.read.kinds import check_bibliographies
 from tasks.registries import read_settings
 from tasks.registries.clients import Registries, RegistryPool
@@ -50,7 +50,7 @@ from tasks.render import citeproc
 from tasks.render.citeproc import Ahead
 from tasks.score.metrics import Assessment
 from tasks.snapshots.store import snapshots_root
-from tasks.store import LibraryPath
+from tasks.store.names import LibraryPath
 from tasks.support.claims import support_claims
 
 P = ParamSpec("P")

@@ -1,31 +1,13 @@
-"""What an audit works on and produces: references with provenance, statuses, validation results."""
+"""What an audit works on and produces: references with provenance, statuses (models/status.py),
+validation results."""
 
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
 from models.csl import CSLItem
-
-
-class Status(StrEnum):
-    """The honest outcome of checking one citation.
-
-    verified    a registry holds the work and the claimed metadata agrees with it
-    mismatch    the identifier exists, but the claimed metadata describes another work
-    not_found   the registry asked answered: no such record (a DOI: Crossref holds none and
-                knows no registration agency for it; a PMID: PubMed holds none)
-    unmatched   no identifier, and no registry candidate matched confidently
-    unverified  we could not ask: offline, network error, 5xx, timeout, hostile response
-    """
-
-    VERIFIED = "verified"
-    MISMATCH = "mismatch"
-    NOT_FOUND = "not_found"
-    UNMATCHED = "unmatched"
-    UNVERIFIED = "unverified"
-
+from models.status import Status  # its own module: the CLI checks --fail-on without pydantic
 
 Registry = Literal[
     "crossref",

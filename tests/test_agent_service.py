@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from flows.agents.service import AgentError, AgentService
 from flows.cli.main import app
 from tasks.dedupe.job import DEDUPE_COLUMNS, dedupe_added
-from tasks.store import Library, write_lock
+from tasks.store.library import Library, write_lock
 from tests.fake_registry import FakeRegistry
 from tests.fake_registry.fixtures import point_env_at
 

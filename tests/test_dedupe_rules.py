@@ -15,7 +15,7 @@ from tasks.dedupe.candidates import Blocking, candidate_pairs
 from tasks.dedupe.compare import RULES, evidence
 from tasks.dedupe.records import title_form
 from tasks.dedupe.similarity import teams_apart, venues_alike
-from tasks.read import read_inputs
+from tasks.read.inputs import read_inputs
 from tests.dedupe_samples import dblp_acm_references
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dedupe"

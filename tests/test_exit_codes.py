@@ -15,7 +15,7 @@ import pytest
 from flows.cli.main import gate_failed, parse_gate
 from models.audit import InputError
 from models.job import JobSummary
-from tasks.read import read_inputs
+from tasks.read.inputs import read_inputs
 from tests.prefect_server import free_port
 
 REPO = Path(__file__).resolve().parents[1]
@@ -247,8 +247,18 @@ def test_a_failure_inside_the_run_is_one_line_and_exit_3(tmp_path, prefect_serve
 
 
 # What a run needs and a usage error must not wait for: Prefect alone takes seconds to import,
-# the registry clients (httpx, hishel, redis) over a second.
-SLOW_IMPORTS = ("prefect", "tasks.registries.clients", "httpx")
+# the registry clients (httpx, hishel, redis) over a second, the store (DuckDB, Polars, pyarrow)
+# about one, the readers and their parsers a third of one.
+SLOW_IMPORTS = ("prefect", "httpx", "tasks.registries.clients", "duckdb", "polars", "pyarrow")
+SLOW_IMPORTS += ("bibtexparser", "rispy")
+
+
+def slow(module: str) -> bool:
+    """Whether `module` is (or is inside) one of SLOW_IMPORTS, or is a reader: of the input
+    package, a usage error may load kinds.py alone (its checks need the standard library)."""
+    if module.startswith("tasks.read."):
+        return module != "tasks.read.kinds"
+    return module in SLOW_IMPORTS or module.split(".")[0] in SLOW_IMPORTS
 
 
 USAGE_ERRORS = [
@@ -273,6 +283,23 @@ USAGE_ERRORS = [
     (("snapshot", "build", "bogus", "refs.txt"), {}),
     (("mcp", "--http", "--host", "0.0.0.0"), {}),
     (("server", "status", "--bogus"), {}),
+    # a file or a library the command cannot use: told before a reader or the store loads
+    (("audit", "folder", "--job", "j"), {}),
+    (("audit", "empty.bib", "--job", "j"), {}),
+    (("audit", "refs.txt", "--job", "j", "--db", "folder"), {}),
+    (("audit", "refs.txt", "--job", "j", "--out", "refs.bib"), {}),
+    (("import", "refs.txt", "--job", "../j"), {}),
+    (("check", "missing.bib"), {}),
+    (("fix", "folder"), {}),
+    (("fix", "refs.bib", "-o", "nowhere/fixed.bib"), {}),
+    (("report", "j", "--db", "folder"), {}),
+    (("jobs", "--db", "refs.bib"), {}),
+    (("dedupe", "--db", "missing.duckdb"), {}),
+    (("zotero", "audit", "--job", "../j", "--library-id", "1"), {}),
+    (("snapshot", "build", "dblp", "missing.xml.gz"), {}),
+    (("mcp", "--db", "folder"), {}),
+    (("mcp", "--out", "refs.bib"), {}),
+    (("serve", "--file", "missing.yaml"), {}),  # was found after Prefect's server started
 ]
 
 
@@ -281,15 +308,18 @@ USAGE_ERRORS = [
     USAGE_ERRORS,
     ids=[" ".join(args + tuple(f"{k}={v}" for k, v in env.items())) for args, env in USAGE_ERRORS],
 )
-def test_a_usage_error_answers_before_prefect_or_the_registry_clients_load(
+def test_a_usage_error_answers_before_the_heavy_modules_load(
     tmp_path, args: tuple[str, ...], env: dict[str, str]
 ) -> None:
     """A usage error (a bad value, a missing file, a bad setting, an unknown option) took 3-18 s:
-    Prefect and the registry clients were imported before the arguments were checked. The real
-    command, with Python's -X importtime, must say so in one line (or click's usage box) and exit
-    2 with neither loaded."""
+    Prefect and the registry clients were imported before the arguments were checked; a missing
+    file or library then still loaded every reader, or DuckDB, Polars and pyarrow (0.3-1 s over
+    --help). The real command, with Python's -X importtime, must say so in one line (or click's
+    usage box) and exit 2 with no slow() module loaded."""
     (tmp_path / "refs.txt").write_text("10.1038/srep16696\n")
     (tmp_path / "refs.bib").write_text("@article{a, title={A title}}\n")
+    (tmp_path / "empty.bib").write_text("")
+    (tmp_path / "folder").mkdir()
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("CITEAUDIT_", "PREFECT_"))}
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "flows.cli", *args],
@@ -313,6 +343,6 @@ def test_a_usage_error_answers_before_prefect_or_the_registry_clients_load(
         assert len(said) == 1 and said[0].startswith("citeaudit: error: "), said
         assert "Value error" not in said[0]  # a setting is named as the user sets it
     assert "flows.cli.main" in imported  # -X importtime did report
-    loaded = sorted(m for m in imported if m.split(".")[0] in SLOW_IMPORTS or m in SLOW_IMPORTS)
+    loaded = sorted(m for m in imported if slow(m))
     assert not loaded, f"{' '.join(args)}: {loaded[:5]}"
     assert not (tmp_path / "out").exists()

@@ -353,7 +353,7 @@ def test_checked_citations_are_not_each_linked_to_their_task(tmp_path):
     from prefect.context import FlowRunContext
 
     from flows.steps import check_all_tasks
-    from tasks.read import read_inputs
+    from tasks.read.inputs import read_inputs
 
     listing = tmp_path / "dois.txt"
     listing.write_text("".join(f"10.5555/linked.{n}\n" for n in range(300)))

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from flows.cli.main import app
 from flows.crew import crew_report
 from models.job import CrewSummary, JobParams
-from tasks.read import read_inputs
+from tasks.read.inputs import read_inputs
 from tasks.score.metrics import MISSING_REASON
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli.main import app
-from tasks.read import read_inputs
+from tasks.read.inputs import read_inputs
 
 MALFORMED = Path(__file__).parent / "fixtures" / "reflists" / "malformed"
 LONG = "x" * 100_000
@@ -65,7 +65,7 @@ def test_every_bad_entry_is_an_error_and_the_rest_is_read(tmp_path: Path) -> Non
 MEASURE = """
 import json, resource, sys
 from pathlib import Path
-from tasks.read import read_inputs
+from tasks.read.inputs import read_inputs
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 result = read_inputs([Path(sys.argv[1])])
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -202,7 +202,7 @@ BOUNDED_READ = """
 import json, resource, sys
 from pathlib import Path
 resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, 1_500_000_000))
-from tasks.read import read_inputs
+from tasks.read.inputs import read_inputs
 result = read_inputs([Path(p) for p in sys.argv[1:]])
 print(json.dumps({"refs": [r.provenance.entry_key for r in result.references],
                   "errors": [[e.source_file, e.entry_key, e.reason] for e in result.errors]}))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.read import read_inputs
+from tasks.read.inputs import read_inputs
 from tasks.read.manuscript import is_manuscript
 
 MB = 1_000_000

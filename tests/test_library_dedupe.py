@@ -13,8 +13,8 @@ from tasks import frames
 from tasks.citation_ids import assign_citation_ids
 from tasks.dedupe.job import dedupe_job
 from tasks.dedupe.rebuild import rededupe
-from tasks.read import read_inputs
-from tasks.store import Library
+from tasks.read.inputs import read_inputs
+from tasks.store.library import Library
 
 REFLISTS = Path(__file__).parent / "fixtures" / "reflists"
 

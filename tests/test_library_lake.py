@@ -17,8 +17,9 @@ import pytest
 from flows.audit import run_pipeline
 from models.audit import Status
 from models.job import JobParams
-from tasks.store import Lake, LakeUnavailable, Library, library_at, open_library
-from tasks.store.lake import lake_at, redact
+from tasks.store.lake import LakeUnavailable
+from tasks.store.library import Library, open_library
+from tasks.store.names import Lake, lake_at, library_at, redact
 from tasks.store.schema import SCHEMA_VERSION, columns_of, library_tables, table_names, version_of
 from tests.postgres import Postgres, postgres_server
 from tests.test_store import frames_for, make_refs

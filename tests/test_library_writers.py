@@ -17,7 +17,10 @@ from models.audit import Provenance, Reference, Status
 from models.csl import CSLItem
 from tasks.citation_ids import assign_citation_ids
 from tasks.identifiers import normalize_doi
-from tasks.store import JobFolder, Library, LibraryLocked, UnsafeJobId, check_job_id
+from tasks.store.jobfolder import JobFolder
+from tasks.store.library import Library
+from tasks.store.lock import LibraryLocked
+from tasks.store.names import UnsafeJobId, check_job_id
 from tasks.store.schema import (
     SCHEMA_VERSION,
     UndeclaredColumns,

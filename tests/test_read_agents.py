@@ -15,8 +15,9 @@ import pytest
 from models.audit import ReadResult, Reference
 from tasks.identifiers import normalize_doi, normalize_url
 from tasks.pages import group_pages
-from tasks.read import clinical, detect_reader, ice, ivcap, modelchorus, rag_context, read_inputs
+from tasks.read import clinical, ice, ivcap, modelchorus, rag_context
 from tasks.read.agent_json import csl_names
+from tasks.read.inputs import detect_reader, read_inputs
 from tasks.read.text import read_head
 
 FIXTURES = Path(__file__).parent / "fixtures" / "agents"

@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli.main import app
-from tasks.read import read_inputs
+from tasks.read.inputs import read_inputs
 from tasks.read.manuscript import is_manuscript, read_manuscript
 
 BIB = Path(__file__).resolve().parents[1] / "examples" / "references.bib"

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from bench.bulk_memory import peak_growth, write_bib
-from tasks.read import bibtex, read_inputs, stream_inputs
+from tasks.read import bibtex
 from tasks.read.common import MAX_FIELD_CHARS
+from tasks.read.inputs import read_inputs, stream_inputs
 
 HUGE = "x" * (MAX_FIELD_CHARS + 1)
 

@@ -260,7 +260,7 @@ def test_latex_text_writes_what_the_encoder_writes_over_the_whole_text() -> None
 
 
 def test_an_article_number_survives_export_and_reading_back(tmp_path: Path) -> None:
-    from tasks.read import read_inputs
+    from tasks.read.inputs import read_inputs
 
     # Crossref's article-number is CSL's number: beside an issue (Sci. Rep.) or alone (eLife)
     numbered = [

@@ -18,7 +18,9 @@ from models.audit import (
 from models.csl import CSLItem
 from tasks import frames
 from tasks.citation_ids import assign_citation_ids
-from tasks.store import JobFolder, Library, UnsafeJobId, check_job_id
+from tasks.store.jobfolder import JobFolder
+from tasks.store.library import Library
+from tasks.store.names import UnsafeJobId, check_job_id
 
 
 def make_refs(n: int, source: str = "refs.bib") -> list[Reference]:

@@ -19,7 +19,7 @@ from pydantic import SecretStr
 
 from models.audit import Checked
 from tasks.frames import checked_from_row
-from tasks.read import read_inputs
+from tasks.read.inputs import read_inputs
 from tasks.registries.zotero import ZoteroLibrary
 from tasks.render.zotero import NOTE_TAG, write_back, zotero_fix
 from tests.fake_registry.fixtures import point_env_at

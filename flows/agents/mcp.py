@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from flows.agents.service import AgentService, Answer, one_line_error
 from tasks.render.citeproc import STYLES
+from tasks.store.names import LibraryPath
 from tasks.version import citeaudit_version
 
 JOB = Field(description="the research job (crew run) the citations belong to, e.g. 'crew-run-17'")
@@ -176,7 +177,7 @@ def build_server(service: AgentService, **settings: Any) -> CitationServer:
 
 
 def serve(
-    db: str | None,
+    db: str | LibraryPath | None,
     out_dir: str | None,
     offline: bool,
     http: bool,

@@ -49,7 +49,8 @@ from tasks.registries import RegistrySettings, read_settings
 from tasks.registries.clients import Registries, RegistryPool
 from tasks.render import citeproc, exports
 from tasks.render.selection import export_entries
-from tasks.store import LibraryPath, UnsafeJobId, check_job_id, library_at, write_lock
+from tasks.store.library import write_lock
+from tasks.store.names import LibraryPath, UnsafeJobId, check_job_id, library_at
 from tasks.support.claims import support_claims
 from tasks.words import counted
 

@@ -27,8 +27,20 @@ def fix(
     offline: Annotated[bool, typer.Option(help="Do not contact the registries.")] = False,
 ) -> None:
     """Correct INPUT.bib from the registries, mark what cannot be trusted, show what changed."""
-    from flows.cli.main import internal_error, registry_settings, usage_error
-    from tasks.read import bibtex, decoding_warnings
+    from flows.cli.main import fail, internal_error, registry_settings, usage_error
+    from tasks.read.kinds import NotABibliography, check_bibliographies
+
+    # The file and -o with the standard library first, then the settings: the reader (its
+    # parser library) and the registry clients load only once these are right.
+    try:
+        check_bibliographies([input_bib])
+    except NotABibliography as exc:
+        fail(exc)
+    if output is not None and (problem := _unwritable(output, input_bib)):
+        usage_error(f"-o {output}: {problem}")
+    settings = None if offline else registry_settings()
+    from tasks.read import bibtex
+    from tasks.read.inputs import decoding_warnings
     from tasks.read.text import UnreadableFileError, encoded_like, read_text
 
     try:
@@ -38,9 +50,6 @@ def fix(
         usage_error(f"{input_bib}: {exc}")
     if not bibtex.detect(input_bib, text[:4096]):
         usage_error(f"{input_bib}: not a BibTeX file (fix rewrites .bib files only)")
-    if output is not None and (problem := _unwritable(output, input_bib)):
-        usage_error(f"-o {output}: {problem}")
-    settings = None if offline else registry_settings()
     # the lookup's modules (the registry clients among them) once the arguments are right
     from tasks.citation_ids import assign_citation_ids
     from tasks.lookup import lookup_references

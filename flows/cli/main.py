@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from models.job import JobSummary
     from tasks.errors import CiteauditError
     from tasks.registries import RegistrySettings
-    from tasks.store import Library, LibraryPath
+    from tasks.store.library import Library
+    from tasks.store.names import LibraryPath
 
 app = typer.Typer(
     help=(
@@ -114,7 +115,7 @@ FLAGGED_OUTCOMES = ("mismatch", "not_found", "unmatched", "unverified", RETRACTE
 
 def parse_gate(text: str) -> set[str]:
     """The outcomes `--fail-on` fails the run on."""
-    from models.audit import Status
+    from models.status import Status
 
     wanted = {s.strip() for s in text.split(",") if s.strip()}
     known = [s.value for s in Status] + [RETRACTED, MISSING, "any"]
@@ -352,11 +353,17 @@ def check_inputs(
 ) -> None:
     """Arguments and settings, checked before a flow starts: a bad one is a one-line usage
     error (exit 2), never a traceback from inside a task or an exit 1 a --fail-on gate reads.
-    Nothing here imports Prefect or the registry clients, and each check imports what it needs
-    as it comes, the store (DuckDB, Polars) last: a usage error answers at once."""
-    from tasks.read import READERS
+    The arguments' shape and the files are checked with the standard library first, the
+    settings last: neither a reader nor the store (DuckDB, Polars, pyarrow), Prefect or the
+    registry clients is imported here, so that a usage error answers at once."""
+    from tasks.read import FORMATS
     from tasks.read.kinds import NotABibliography, check_bibliographies
 
+    check_job(job)
+    if input_format is not None and input_format not in FORMATS:
+        usage_error(f"--format: unknown format {input_format!r} (known: {', '.join(FORMATS)})")
+    check_out(out_dir)
+    library_path(db)
     for path in inputs:
         if path.is_dir():
             usage_error(f"{path} is a folder: give the reference files in it")
@@ -364,11 +371,6 @@ def check_inputs(
         check_bibliographies(inputs)
     except NotABibliography as exc:
         usage_error(str(exc))
-    formats = [reader.FORMAT for reader in READERS]
-    if input_format is not None and input_format not in formats:
-        usage_error(f"--format: unknown format {input_format!r} (known: {', '.join(formats)})")
-    if out_dir.exists() and not out_dir.is_dir():
-        usage_error(f"--out: {out_dir} is a file, not a folder")
 
     from flows.runners import runner_choice
     from tasks.trust import load_trusted_domains
@@ -379,9 +381,6 @@ def check_inputs(
         load_trusted_domains()
     except (ValueError, OSError) as exc:
         usage_error(f"configuration: {exc}")
-
-    check_job(job)
-    library_path(db)
 
 
 def registry_settings() -> "RegistrySettings":
@@ -397,7 +396,7 @@ def registry_settings() -> "RegistrySettings":
 
 def check_job(job: str) -> None:
     """A job id that is safe as a folder name, else a usage error."""
-    from tasks.store import UnsafeJobId, check_job_id
+    from tasks.store.names import UnsafeJobId, check_job_id
 
     try:
         check_job_id(job)
@@ -405,10 +404,16 @@ def check_job(job: str) -> None:
         usage_error(str(exc))
 
 
+def check_out(out_dir: Path) -> None:
+    """--out names a folder, or nothing yet."""
+    if out_dir.exists() and not out_dir.is_dir():
+        usage_error(f"--out: {out_dir} is a file, not a folder")
+
+
 def library_path(db: str | None) -> "LibraryPath":
     """Where --db (or CITEAUDIT_DB) puts the library, resolved once for the command; a folder or
     a file that is no library is a usage error."""
-    from tasks.store import NotALibrary, check_library, library_at
+    from tasks.store.names import NotALibrary, check_library, library_at
 
     path = library_at(db)
     try:
@@ -421,11 +426,13 @@ def library_path(db: str | None) -> "LibraryPath":
 def existing_library(db: str | None, read_only: bool = True) -> "Library":
     """An existing library (a mistyped path is an error, not a new empty library), read-only
     unless the command changes it."""
-    from tasks.store import library_exists, open_library
+    from tasks.store.names import library_exists
 
     path = library_path(db)
     if not library_exists(path):
         usage_error(f"no library at {path} (set --db or CITEAUDIT_DB)")
+    from tasks.store.library import open_library  # DuckDB, Polars, pyarrow: once it is there
+
     return open_library(path, read_only=read_only)
 
 
@@ -530,6 +537,8 @@ def serve(
     limit: Annotated[int | None, typer.Option(help="Most flow runs at once.")] = None,
 ) -> None:
     """Serve every deployment (and its schedule) from this process, without a work pool."""
+    if deployments is not None and not deployments.is_file():
+        usage_error(f"--file: no such file {deployments}")  # before Prefect and its server start
     with prefect_api():
         from flows.serve import DEPLOYMENTS_FILE, serve_all
 
@@ -628,12 +637,12 @@ def jobs(
     db: DbOption = None,
 ) -> None:
     """List the jobs in the library with their counts."""
-    from rich.table import Table
-
-    from models.audit import Status
-
     with existing_library(db) as library:
         rows = library.jobs().to_dicts()
+    from rich.table import Table
+
+    from models.status import Status
+
     # The statuses share one column, a line each with its count: a column per status is wider
     # than an 80-column terminal, which squeezed the counts out of sight.
     table = Table(title=f"{len(rows)} jobs")
@@ -659,10 +668,10 @@ def dedupe(
     db: DbOption = None,
 ) -> None:
     """Dedupe the whole library again (e.g. after a threshold change or an upgrade)."""
-    from tasks.dedupe.job import repeats_within_jobs
-    from tasks.dedupe.rebuild import rededupe, refreshed_records
-
     with existing_library(db, read_only=False) as library:
+        from tasks.dedupe.job import repeats_within_jobs
+        from tasks.dedupe.rebuild import rededupe, refreshed_records
+
         records = refreshed_records(library.table("dedupe_records"), library.table("citations"))
         if not records.height:
             usage_error("the library holds no citations to dedupe")
@@ -699,11 +708,14 @@ def mcp_server(
             f"--host {host} serves other machines: set CITEAUDIT_MCP_TOKEN (clients send "
             "'Authorization: Bearer TOKEN'), or serve on 127.0.0.1"
         )
+    if out_dir is not None:
+        check_out(out_dir)
+    library = library_path(db)
     try:
         from flows.agents.mcp import serve
     except ImportError as exc:
         usage_error(f"the MCP server needs the mcp extra: pip install 'citeaudit[mcp]' ({exc})")
-    serve(db, str(out_dir) if out_dir else None, offline, http, host, port, token)
+    serve(library, str(out_dir) if out_dir else None, offline, http, host, port, token)
 
 
 def _loopback(host: str) -> bool:

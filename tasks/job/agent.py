@@ -27,7 +27,8 @@ from tasks.job.end import audited_job, end_job, score, store_job
 from tasks.job.library import shared_rows
 from tasks.job.render import job_tables
 from tasks.render.selection import bibliography_items
-from tasks.store import Library, LibraryPath, library_exists, open_library
+from tasks.store.library import Library, open_library
+from tasks.store.names import LibraryPath, library_exists
 
 AGENT_SOURCE = "agent"
 # What the tracker rejects: the source does not exist, is another work, or matched nothing.

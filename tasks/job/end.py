@@ -22,7 +22,8 @@ from tasks.job.library import save_to_library
 from tasks.job.render import job_tables, render
 from tasks.render.citeproc import Ahead
 from tasks.score.metrics import Assessment, assess
-from tasks.store import LibraryPath, open_library
+from tasks.store.library import open_library
+from tasks.store.names import LibraryPath
 
 
 def dedupe(job_id: str, checked: Sequence[Checked], db: LibraryPath) -> JobDedupe:

@@ -34,7 +34,9 @@ from tasks.render.exports import CitationKeys
 from tasks.render.selection import bibliography_items, export_entries, unconfirmed
 from tasks.score.metrics import Assessment
 from tasks.spill import Spill
-from tasks.store import JobFolder, LibraryPath, open_library
+from tasks.store.jobfolder import JobFolder
+from tasks.store.library import open_library
+from tasks.store.names import LibraryPath
 from tasks.store.schema import library_tables
 
 

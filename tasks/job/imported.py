@@ -19,7 +19,8 @@ from tasks.dedupe.stored import add_library, add_previous, dedupe_stored
 from tasks.frames import checked_from_row
 from tasks.job.library import BULK_MEMORY, BULK_THREADS, shared_rows
 from tasks.spill import Spill
-from tasks.store import LibraryPath, open_library
+from tasks.store.library import open_library
+from tasks.store.names import LibraryPath
 
 ORDER = "input_order"  # pos, citation_id
 PART = 50_000  # rows moved between the working database and the library at a time

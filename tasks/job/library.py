@@ -5,8 +5,9 @@ the entry point resolved."""
 from collections.abc import Mapping, Sequence
 
 from tasks.dedupe.job import JobDedupe
-from tasks.store import LibraryPath, open_library
 from tasks.store.core import Rows
+from tasks.store.library import open_library
+from tasks.store.names import LibraryPath
 
 # An import's library connections run DuckDB on one thread: with two, its writes and reads held
 # ~10% more memory at the peak (40,000 citations: 751 MB against 795 MB; each thread's own

@@ -1,13 +1,23 @@
 """Files that are not bibliographies, told by their first bytes: refused as input errors before
 a job runs (an empty success would look like a clean bibliography), and HTML read as the text a
-browser shows."""
+browser shows. The standard library alone, but for a PDF's first page: the CLI refuses a missing
+or unreadable file before any reader loads."""
 
+import codecs
 from html.parser import HTMLParser
 from pathlib import Path
 
 from tasks.errors import UsageError
-from tasks.identifiers import find_identifiers
 
+# The byte order marks text may start with, and the codec that reads what follows
+# (tasks/read/text.py decodes by them).
+BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16 LE: it starts with the same two bytes
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
 PDF_MAGIC = b"%PDF-"
 _IMAGES = (
     (b"\x89PNG\r\n\x1a\n", "a PNG image"),
@@ -49,12 +59,15 @@ def refusal(path: Path) -> str | None:
     for magic, what in _IMAGES:
         if head.startswith(magic):
             return f"{what}, not a bibliography: {_ADVICE}"
-    # Imported here: tasks.read.text reads HTML through this module.
-    from tasks.read.text import is_binary
-
     if is_binary(head):
         return f"binary content (NUL bytes), not a bibliography: {_ADVICE}"
     return None
+
+
+def is_binary(head: bytes) -> bool:
+    """Whether a file starting with `head` is binary: text never holds a NUL byte, unless it is
+    UTF-16 or UTF-32 with its BOM."""
+    return b"\x00" in head and not head.startswith(tuple(bom for bom, _ in BOMS))
 
 
 def check_bibliographies(paths: list[Path]) -> None:
@@ -69,6 +82,8 @@ def doi_on_first_page(pdf: Path) -> str | None:
     """The DOI printed on a paper's first page (the paper itself, as one reference)."""
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
+
+    from tasks.identifiers import find_identifiers
 
     try:
         reader = PdfReader(pdf)

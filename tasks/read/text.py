@@ -22,15 +22,8 @@ import charset_normalizer
 
 from models.audit import InputError
 from tasks.errors import UsageError
-from tasks.read.kinds import html_to_text, looks_like_html
+from tasks.read.kinds import BOMS, html_to_text, is_binary, looks_like_html
 
-_BOMS: tuple[tuple[bytes, str], ...] = (
-    (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16 LE: it starts with the same two bytes
-    (codecs.BOM_UTF32_BE, "utf-32"),
-    (codecs.BOM_UTF8, "utf-8-sig"),
-    (codecs.BOM_UTF16_LE, "utf-16"),
-    (codecs.BOM_UTF16_BE, "utf-16"),
-)
 # Text has tabs and newlines; a file where more than this share of characters are other control
 # codes is binary, whatever it decoded to.
 _MAX_CONTROL_SHARE = 0.05
@@ -65,16 +58,10 @@ _BOM_ENCODINGS = {
 def encoded_like(text: str, original: bytes) -> bytes:
     """`text` as the file `original` was written: behind its BOM in the encoding the BOM names,
     else UTF-8 (a legacy encoding is not written back; fix says so)."""
-    for bom, _ in _BOMS:
+    for bom, _ in BOMS:
         if original.startswith(bom):
             return bom + text.encode(_BOM_ENCODINGS[bom])
     return text.encode("utf-8")
-
-
-def is_binary(head: bytes) -> bool:
-    """Whether a file starting with `head` is binary: text never holds a NUL byte, unless it is
-    UTF-16 or UTF-32 with its BOM."""
-    return b"\x00" in head and not head.startswith(tuple(bom for bom, _ in _BOMS))
 
 
 def decode_bytes(data: bytes, *, partial: bool = False) -> str:
@@ -84,7 +71,7 @@ def decode_bytes(data: bytes, *, partial: bool = False) -> str:
 
 def decode(data: bytes, *, partial: bool = False) -> Decoded:
     errors = "replace" if partial else "strict"
-    for bom, encoding in _BOMS:
+    for bom, encoding in BOMS:
         if data.startswith(bom):
             try:
                 return Decoded(_checked(data.decode(encoding, errors)))
@@ -194,7 +181,7 @@ def is_clean_utf8(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
             head = handle.read(_BLOCK)
-            if head.startswith(tuple(bom for bom, encoding in _BOMS if encoding != "utf-8-sig")):
+            if head.startswith(tuple(bom for bom, encoding in BOMS if encoding != "utf-8-sig")):
                 return False
             text = decoder.decode(head)
             _checked(text[:4096])

@@ -4,7 +4,6 @@ readers; the schema brought up to date by writers. Every write goes to a declare
 values as parameters or Arrow frames."""
 
 import json
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -14,12 +13,10 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
-from tasks.errors import UsageError
-from tasks.store.lake import Lake, connect_lake, lake_at
+from tasks.store.lake import connect_lake
 from tasks.store.lock import library_lock
+from tasks.store.names import Lake, LibraryPath
 from tasks.store.schema import library_tables, migrate, table_names
-
-DEFAULT_DB = "citeaudit.duckdb"
 
 # A table's rows to write: whole, or a part at a time (a bulk import's, from its working
 # database: each part is written before the next is read, all in one transaction).
@@ -31,53 +28,6 @@ def parts(rows: Rows) -> Iterator[pl.DataFrame]:
         yield rows
     else:
         yield from rows
-
-
-# Where a library is, resolved: a DuckDB file or a DuckLake (tasks/store/lake.py).
-LibraryPath = Path | Lake
-
-
-def library_at(db: str | LibraryPath | None = None) -> LibraryPath:
-    """The library `db` names (--db; one given resolved is kept), else $CITEAUDIT_DB, else
-    ./citeaudit.duckdb: a DuckDB file, or a DuckLake for a `postgresql://` or
-    `ducklake:postgres:` name. The one place a library's name is resolved: an entry point (a
-    command, a flow, the agent service) resolves it once and passes the result down."""
-    if isinstance(db, Path | Lake):
-        return db
-    text = db or os.environ.get("CITEAUDIT_DB") or DEFAULT_DB
-    return lake_at(text) or Path(text)
-
-
-def library_exists(where: LibraryPath) -> bool:
-    """Whether there is a library to read (a lake's catalog is asked on opening)."""
-    return isinstance(where, Lake) or where.is_file()
-
-
-class NotALibrary(UsageError):
-    """The library's path names a folder or a file that is no DuckDB database."""
-
-
-# Bytes 8-11 of every DuckDB database file (its main header's magic).
-_DUCKDB_MAGIC = b"DUCK"
-
-
-def check_library(where: LibraryPath) -> None:
-    """NotALibrary if `where` is a folder or a file DuckDB did not write (an empty one included):
-    a mistyped --db (refs.bib) is the user's error, found before a job runs, not a failure of
-    its store step after every lookup. A path with nothing there is a library to make."""
-    if isinstance(where, Lake):
-        return
-    if where.is_dir():
-        raise NotALibrary(f"{where} is a folder, not a library file")
-    try:
-        with where.open("rb") as handle:
-            head = handle.read(12)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise NotALibrary(f"{where}: {exc.strerror or exc}") from exc
-    if head[8:12] != _DUCKDB_MAGIC:
-        raise NotALibrary(f"{where} is not a library: not a DuckDB database file")
 
 
 class LibraryCore:

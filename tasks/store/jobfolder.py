@@ -21,24 +21,10 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
-from tasks.errors import UsageError
+from tasks.store.names import check_job_id
 
-_JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
 STALE_TMP_S = 60.0  # a .tmp older than this belongs to no running writer of its file
-
-
-class UnsafeJobId(UsageError):
-    pass
-
-
-def check_job_id(job_id: str) -> str:
-    """Job ids name folders: letters, digits, `.`, `_`, `-` only, and never `..`."""
-    if not _JOB_ID.fullmatch(job_id) or ".." in job_id:
-        raise UnsafeJobId(
-            f"invalid job id {job_id!r}: use letters, digits, '.', '_' and '-' (no '..', no '/')"
-        )
-    return job_id
 
 
 def shared_mode() -> int:

@@ -10,49 +10,21 @@ The DuckDB extensions come from their PyPI wheels (the `ducklake` extra), loaded
 installed package, never downloaded. Writers take turns through a PostgreSQL advisory lock
 (`LakeLock`, held by tasks/store/lock.py as the file library holds its lock file): work ids are
 minted from what the library holds, so a run holds it from its dedupe's read to its write. A
-lock dies with its connection, so a killed writer never leaves the library locked."""
+lock dies with its connection, so a killed writer never leaves the library locked. A lake's name
+(`Lake`, `lake_at`) is resolved in tasks/store/names.py, with the file library's."""
 
 import importlib.resources
-import os
-import re
-from dataclasses import dataclass
 
 import duckdb
 
 from tasks.errors import InfrastructureError
+from tasks.store.names import Lake, redact
 
-PREFIXES = ("postgresql://", "postgres://", "ducklake:postgres:")
 LOCK_KEY = (0x63697465, 0x6C696272)  # "cite" "libr": one writer per catalog database
 
 
 class LakeUnavailable(InfrastructureError):
     """The lake's extensions, catalog or data path could not be had."""
-
-
-_SECRET = re.compile(r"(://[^:/@\s]*:)[^@\s]*@|(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
-
-
-def redact(text: str) -> str:
-    """`text` with the passwords of connection strings in it replaced by ***."""
-    return _SECRET.sub(lambda m: f"{m[1]}***@" if m[1] else f"{m[2]}***", text)
-
-
-@dataclass(frozen=True)
-class Lake:
-    catalog: str  # libpq connection string or URI of the catalog database
-    data_path: str | None = None  # where new data files go; the catalog's own once made
-
-    def __str__(self) -> str:
-        return f"ducklake:postgres:{redact(self.catalog)}"
-
-
-def lake_at(text: str) -> Lake | None:
-    """The lake `text` names (with $CITEAUDIT_LAKE_DATA), or None if it names a file."""
-    for prefix in PREFIXES:
-        if text.startswith(prefix):
-            catalog = text.removeprefix("ducklake:postgres:")
-            return Lake(catalog, os.environ.get("CITEAUDIT_LAKE_DATA") or None)
-    return None
 
 
 def _quoted(text: str) -> str:

@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 import polars as pl
 
 from tasks.store.bulk import BulkProgress
-from tasks.store.core import LibraryPath, Rows, parts
+from tasks.store.core import Rows, parts
 from tasks.store.lock import library_lock
+from tasks.store.names import LibraryPath
 from tasks.store.recheck import Rechecks
 
 
@@ -32,7 +33,7 @@ def open_library(
     threads: int | None = None,
     memory_limit: str | None = None,
 ) -> "Library":
-    """The library at `where` (core.library_at), to write, or `read_only` to read; `threads`:
+    """The library at `where` (names.library_at), to write, or `read_only` to read; `threads`:
     DuckDB's for the connection (default one per core), `memory_limit` what DuckDB may hold
     (default its own). Every library is opened here."""
     return Library(where, read_only=read_only, threads=threads, memory_limit=memory_limit)
