@@ -291,6 +291,7 @@ USAGE_ERRORS = [
     (("import", "refs.txt", "--job", "../j"), {}),
     (("check", "missing.bib"), {}),
     (("fix", "folder"), {}),
+    (("fix", "refs.txt"), {}),  # not BibTeX: told by its head, before the reader loads
     (("fix", "refs.bib", "-o", "nowhere/fixed.bib"), {}),
     (("report", "j", "--db", "folder"), {}),
     (("jobs", "--db", "refs.bib"), {}),

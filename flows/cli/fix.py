@@ -28,7 +28,12 @@ def fix(
 ) -> None:
     """Correct INPUT.bib from the registries, mark what cannot be trusted, show what changed."""
     from flows.cli.main import fail, internal_error, registry_settings, usage_error
-    from tasks.read.kinds import NotABibliography, check_bibliographies
+    from tasks.read.kinds import (
+        NotABibliography,
+        check_bibliographies,
+        head_text,
+        looks_like_bibtex,
+    )
 
     # The file and -o with the standard library first, then the settings: the reader (its
     # parser library) and the registry clients load only once these are right.
@@ -36,6 +41,8 @@ def fix(
         check_bibliographies([input_bib])
     except NotABibliography as exc:
         fail(exc)
+    if not looks_like_bibtex(input_bib, head_text(input_bib)):
+        usage_error(f"{input_bib}: not a BibTeX file (fix rewrites .bib files only)")
     if output is not None and (problem := _unwritable(output, input_bib)):
         usage_error(f"-o {output}: {problem}")
     settings = None if offline else registry_settings()
@@ -48,8 +55,6 @@ def fix(
         original = input_bib.read_bytes()
     except UnreadableFileError as exc:
         usage_error(f"{input_bib}: {exc}")
-    if not bibtex.detect(input_bib, text[:4096]):
-        usage_error(f"{input_bib}: not a BibTeX file (fix rewrites .bib files only)")
     # the lookup's modules (the registry clients among them) once the arguments are right
     from tasks.citation_ids import assign_citation_ids
     from tasks.lookup import lookup_references

@@ -74,6 +74,7 @@ from tasks.read.common import (
     raw_date,
     young_collections_only,
 )
+from tasks.read.kinds import looks_like_bibtex
 from tasks.read.text import UnreadableFileError, text_lines
 
 FORMAT = "bibtex"
@@ -82,9 +83,6 @@ FORMAT = "bibtex"
 # reports those blocks itself as input errors (_block_errors), once each, with file and entry.
 logging.getLogger("bibtexparser.splitter").setLevel(logging.ERROR)
 
-_ENTRY_START = re.compile(
-    r"^[^\S\n]*+@\s*+(?!string\b|preamble\b|comment\b)[a-z]++\s*+[{(]", re.I | re.M
-)
 _FAILED_KEY = re.compile(r"@\s*\w+\s*[{(]\s*([^,\s={}()]+)")
 _LATEX_MARKUP = re.compile(r"[\\$%~`{}]|--|''")
 _BRACES = re.compile(r"[{}]")
@@ -207,8 +205,7 @@ def read_bibtex(paths: Sequence[Path]) -> ReadResult:
         return merged(stream(paths))
 
 
-def detect(path: Path, head: str) -> bool:
-    return path.suffix.lower() == ".bib" or _ENTRY_START.search(head) is not None
+detect = looks_like_bibtex
 
 
 def stream(paths: Sequence[Path]) -> Iterator[ReadResult]:

@@ -4,6 +4,7 @@ browser shows. The standard library alone, but for a PDF's first page: the CLI r
 or unreadable file before any reader loads."""
 
 import codecs
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -27,6 +28,10 @@ _IMAGES = (
     (b"II*\x00", "a TIFF image"),
     (b"MM\x00*", "a TIFF image"),
     (b"BM", "a BMP image"),
+)
+# A BibTeX entry's start (not @string/@preamble/@comment): how a BibTeX file is told by content.
+BIBTEX_ENTRY = re.compile(
+    r"^[^\S\n]*+@\s*+(?!string\b|preamble\b|comment\b)[a-z]++\s*+[{(]", re.I | re.M
 )
 _OFFICE = {".docx": "a Word document", ".odt": "an OpenDocument text", ".xlsx": "a spreadsheet"}
 _ADVICE = "export its references as BibTeX, RIS or CSL-JSON, or save them as plain text"
@@ -68,6 +73,20 @@ def is_binary(head: bytes) -> bool:
     """Whether a file starting with `head` is binary: text never holds a NUL byte, unless it is
     UTF-16 or UTF-32 with its BOM."""
     return b"\x00" in head and not head.startswith(tuple(bom for bom, _ in BOMS))
+
+
+def looks_like_bibtex(path: Path, head: str) -> bool:
+    """A `.bib` file, or text whose head (its first 4,096 characters) starts an entry."""
+    return path.suffix.lower() == ".bib" or BIBTEX_ENTRY.search(head) is not None
+
+
+def head_text(path: Path) -> str:
+    """The first 4,096 characters of a text file, for telling its kind: decoded by its BOM, else
+    as Latin-1 (which decodes any byte: the ASCII a format is told by reads right in UTF-8 too)."""
+    with path.open("rb") as handle:
+        head = handle.read(16_384)
+    codec = next((name for bom, name in BOMS if head.startswith(bom)), "latin-1")
+    return head.decode(codec, errors="replace")[:4096]
 
 
 def check_bibliographies(paths: list[Path]) -> None:
