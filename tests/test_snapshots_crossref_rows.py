@@ -17,9 +17,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tasks.snapshots import crossref
 from tasks.snapshots.index import open_snapshot
-from tasks.snapshots.store import build
+from tasks.snapshots.store import build, title_keys
+from tasks.textnorm import normalise_title
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXPECTED = FIXTURES / "snapshots" / "crossref_rows.json.gz"
@@ -41,7 +46,7 @@ ODD_WORKS: list[Any] = [
     },
     {
         "DOI": "10.1234/people",
-        "title": ["{BERT}: $\\alpha$-pre-training of Sch\\\"{o}lkopf’s ＢＥＲＴ — Ёжик が"],
+        "title": ['{BERT}: $\\alpha$-pre-training of Sch\\"{o}lkopf’s ＢＥＲＴ — Ёжик が'],
         "author": [
             None,
             {"given": "Ada", "family": "Lovelace", "suffix": "Jr."},
@@ -100,6 +105,42 @@ def test_a_build_stores_the_rows_it_stored_before(tmp_path: Path) -> None:
     assert len(by_id) == len(rows)
     for row in expected:  # by id: the order of rids is the index build's, not the reader's
         assert by_id[row["id"]] == row
+
+
+def _recorded_titles() -> list[str]:
+    titles = []
+    for name in ("crossref_works", "iclr_crossref_works", "dblp_hits"):
+        with gzip.open(FIXTURES / "registry" / f"{name}.jsonl.gz", "rt") as lines:
+            for line in lines:
+                record = json.loads(line)
+                title = record.get("title") or record.get("info", {}).get("title")
+                titles.extend(title if isinstance(title, list) else [title])
+    return [t for t in titles if isinstance(t, str)]
+
+
+def _expected_keys(titles: list[str | None]) -> list[str | None]:
+    return [normalise_title(t) if t else None for t in titles]
+
+
+def test_title_keys_in_arrow_are_normalise_titles_of_the_recorded_titles() -> None:
+    titles: list[str | None] = [*_recorded_titles(), None, "", " ", "--", "A&B", "Ünïcode"]
+    assert len(titles) > 3_000
+    assert title_keys(pa.array(titles)).to_pylist() == _expected_keys(titles)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.text(alphabet=st.characters(max_codepoint=0x7F)),  # the titles keyed in Arrow
+            st.text(alphabet=st.sampled_from("aZ09 -_.:;'\"<>&{}$\\\t\nÖé€ß")),
+        ),
+        max_size=20,
+    )
+)
+def test_title_keys_in_arrow_are_normalise_titles_of_any_text(titles: list[str | None]) -> None:
+    assert title_keys(pa.array(titles, pa.string())).to_pylist() == _expected_keys(titles)
 
 
 if __name__ == "__main__":
