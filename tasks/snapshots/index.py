@@ -42,10 +42,11 @@ DuckDB's FTS extension (its PyPI wheel `duckdb-extension-fts` loads offline here
 """
 
 import bisect
+import contextlib
 import threading
 from collections.abc import Sequence
 from datetime import date
-from itertools import chain, combinations
+from itertools import chain, combinations, pairwise
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -94,13 +95,13 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
         # A record of a later part replaces one of the same id before it: the newest part of
         # each id found on (id, file) alone, so the wide rows are never sorted.
         source = f"read_parquet('{parts}', filename = true)"
-        newest = f"SELECT id, max(filename) AS filename FROM {source} GROUP BY id"
+        latest_part = f"SELECT id, max(filename) AS filename FROM {source} GROUP BY id"
         one_part = len(list((folder / "parts").glob("[0-9]*[0-9]/*.parquet"))) == 1
         # A view, not a copy: the parts are read as the records are written (a copy of 7M dblp
         # records spilled gigabytes).
         con.execute(
             f"""CREATE TEMP VIEW latest AS SELECT {columns}, {TITLE_KEY} FROM {source}"""
-            + ("" if one_part else f" SEMI JOIN ({newest}) USING (id, filename)")
+            + ("" if one_part else f" SEMI JOIN ({latest_part}) USING (id, filename)")
         )
         full = "coalesce(w.container_full, p.title)" if "parent" in names else "NULL"
         parent = (
@@ -111,78 +112,110 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
             if "parent" in names
             else ""
         )
-        select = ", ".join(
-            f"{full} AS container_full" if name == "container_full" else f'w."{name}"'
-            for name in names
+        values = ", ".join(
+            full if name == "container_full" else f'w."{name}"' for name in [*names, TITLE_KEY]
         )
-        # A record's rid is its rowid: its place in the table, and in records.arrow.
-        con.execute(
-            f"CREATE TABLE records AS SELECT {select}, w.{TITLE_KEY} FROM latest w {parent}"
-        )
-        _write_records(con, folder / "records.arrow", names)
+        kept = [column for column in KINDS.values() if column in table.identifiers]
+        # One pass over the records: each as its row of records.arrow (a JSON array, a comma
+        # after it), beside the few columns the index is made of; a record's rid is its place
+        # in the pass. (Gathering them in a table first and reading it back cost two fifths of
+        # a build's index.)
+        rows = con.execute(
+            f"""SELECT json_array({values})::VARCHAR || ',' AS row,
+                least(len(string_split(coalesce(w.{TITLE_KEY}, ''), ' ')), 255)::UTINYINT,
+                w."{table.dated}", {", ".join(f'w."{c}"' for c in kept)}, w.{TITLE_KEY}
+            FROM latest w {parent}"""
+        ).to_arrow_reader(BLOCK * BLOCKS_PER_BATCH)
+        narrow = ", ".join(f'"{c}" VARCHAR' for c in kept)
+        writer = con.cursor()  # `con` is busy with the pass
+        writer.execute(f"CREATE TABLE records (rid UINTEGER, {narrow}, {TITLE_KEY} VARCHAR)")
+        count, newest = _write_records(rows, folder, writer, table.titled)
+        writer.close()
         con.execute(f"ATTACH '{folder / 'index.duckdb'}' AS target")
         keys = " UNION ALL ".join(
-            f"SELECT '{kind}:' || \"{column}\" AS key, rowid::UINTEGER AS rid FROM records "
+            f"SELECT '{kind}:' || \"{column}\" AS key, rid FROM records "
             f'WHERE "{column}" IS NOT NULL'
             for kind, column in KINDS.items()
-            if column in table.identifiers
+            if column in kept
         )
         con.execute(f"CREATE TABLE target.ids AS {keys}")
         con.execute("CREATE INDEX ids_key ON target.ids (key)")
         con.execute("DETACH target")
         if table.titled:
             _write_title_index(con, folder)
-        row = con.execute(f'SELECT count(*), max("{table.dated}") FROM records').fetchone()
     for name in ("build.duckdb", "build.duckdb.wal"):
         (folder / name).unlink(missing_ok=True)
-    assert row is not None
-    return int(row[0]), row[1]
+    return count, newest
 
 
-def _write_records(con: duckdb.DuckDBPyConnection, path: Path, names: list[str]) -> None:
-    """The records table in rowid order as records.arrow: blocks of BLOCK rows, each a
-    zstd-compressed JSON array of rows, BLOCKS_PER_BATCH blocks a batch."""
-    con.execute("SET preserve_insertion_order = true")
-    columns = ", ".join(f'"{name}"' for name in [*names, TITLE_KEY])
-    rows = con.execute(
-        f"SELECT rowid AS rid, json_array({columns})::VARCHAR AS row FROM records"
-    ).to_arrow_reader(BLOCK * BLOCKS_PER_BATCH)
+def _write_records(
+    rows: pa.RecordBatchReader, folder: Path, records: duckdb.DuckDBPyConnection, titled: bool
+) -> tuple[int, date | None]:
+    """records.arrow from the pass's rows, in the order they come: blocks of BLOCK rows, each
+    a zstd-compressed JSON array of rows, BLOCKS_PER_BATCH blocks a batch; title_words.u8 (each
+    title's length in words) if `titled`; the rows' rid and index columns to `records`. How
+    many rows, the newest dated value."""
     schema = pa.schema([("block", pa.binary()), ("size", pa.int32())])
-    size = BLOCK * BLOCKS_PER_BATCH
-    held: list[str] = []
-    read = 0
-    with ipc.new_file(str(path), schema) as out:
+    held = pa.array([], pa.large_string())  # rows of a block not yet whole
+    blocks: list[bytes] = []
+    count = 0
+    newest: date | None = None
+    with (
+        ipc.new_file(str(folder / "records.arrow"), schema) as out,
+        open(folder / "title_words.u8", "wb") if titled else contextlib.nullcontext() as words,
+    ):
         for batch in rows:
-            rids = batch.column(0).to_numpy()
-            # A block's place is its rids': rid r is row r % BLOCK of block r // BLOCK.
-            assert not len(rids) or (rids[0] == read and rids[-1] == read + len(rids) - 1)
-            read += len(rids)
-            held.extend(batch.column(1).to_pylist())
-            while len(held) >= size:
-                out.write_batch(_blocks(held[:size], schema))
-                del held[:size]
-        if held:
-            out.write_batch(_blocks(held, schema))
-    con.execute("SET preserve_insertion_order = false")
+            if words is not None:
+                words.write(batch.column(1).to_numpy().astype(np.uint8).tobytes())
+            dated = pc.max(batch.column(2)).as_py()
+            newest = dated if newest is None or (dated is not None and dated > newest) else newest
+            rid = pa.array(np.arange(count, count + batch.num_rows, dtype=np.uint32))
+            narrow = pa.Table.from_arrays(
+                [rid, *batch.columns[3:]], ["rid", *batch.schema.names[3:]]
+            )
+            records.from_arrow(narrow).insert_into("records")
+            count += batch.num_rows
+            held = pa.concat_arrays([held, batch.column(0).cast(pa.large_string())])
+            whole = len(held) // BLOCK * BLOCK
+            blocks.extend(_blocks(held[:whole]))
+            held = held[whole:]
+            while len(blocks) >= BLOCKS_PER_BATCH:
+                out.write_batch(_batch(blocks[:BLOCKS_PER_BATCH], schema))
+                del blocks[:BLOCKS_PER_BATCH]
+        blocks.extend(_blocks(held))
+        if blocks:
+            out.write_batch(_batch(blocks, schema))
+    return count, newest
 
 
-def _blocks(rows: list[str], schema: pa.Schema) -> pa.RecordBatch:
-    """Rows (JSON arrays) in compressed blocks of BLOCK."""
-    blocks = [f"[{','.join(rows[at : at + BLOCK])}]".encode() for at in range(0, len(rows), BLOCK)]
+def _blocks(rows: pa.LargeStringArray) -> list[bytes]:
+    """Rows (JSON arrays, each with a comma after it) as blocks of BLOCK: `[row,row,...]`."""
+    if not len(rows):
+        return []
+    offsets = np.frombuffer(rows.buffers()[1], np.int64)[rows.offset : rows.offset + len(rows) + 1]
+    data = memoryview(rows.buffers()[2])
+    bounds = offsets[::BLOCK].tolist()
+    if len(rows) % BLOCK:  # the last rows, fewer than a block
+        bounds.append(int(offsets[-1]))
+    # Each block without its last row's comma.
+    return [b"".join((b"[", data[start : end - 1], b"]")) for start, end in pairwise(bounds)]
+
+
+def _batch(blocks: list[bytes], schema: pa.Schema) -> pa.RecordBatch:
+    """Blocks compressed, with their sizes."""
     compressed = [_CODEC.compress(block, asbytes=True) for block in blocks]
     sizes = [len(block) for block in blocks]
     return pa.record_batch([pa.array(compressed), pa.array(sizes, pa.int32())], schema=schema)
 
 
 def _write_title_index(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
-    """title_terms.arrow, title_rids.u32 and title_words.u8 from the records table: the
-    (word, rid) pairs in order, streamed once (their runs give the words and counts)."""
+    """title_terms.arrow and title_rids.u32 from the records table: the (word, rid) pairs in
+    order, streamed once (their runs give the words and counts)."""
     stop = ", ".join(f"'{w}'" for w in sorted(STOPWORDS))
     # In the order of the words (DuckDB's and Python's: by code point), as lookups search them.
     pairs = con.execute(
         f"""SELECT term, rid FROM (
-            SELECT unnest(list_distinct(string_split({TITLE_KEY}, ' '))) AS term,
-                rowid::UINTEGER AS rid
+            SELECT unnest(list_distinct(string_split({TITLE_KEY}, ' '))) AS term, rid
             FROM records WHERE {TITLE_KEY} <> '')
         WHERE term NOT IN ({stop}) ORDER BY term, rid"""
     ).to_arrow_reader(1 << 20)
@@ -208,15 +241,6 @@ def _write_title_index(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
             start = _write_terms(out_terms, schema, terms, counts, start)
         if last is not None:
             _write_terms(out_terms, schema, [last[0]], [last[1]], start)
-    con.execute("SET preserve_insertion_order = true")
-    words = con.execute(
-        f"""SELECT least(len(string_split(coalesce({TITLE_KEY}, ''), ' ')), 255)::UTINYINT
-        FROM records"""
-    ).to_arrow_reader(1 << 20)
-    with open(folder / "title_words.u8", "wb") as out_words:
-        for batch in words:
-            out_words.write(batch.column(0).to_numpy().astype(np.uint8).tobytes())
-    con.execute("SET preserve_insertion_order = false")
 
 
 def _write_terms(
