@@ -56,6 +56,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
 from rapidfuzz.fuzz import ratio
 
 from tasks.match.titles import title_similarity
@@ -76,11 +77,12 @@ BLOCKS_PER_BATCH = 4_096  # blocks per batch of records.arrow
 BUILD_MEMORY = "1GB"  # DuckDB's share of a build's memory; the rest spills to the staging folder
 _CODEC = pa.Codec("zstd", compression_level=3)
 FILES = ("records.arrow", "index.duckdb", "title_terms.arrow", "title_rids.u32", "title_words.u8")
+KEYS = "keys.parquet"  # a build's: each record's rid, identifiers and title key
 
 
 def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
     """Write `folder`'s index files from `folder`/parts; (records, the newest dated value)."""
-    for name in (*FILES, "build.duckdb", "build.duckdb.wal"):
+    for name in (*FILES, "build.duckdb", "build.duckdb.wal", KEYS):
         (folder / name).unlink(missing_ok=True)
     parts = str(folder / "parts" / "[0-9]*[0-9]" / "*.parquet")
     names = table.schema.names
@@ -126,11 +128,8 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
                 w."{table.dated}", {", ".join(f'w."{c}"' for c in kept)}, w.{TITLE_KEY}
             FROM latest w {parent}"""
         ).to_arrow_reader(BLOCK * BLOCKS_PER_BATCH)
-        narrow = ", ".join(f'"{c}" VARCHAR' for c in kept)
-        writer = con.cursor()  # `con` is busy with the pass
-        writer.execute(f"CREATE TABLE records (rid UINTEGER, {narrow}, {TITLE_KEY} VARCHAR)")
-        count, newest = _write_records(rows, folder, writer, table.titled)
-        writer.close()
+        count, newest = _write_records(rows, folder, table.titled)
+        con.execute(f"CREATE TEMP VIEW records AS FROM read_parquet('{folder / KEYS}')")
         con.execute(f"ATTACH '{folder / 'index.duckdb'}' AS target")
         keys = " UNION ALL ".join(
             f"SELECT '{kind}:' || \"{column}\" AS key, rid FROM records "
@@ -143,24 +142,33 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
         con.execute("DETACH target")
         if table.titled:
             _write_title_index(con, folder)
-    for name in ("build.duckdb", "build.duckdb.wal"):
+    for name in ("build.duckdb", "build.duckdb.wal", KEYS):
         (folder / name).unlink(missing_ok=True)
     return count, newest
 
 
 def _write_records(
-    rows: pa.RecordBatchReader, folder: Path, records: duckdb.DuckDBPyConnection, titled: bool
+    rows: pa.RecordBatchReader, folder: Path, titled: bool
 ) -> tuple[int, date | None]:
     """records.arrow from the pass's rows, in the order they come: blocks of BLOCK rows, each
     a zstd-compressed JSON array of rows, BLOCKS_PER_BATCH blocks a batch; title_words.u8 (each
-    title's length in words) if `titled`; the rows' rid and index columns to `records`. How
-    many rows, the newest dated value."""
+    title's length in words) if `titled`; the rows' rid and index columns to KEYS (a Parquet
+    file: inserted in a DuckDB table they cost as much again). How many rows, the newest dated
+    value."""
     schema = pa.schema([("block", pa.binary()), ("size", pa.int32())])
     held = pa.array([], pa.large_string())  # rows of a block not yet whole
     blocks: list[bytes] = []
     count = 0
     newest: date | None = None
+    keys = pq.ParquetWriter(
+        folder / KEYS,
+        pa.schema(
+            [("rid", pa.uint32()), *(rows.schema.field(i) for i in range(3, len(rows.schema)))]
+        ),
+        compression="none",
+    )
     with (
+        keys,
         ipc.new_file(str(folder / "records.arrow"), schema) as out,
         open(folder / "title_words.u8", "wb") if titled else contextlib.nullcontext() as words,
     ):
@@ -170,10 +178,7 @@ def _write_records(
             dated = pc.max(batch.column(2)).as_py()
             newest = dated if newest is None or (dated is not None and dated > newest) else newest
             rid = pa.array(np.arange(count, count + batch.num_rows, dtype=np.uint32))
-            narrow = pa.Table.from_arrays(
-                [rid, *batch.columns[3:]], ["rid", *batch.schema.names[3:]]
-            )
-            records.from_arrow(narrow).insert_into("records")
+            keys.write_batch(pa.record_batch([rid, *batch.columns[3:]], schema=keys.schema))
             count += batch.num_rows
             held = pa.concat_arrays([held, batch.column(0).cast(pa.large_string())])
             whole = len(held) // BLOCK * BLOCK
