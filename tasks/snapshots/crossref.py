@@ -4,9 +4,14 @@ The public data file (yearly, ~180M works, ~200 GB) is a folder of gzipped JSON 
 `{"items": [work, ...]}` holding a few thousand REST API work items. Each file is one input
 part (tasks/snapshots/store.py): read whole, so memory is bounded by the largest file, never by
 the dump; files are built in parallel by the store's process pool, and a killed build resumes
-at the first file not written. msgspec decodes only the fields kept (references, licences and
-links are skipped without becoming Python objects); tasks/registries/crossref_map.slim_work maps
-them by the same rules as a live answer.
+at the first file not written. A file is gunzipped by ISA-L (isal: half zlib's CPU) and
+decoded by msgspec in one pass into typed works: only the fields kept become Python objects
+(references, licences, links, an author's affiliations and ORCID are skipped), and each work's
+row is built from them by tasks/registries/crossref_map's rules (slim_work's, as a live answer
+is mapped) and handed over column by column. A file with an item of another shape (null, an
+author that is no object) is decoded item by item into plain JSON and mapped by slim_work
+itself. Per 5,000-work file of full records (~40 MB of JSON): gunzip 80 ms, decoding 100 ms,
+rows 70 ms, Arrow, title keys and Parquet 40 ms.
 
 | Crossref                                      | works                                      |
 |-----------------------------------------------|--------------------------------------------|
