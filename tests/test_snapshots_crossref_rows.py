@@ -21,6 +21,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tasks.registries.crossref_map import doi_of
 from tasks.snapshots import crossref
 from tasks.snapshots.index import open_snapshot
 from tasks.snapshots.store import build, title_keys
@@ -141,6 +142,15 @@ def test_title_keys_in_arrow_are_normalise_titles_of_the_recorded_titles() -> No
 )
 def test_title_keys_in_arrow_are_normalise_titles_of_any_text(titles: list[str | None]) -> None:
     assert title_keys(pa.array(titles, pa.string())).to_pylist() == _expected_keys(titles)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from("10.23456789/aB%()<>[]{}:;,\"' \t\u00a0\u0661doiDOIrg:/-_"))
+)
+def test_a_doi_is_normalised_as_crossref_map_does(suffix: str) -> None:
+    for value in (suffix, f"10.1234/{suffix}", f"10.{suffix}", f"{suffix}10.12345/x"):
+        assert crossref._doi(value) == doi_of(value)
 
 
 if __name__ == "__main__":

@@ -200,20 +200,30 @@ def _join(values: Any) -> str | None:
 def names_of(people: Any) -> list[dict[str, str]] | None:
     if not isinstance(people, list):
         return None
-    names = []
-    for person in people:
-        if not isinstance(person, dict):
-            continue
-        if person.get("family"):
-            name = {"family": _plain(person["family"])}
-            if person.get("given"):
-                name["given"] = _plain(person["given"])
-            if person.get("suffix"):
-                name["suffix"] = _plain(person["suffix"])
-            names.append(name)
-        elif person.get("name"):  # organisations, consortia
-            names.append({"literal": _plain(person["name"])})
+    names = [
+        name
+        for person in people
+        if isinstance(person, dict)
+        and (
+            name := name_of(
+                person.get("family"), person.get("given"), person.get("name"), person.get("suffix")
+            )
+        )
+    ]
     return names or None
+
+
+def name_of(family: Any, given: Any, literal: Any, suffix: Any = None) -> dict[str, str] | None:
+    """A person's CSL name: family and given names, else the name given whole (organisations,
+    consortia); None without either."""
+    if family:
+        name = {"family": _plain(family)}
+        if given:
+            name["given"] = _plain(given)
+        if suffix:
+            name["suffix"] = _plain(suffix)
+        return name
+    return {"literal": _plain(literal)} if literal else None
 
 
 def _issued(work: dict[str, Any]) -> dict[str, list[list[int]]] | None:
