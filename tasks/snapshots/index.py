@@ -44,7 +44,7 @@ DuckDB's FTS extension (its PyPI wheel `duckdb-extension-fts` loads offline here
 import bisect
 import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import date
 from itertools import chain, combinations, pairwise
 from pathlib import Path
@@ -74,6 +74,7 @@ IN_LIST = 200  # keys asked as an IN list (index probes); more, by a join
 KINDS = {"id": "id", "doi": "doi", "arxiv": "arxiv_id", "pmid": "pmid"}
 BLOCK = 16  # records per compressed block: what fetching one record decompresses
 BLOCKS_PER_BATCH = 4_096  # blocks per batch of records.arrow
+PASS_FILES = 32  # parts a query of the records pass reads (its result is held whole)
 BUILD_MEMORY = "1GB"  # DuckDB's share of a build's memory; the rest spills to the staging folder
 _CODEC = pa.Codec("zstd", compression_level=3)
 FILES = ("records.arrow", "index.duckdb", "title_terms.arrow", "title_rids.u32", "title_words.u8")
@@ -84,7 +85,6 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
     """Write `folder`'s index files from `folder`/parts; (records, the newest dated value)."""
     for name in (*FILES, "build.duckdb", "build.duckdb.wal", KEYS):
         (folder / name).unlink(missing_ok=True)
-    parts = str(folder / "parts" / "[0-9]*[0-9]" / "*.parquet")
     names = table.schema.names
     columns = ", ".join(f'"{name}"' for name in names)
     # The records are gathered in a database of the build's own, removed once the index is
@@ -96,39 +96,53 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
         con.execute("SET enable_progress_bar = false")
         # A record of a later part replaces one of the same id before it: the newest part of
         # each id found on (id, file) alone, so the wide rows are never sorted.
-        source = f"read_parquet('{parts}', filename = true)"
-        latest_part = f"SELECT id, max(filename) AS filename FROM {source} GROUP BY id"
-        one_part = len(list((folder / "parts").glob("[0-9]*[0-9]/*.parquet"))) == 1
-        # A view, not a copy: the parts are read as the records are written (a copy of 7M dblp
-        # records spilled gigabytes).
-        con.execute(
-            f"""CREATE TEMP VIEW latest AS SELECT {columns}, {TITLE_KEY} FROM {source}"""
-            + ("" if one_part else f" SEMI JOIN ({latest_part}) USING (id, filename)")
-        )
+        files = sorted(str(p) for p in (folder / "parts").glob("[0-9]*[0-9]/*.parquet"))
+
+        def source(chosen: Sequence[str]) -> str:
+            listed = ", ".join("'" + f.replace("'", "''") + "'" for f in chosen)
+            return f"read_parquet([{listed}], filename = true)"
+
+        if len(files) > 1:
+            con.execute(
+                f"CREATE TEMP TABLE newest AS SELECT id, max(filename) AS filename"
+                f" FROM {source(files)} GROUP BY id"
+            )
+
+        def latest(chosen: Sequence[str]) -> str:
+            """The records of `chosen` parts that no later part replaces."""
+            kept = f"SELECT {columns}, {TITLE_KEY} FROM {source(chosen)}"
+            return f"({kept}{' SEMI JOIN newest USING (id, filename)' if len(files) > 1 else ''})"
+
         full = "coalesce(w.container_full, p.title)" if "parent" in names else "NULL"
-        parent = (
+        parent = ""
+        if "parent" in names:
             # Only the records some record names as its parent (dblp's proceedings): a hash
             # table of all 7M titles spilled.
-            "LEFT JOIN (SELECT id, title FROM latest SEMI JOIN (SELECT parent AS id FROM latest)"
-            " USING (id)) p ON p.id = w.parent"
-            if "parent" in names
-            else ""
-        )
+            con.execute(
+                f"CREATE TEMP TABLE parents AS SELECT id, title FROM {latest(files)}"
+                f" SEMI JOIN (SELECT parent AS id FROM {latest(files)}) USING (id)"
+            )
+            parent = "LEFT JOIN parents p ON p.id = w.parent"
         values = ", ".join(
             full if name == "container_full" else f'w."{name}"' for name in [*names, TITLE_KEY]
         )
         kept = [column for column in KINDS.values() if column in table.identifiers]
-        # One pass over the records: each as its row of records.arrow (a JSON array, a comma
-        # after it), beside the few columns the index is made of; a record's rid is its place
-        # in the pass. (Gathering them in a table first and reading it back cost two fifths of
-        # a build's index.)
-        rows = con.execute(
-            f"""SELECT json_array({values})::VARCHAR || ',' AS row,
+        # One pass over the records, PASS_FILES parts at a time (DuckDB hands a query's result
+        # to Python whole: of all the records, 1.6 GB at 2M works): each as its row of
+        # records.arrow (a JSON array, a comma after it), beside the few columns the index is
+        # made of; a record's rid is its place in the pass. (Gathering them in a table first and
+        # reading it back cost two fifths of a build's index.)
+        select = f"""SELECT json_array({values})::VARCHAR || ',' AS row,
                 least(len(string_split(coalesce(w.{TITLE_KEY}, ''), ' ')), 255)::UTINYINT,
-                w."{table.dated}", {", ".join(f'w."{c}"' for c in kept)}, w.{TITLE_KEY}
-            FROM latest w {parent}"""
-        ).to_arrow_reader(BLOCK * BLOCKS_PER_BATCH)
-        count, newest = _write_records(rows, folder, table.titled)
+                w."{table.dated}", {", ".join(f'w."{c}"' for c in kept)}, w.{TITLE_KEY}"""
+        rows = (
+            batch
+            for at in range(0, len(files), PASS_FILES)
+            for batch in con.execute(
+                f"{select} FROM {latest(files[at : at + PASS_FILES])} w {parent}"
+            ).to_arrow_reader(BLOCK * BLOCKS_PER_BATCH)
+        )
+        count, newest = _write_records(rows, folder, [*kept, TITLE_KEY], table.titled)
         con.execute(f"CREATE TEMP VIEW records AS FROM read_parquet('{folder / KEYS}')")
         con.execute(f"ATTACH '{folder / 'index.duckdb'}' AS target")
         keys = " UNION ALL ".join(
@@ -148,7 +162,7 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
 
 
 def _write_records(
-    rows: pa.RecordBatchReader, folder: Path, titled: bool
+    rows: Iterator[pa.RecordBatch], folder: Path, keyed: list[str], titled: bool
 ) -> tuple[int, date | None]:
     """records.arrow from the pass's rows, in the order they come: blocks of BLOCK rows, each
     a zstd-compressed JSON array of rows, BLOCKS_PER_BATCH blocks a batch; title_words.u8 (each
@@ -160,15 +174,9 @@ def _write_records(
     blocks: list[bytes] = []
     count = 0
     newest: date | None = None
-    keys = pq.ParquetWriter(
-        folder / KEYS,
-        pa.schema(
-            [("rid", pa.uint32()), *(rows.schema.field(i) for i in range(3, len(rows.schema)))]
-        ),
-        compression="none",
-    )
+    key_schema = pa.schema([("rid", pa.uint32()), *((name, pa.string()) for name in keyed)])
     with (
-        keys,
+        pq.ParquetWriter(folder / KEYS, key_schema, compression="none") as keys,
         ipc.new_file(str(folder / "records.arrow"), schema) as out,
         open(folder / "title_words.u8", "wb") if titled else contextlib.nullcontext() as words,
     ):
@@ -178,7 +186,8 @@ def _write_records(
             dated = pc.max(batch.column(2)).as_py()
             newest = dated if newest is None or (dated is not None and dated > newest) else newest
             rid = pa.array(np.arange(count, count + batch.num_rows, dtype=np.uint32))
-            keys.write_batch(pa.record_batch([rid, *batch.columns[3:]], schema=keys.schema))
+            keyed_columns = [column.cast(pa.string()) for column in batch.columns[3:]]
+            keys.write_batch(pa.record_batch([rid, *keyed_columns], schema=key_schema))
             count += batch.num_rows
             held = pa.concat_arrays([held, batch.column(0).cast(pa.large_string())])
             whole = len(held) // BLOCK * BLOCK
