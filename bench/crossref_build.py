@@ -15,13 +15,13 @@ Run: nice uv run python -m bench.crossref_build [--records N ...] [--workdir DIR
 """
 
 import argparse
-import gzip
 import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import msgspec
+from isal import igzip
 
 from bench.process_tree import run_measured
 
@@ -44,9 +44,13 @@ def real_works() -> list[dict[str, Any]]:
 
 
 def write_files(folder: Path, records: int) -> None:
+    """The files of `records` works; a file already written (a run stopped mid-way) is kept."""
     works = real_works()
     folder.mkdir(parents=True, exist_ok=True)
     for number, start in enumerate(range(0, records, PER_FILE)):
+        target = folder / f"{number}.json.gz"
+        if target.is_file():
+            continue
         items = []
         for n in range(start, min(start + PER_FILE, records)):
             work = dict(works[n % len(works)])
@@ -55,7 +59,9 @@ def write_files(folder: Path, records: int) -> None:
             work["title"] = [f"{titles[0]} {_word(n)}", *titles[1:]]
             items.append(work)
         encoded = msgspec.json.encode({"items": items})
-        (folder / f"{number}.json.gz").write_bytes(gzip.compress(encoded, compresslevel=1))
+        # ISA-L's gzip: 4x faster than zlib's at level 1 (10M works are 2,000 files)
+        target.with_suffix(".tmp").write_bytes(igzip.compress(encoded, 1))
+        target.with_suffix(".tmp").rename(target)
 
 
 def _word(n: int) -> str:

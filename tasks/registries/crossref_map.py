@@ -87,12 +87,12 @@ def crossref_work_to_csl(work: dict[str, Any]) -> RegistryRecord:
         "id": doi,
         "type": CROSSREF_TO_CSL_TYPE.get(str(work.get("type", "")), "article"),
         "title": _title(work),
-        "original-title": _first_text(work.get("original-title")) or _title(work, 1),
-        "title-short": _first_text(work.get("short-title")),
-        "author": _names(work.get("author")),
-        "editor": _names(work.get("editor")),
-        "container-title": _first_text(work.get("container-title")),
-        "container-title-short": _first_text(work.get("short-container-title")),
+        "original-title": first_text(work.get("original-title")) or _title(work, 1),
+        "title-short": first_text(work.get("short-title")),
+        "author": names_of(work.get("author")),
+        "editor": names_of(work.get("editor")),
+        "container-title": first_text(work.get("container-title")),
+        "container-title-short": first_text(work.get("short-container-title")),
         "issued": _issued(work),
         "published-print": _date(work, "published-print"),
         "DOI": doi,
@@ -127,11 +127,11 @@ def slim_work(work: dict[str, Any]) -> dict[str, Any]:
     issued = _issued(work)
     return {
         "doi": doi,
-        "title": _nth_text(work.get("title"), 0),
-        "subtitle": _nth_text(work.get("subtitle"), 0),
-        "authors": _names(work.get("author")),
+        "title": nth_text(work.get("title"), 0),
+        "subtitle": nth_text(work.get("subtitle"), 0),
+        "authors": names_of(work.get("author")),
         "year": issued["date-parts"][0][0] if issued else None,
-        "container": _first_text(work.get("container-title")),
+        "container": first_text(work.get("container-title")),
         "volume": work.get("volume"),
         "issue": work.get("issue"),
         "pages": work.get("page"),
@@ -141,7 +141,12 @@ def slim_work(work: dict[str, Any]) -> dict[str, Any]:
 
 
 def _doi(work: dict[str, Any]) -> str:
-    return normalize_doi(work.get("DOI")) or str(work.get("DOI", "")).lower()
+    return doi_of(work.get("DOI", ""))
+
+
+def doi_of(value: Any) -> str:
+    """A work's `DOI` normalised (as given, lower-cased, if it is none by our rules)."""
+    return normalize_doi(value) or str(value).lower()
 
 
 def _plain(text: str) -> str:
@@ -159,7 +164,7 @@ def _abstract(jats: Any) -> str | None:
     return text or None
 
 
-def _first_text(value: Any) -> str | None:
+def first_text(value: Any) -> str | None:
     values = value if isinstance(value, list) else [value]
     for candidate in values:
         if isinstance(candidate, str) and candidate.strip():
@@ -169,8 +174,8 @@ def _first_text(value: Any) -> str | None:
 
 def _title(work: dict[str, Any], index: int = 0) -> str | None:
     """The `index`-th title with the subtitle of the same position (parallel-language titles)."""
-    title = _nth_text(work.get("title"), index)
-    subtitle = _nth_text(work.get("subtitle"), index)
+    title = nth_text(work.get("title"), index)
+    subtitle = nth_text(work.get("subtitle"), index)
     if index and not title:
         return None
     if not title:
@@ -180,7 +185,7 @@ def _title(work: dict[str, Any], index: int = 0) -> str | None:
     return f"{title.rstrip(':. ')}: {subtitle}"
 
 
-def _nth_text(value: Any, index: int) -> str | None:
+def nth_text(value: Any, index: int) -> str | None:
     values = value if isinstance(value, list) else [value]
     texts = [v for v in values if isinstance(v, str) and v.strip()]
     return _plain(texts[index]) if index < len(texts) else None
@@ -192,23 +197,33 @@ def _join(values: Any) -> str | None:
     return values if isinstance(values, str) else None
 
 
-def _names(people: Any) -> list[dict[str, str]] | None:
+def names_of(people: Any) -> list[dict[str, str]] | None:
     if not isinstance(people, list):
         return None
-    names = []
-    for person in people:
-        if not isinstance(person, dict):
-            continue
-        if person.get("family"):
-            name = {"family": _plain(person["family"])}
-            if person.get("given"):
-                name["given"] = _plain(person["given"])
-            if person.get("suffix"):
-                name["suffix"] = _plain(person["suffix"])
-            names.append(name)
-        elif person.get("name"):  # organisations, consortia
-            names.append({"literal": _plain(person["name"])})
+    names = [
+        name
+        for person in people
+        if isinstance(person, dict)
+        and (
+            name := name_of(
+                person.get("family"), person.get("given"), person.get("name"), person.get("suffix")
+            )
+        )
+    ]
     return names or None
+
+
+def name_of(family: Any, given: Any, literal: Any, suffix: Any = None) -> dict[str, str] | None:
+    """A person's CSL name: family and given names, else the name given whole (organisations,
+    consortia); None without either."""
+    if family:
+        name = {"family": _plain(family)}
+        if given:
+            name["given"] = _plain(given)
+        if suffix:
+            name["suffix"] = _plain(suffix)
+        return name
+    return {"literal": _plain(literal)} if literal else None
 
 
 def _issued(work: dict[str, Any]) -> dict[str, list[list[int]]] | None:
@@ -219,9 +234,14 @@ def _issued(work: dict[str, Any]) -> dict[str, list[list[int]]] | None:
 
 
 def _date(work: dict[str, Any], source: str) -> dict[str, list[list[int]]] | None:
-    parts = (work.get(source) or {}).get("date-parts") or []
-    first = [p for p in (parts[0] if parts else []) if p is not None]
+    first = given_parts((work.get(source) or {}).get("date-parts"))
     return {"date-parts": [first]} if first else None
+
+
+def given_parts(parts: Any) -> list[Any]:
+    """The parts given of a date's `date-parts` (`[[2024, null]]` -> `[2024]`)."""
+    parts = parts or []
+    return [p for p in (parts[0] if parts else []) if p is not None]
 
 
 def _relations(work: dict[str, Any]) -> dict[str, list[str]]:

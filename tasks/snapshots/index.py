@@ -42,10 +42,11 @@ DuckDB's FTS extension (its PyPI wheel `duckdb-extension-fts` loads offline here
 """
 
 import bisect
+import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import date
-from itertools import chain, combinations
+from itertools import chain, combinations, pairwise
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -55,6 +56,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
 from rapidfuzz.fuzz import ratio
 
 from tasks.match.titles import title_similarity
@@ -72,16 +74,17 @@ IN_LIST = 200  # keys asked as an IN list (index probes); more, by a join
 KINDS = {"id": "id", "doi": "doi", "arxiv": "arxiv_id", "pmid": "pmid"}
 BLOCK = 16  # records per compressed block: what fetching one record decompresses
 BLOCKS_PER_BATCH = 4_096  # blocks per batch of records.arrow
+PASS_FILES = 32  # parts a query of the records pass reads (its result is held whole)
 BUILD_MEMORY = "1GB"  # DuckDB's share of a build's memory; the rest spills to the staging folder
 _CODEC = pa.Codec("zstd", compression_level=3)
 FILES = ("records.arrow", "index.duckdb", "title_terms.arrow", "title_rids.u32", "title_words.u8")
+KEYS = "keys.parquet"  # a build's: each record's rid, identifiers and title key
 
 
 def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
     """Write `folder`'s index files from `folder`/parts; (records, the newest dated value)."""
-    for name in (*FILES, "build.duckdb", "build.duckdb.wal"):
+    for name in (*FILES, "build.duckdb", "build.duckdb.wal", KEYS):
         (folder / name).unlink(missing_ok=True)
-    parts = str(folder / "parts" / "[0-9]*[0-9]" / "*.parquet")
     names = table.schema.names
     columns = ", ".join(f'"{name}"' for name in names)
     # The records are gathered in a database of the build's own, removed once the index is
@@ -93,96 +96,140 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
         con.execute("SET enable_progress_bar = false")
         # A record of a later part replaces one of the same id before it: the newest part of
         # each id found on (id, file) alone, so the wide rows are never sorted.
-        source = f"read_parquet('{parts}', filename = true)"
-        newest = f"SELECT id, max(filename) AS filename FROM {source} GROUP BY id"
-        one_part = len(list((folder / "parts").glob("[0-9]*[0-9]/*.parquet"))) == 1
-        # A view, not a copy: the parts are read as the records are written (a copy of 7M dblp
-        # records spilled gigabytes).
-        con.execute(
-            f"""CREATE TEMP VIEW latest AS SELECT {columns}, {TITLE_KEY} FROM {source}"""
-            + ("" if one_part else f" SEMI JOIN ({newest}) USING (id, filename)")
-        )
+        files = sorted(str(p) for p in (folder / "parts").glob("[0-9]*[0-9]/*.parquet"))
+
+        def source(chosen: Sequence[str]) -> str:
+            listed = ", ".join("'" + f.replace("'", "''") + "'" for f in chosen)
+            return f"read_parquet([{listed}], filename = true)"
+
+        if len(files) > 1:
+            con.execute(
+                f"CREATE TEMP TABLE newest AS SELECT id, max(filename) AS filename"
+                f" FROM {source(files)} GROUP BY id"
+            )
+
+        def latest(chosen: Sequence[str]) -> str:
+            """The records of `chosen` parts that no later part replaces."""
+            kept = f"SELECT {columns}, {TITLE_KEY} FROM {source(chosen)}"
+            return f"({kept}{' SEMI JOIN newest USING (id, filename)' if len(files) > 1 else ''})"
+
         full = "coalesce(w.container_full, p.title)" if "parent" in names else "NULL"
-        parent = (
+        parent = ""
+        if "parent" in names:
             # Only the records some record names as its parent (dblp's proceedings): a hash
             # table of all 7M titles spilled.
-            "LEFT JOIN (SELECT id, title FROM latest SEMI JOIN (SELECT parent AS id FROM latest)"
-            " USING (id)) p ON p.id = w.parent"
-            if "parent" in names
-            else ""
+            con.execute(
+                f"CREATE TEMP TABLE parents AS SELECT id, title FROM {latest(files)}"
+                f" SEMI JOIN (SELECT parent AS id FROM {latest(files)}) USING (id)"
+            )
+            parent = "LEFT JOIN parents p ON p.id = w.parent"
+        values = ", ".join(
+            full if name == "container_full" else f'w."{name}"' for name in [*names, TITLE_KEY]
         )
-        select = ", ".join(
-            f"{full} AS container_full" if name == "container_full" else f'w."{name}"'
-            for name in names
+        kept = [column for column in KINDS.values() if column in table.identifiers]
+        # One pass over the records, PASS_FILES parts at a time (DuckDB hands a query's result
+        # to Python whole: of all the records, 1.6 GB at 2M works): each as its row of
+        # records.arrow (a JSON array, a comma after it), beside the few columns the index is
+        # made of; a record's rid is its place in the pass. (Gathering them in a table first and
+        # reading it back cost two fifths of a build's index.)
+        select = f"""SELECT json_array({values})::VARCHAR || ',' AS row,
+                least(len(string_split(coalesce(w.{TITLE_KEY}, ''), ' ')), 255)::UTINYINT,
+                w."{table.dated}", {", ".join(f'w."{c}"' for c in kept)}, w.{TITLE_KEY}"""
+        rows = (
+            batch
+            for at in range(0, len(files), PASS_FILES)
+            for batch in con.execute(
+                f"{select} FROM {latest(files[at : at + PASS_FILES])} w {parent}"
+            ).to_arrow_reader(BLOCK * BLOCKS_PER_BATCH)
         )
-        # A record's rid is its rowid: its place in the table, and in records.arrow.
-        con.execute(
-            f"CREATE TABLE records AS SELECT {select}, w.{TITLE_KEY} FROM latest w {parent}"
-        )
-        _write_records(con, folder / "records.arrow", names)
+        count, newest = _write_records(rows, folder, [*kept, TITLE_KEY], table.titled)
+        con.execute(f"CREATE TEMP VIEW records AS FROM read_parquet('{folder / KEYS}')")
         con.execute(f"ATTACH '{folder / 'index.duckdb'}' AS target")
         keys = " UNION ALL ".join(
-            f"SELECT '{kind}:' || \"{column}\" AS key, rowid::UINTEGER AS rid FROM records "
+            f"SELECT '{kind}:' || \"{column}\" AS key, rid FROM records "
             f'WHERE "{column}" IS NOT NULL'
             for kind, column in KINDS.items()
-            if column in table.identifiers
+            if column in kept
         )
         con.execute(f"CREATE TABLE target.ids AS {keys}")
         con.execute("CREATE INDEX ids_key ON target.ids (key)")
         con.execute("DETACH target")
         if table.titled:
             _write_title_index(con, folder)
-        row = con.execute(f'SELECT count(*), max("{table.dated}") FROM records').fetchone()
-    for name in ("build.duckdb", "build.duckdb.wal"):
+    for name in ("build.duckdb", "build.duckdb.wal", KEYS):
         (folder / name).unlink(missing_ok=True)
-    assert row is not None
-    return int(row[0]), row[1]
+    return count, newest
 
 
-def _write_records(con: duckdb.DuckDBPyConnection, path: Path, names: list[str]) -> None:
-    """The records table in rowid order as records.arrow: blocks of BLOCK rows, each a
-    zstd-compressed JSON array of rows, BLOCKS_PER_BATCH blocks a batch."""
-    con.execute("SET preserve_insertion_order = true")
-    columns = ", ".join(f'"{name}"' for name in [*names, TITLE_KEY])
-    rows = con.execute(
-        f"SELECT rowid AS rid, json_array({columns})::VARCHAR AS row FROM records"
-    ).to_arrow_reader(BLOCK * BLOCKS_PER_BATCH)
+def _write_records(
+    rows: Iterator[pa.RecordBatch], folder: Path, keyed: list[str], titled: bool
+) -> tuple[int, date | None]:
+    """records.arrow from the pass's rows, in the order they come: blocks of BLOCK rows, each
+    a zstd-compressed JSON array of rows, BLOCKS_PER_BATCH blocks a batch; title_words.u8 (each
+    title's length in words) if `titled`; the rows' rid and index columns to KEYS (a Parquet
+    file: inserted in a DuckDB table they cost as much again). How many rows, the newest dated
+    value."""
     schema = pa.schema([("block", pa.binary()), ("size", pa.int32())])
-    size = BLOCK * BLOCKS_PER_BATCH
-    held: list[str] = []
-    read = 0
-    with ipc.new_file(str(path), schema) as out:
+    held = pa.array([], pa.large_string())  # rows of a block not yet whole
+    blocks: list[bytes] = []
+    count = 0
+    newest: date | None = None
+    key_schema = pa.schema([("rid", pa.uint32()), *((name, pa.string()) for name in keyed)])
+    with (
+        pq.ParquetWriter(folder / KEYS, key_schema, compression="none") as keys,
+        ipc.new_file(str(folder / "records.arrow"), schema) as out,
+        open(folder / "title_words.u8", "wb") if titled else contextlib.nullcontext() as words,
+    ):
         for batch in rows:
-            rids = batch.column(0).to_numpy()
-            # A block's place is its rids': rid r is row r % BLOCK of block r // BLOCK.
-            assert not len(rids) or (rids[0] == read and rids[-1] == read + len(rids) - 1)
-            read += len(rids)
-            held.extend(batch.column(1).to_pylist())
-            while len(held) >= size:
-                out.write_batch(_blocks(held[:size], schema))
-                del held[:size]
-        if held:
-            out.write_batch(_blocks(held, schema))
-    con.execute("SET preserve_insertion_order = false")
+            if words is not None:
+                words.write(batch.column(1).to_numpy().astype(np.uint8).tobytes())
+            dated = pc.max(batch.column(2)).as_py()
+            newest = dated if newest is None or (dated is not None and dated > newest) else newest
+            rid = pa.array(np.arange(count, count + batch.num_rows, dtype=np.uint32))
+            keyed_columns = [column.cast(pa.string()) for column in batch.columns[3:]]
+            keys.write_batch(pa.record_batch([rid, *keyed_columns], schema=key_schema))
+            count += batch.num_rows
+            held = pa.concat_arrays([held, batch.column(0).cast(pa.large_string())])
+            whole = len(held) // BLOCK * BLOCK
+            blocks.extend(_blocks(held[:whole]))
+            held = held[whole:]
+            while len(blocks) >= BLOCKS_PER_BATCH:
+                out.write_batch(_batch(blocks[:BLOCKS_PER_BATCH], schema))
+                del blocks[:BLOCKS_PER_BATCH]
+        blocks.extend(_blocks(held))
+        if blocks:
+            out.write_batch(_batch(blocks, schema))
+    return count, newest
 
 
-def _blocks(rows: list[str], schema: pa.Schema) -> pa.RecordBatch:
-    """Rows (JSON arrays) in compressed blocks of BLOCK."""
-    blocks = [f"[{','.join(rows[at : at + BLOCK])}]".encode() for at in range(0, len(rows), BLOCK)]
+def _blocks(rows: pa.LargeStringArray) -> list[bytes]:
+    """Rows (JSON arrays, each with a comma after it) as blocks of BLOCK: `[row,row,...]`."""
+    if not len(rows):
+        return []
+    offsets = np.frombuffer(rows.buffers()[1], np.int64)[rows.offset : rows.offset + len(rows) + 1]
+    data = memoryview(rows.buffers()[2])
+    bounds = offsets[::BLOCK].tolist()
+    if len(rows) % BLOCK:  # the last rows, fewer than a block
+        bounds.append(int(offsets[-1]))
+    # Each block without its last row's comma.
+    return [b"".join((b"[", data[start : end - 1], b"]")) for start, end in pairwise(bounds)]
+
+
+def _batch(blocks: list[bytes], schema: pa.Schema) -> pa.RecordBatch:
+    """Blocks compressed, with their sizes."""
     compressed = [_CODEC.compress(block, asbytes=True) for block in blocks]
     sizes = [len(block) for block in blocks]
     return pa.record_batch([pa.array(compressed), pa.array(sizes, pa.int32())], schema=schema)
 
 
 def _write_title_index(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
-    """title_terms.arrow, title_rids.u32 and title_words.u8 from the records table: the
-    (word, rid) pairs in order, streamed once (their runs give the words and counts)."""
+    """title_terms.arrow and title_rids.u32 from the records table: the (word, rid) pairs in
+    order, streamed once (their runs give the words and counts)."""
     stop = ", ".join(f"'{w}'" for w in sorted(STOPWORDS))
     # In the order of the words (DuckDB's and Python's: by code point), as lookups search them.
     pairs = con.execute(
         f"""SELECT term, rid FROM (
-            SELECT unnest(list_distinct(string_split({TITLE_KEY}, ' '))) AS term,
-                rowid::UINTEGER AS rid
+            SELECT unnest(list_distinct(string_split({TITLE_KEY}, ' '))) AS term, rid
             FROM records WHERE {TITLE_KEY} <> '')
         WHERE term NOT IN ({stop}) ORDER BY term, rid"""
     ).to_arrow_reader(1 << 20)
@@ -208,15 +255,6 @@ def _write_title_index(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
             start = _write_terms(out_terms, schema, terms, counts, start)
         if last is not None:
             _write_terms(out_terms, schema, [last[0]], [last[1]], start)
-    con.execute("SET preserve_insertion_order = true")
-    words = con.execute(
-        f"""SELECT least(len(string_split(coalesce({TITLE_KEY}, ''), ' ')), 255)::UTINYINT
-        FROM records"""
-    ).to_arrow_reader(1 << 20)
-    with open(folder / "title_words.u8", "wb") as out_words:
-        for batch in words:
-            out_words.write(batch.column(0).to_numpy().astype(np.uint8).tobytes())
-    con.execute("SET preserve_insertion_order = false")
 
 
 def _write_terms(

@@ -42,6 +42,7 @@ from typing import Any
 
 import platformdirs
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from tasks.errors import UsageError
@@ -335,11 +336,34 @@ def _keyed(
             return end.value or 0
         if batch.schema != schema:
             batch = pa.RecordBatch.from_pylist(batch.to_pylist(), schema=schema)
-        titles = batch.column("title").to_pylist() if "title" in batch.schema.names else []
-        keys = pa.array([normalise_title(t) if t else None for t in titles], pa.string())
-        if not titles:
-            keys = pa.nulls(batch.num_rows, pa.string())
+        keys = (
+            title_keys(batch.column("title"))
+            if "title" in batch.schema.names
+            else pa.nulls(batch.num_rows, pa.string())
+        )
         yield batch.append_column(TITLE_KEY, keys)
+
+
+# What tasks/textnorm.fold changes in a title of ASCII: markup (HTML tags and entities, LaTeX).
+_MARKUP = r"[<&\\{}$]"
+
+
+def title_keys(titles: pa.Array) -> pa.Array:
+    """normalise_title of each title (None for none or an empty one), in Arrow for most: a
+    title of ASCII without markup is, by textnorm's rules, its letters and digits lower-cased,
+    each run of anything else one space, none at either end. Any other goes through
+    normalise_title (a fifth of a build's CPU when every title did)."""
+    plain = pc.fill_null(
+        pc.and_(pc.string_is_ascii(titles), pc.invert(pc.match_substring_regex(titles, _MARKUP))),
+        False,
+    )
+    lowered = pc.ascii_lower(titles)
+    keys = pc.utf8_trim(pc.replace_substring_regex(lowered, "[^0-9a-z]+", " "), " ")
+    others = pc.and_(pc.invert(plain), pc.is_valid(titles))
+    if pc.any(others).as_py():
+        rest = [normalise_title(t) for t in pc.filter(titles, others).to_pylist()]
+        keys = pc.replace_with_mask(keys, others, pa.array(rest, keys.type))
+    return pc.if_else(pc.equal(titles, ""), pa.scalar(None, keys.type), keys).cast(pa.string())
 
 
 def _read_pieces(
