@@ -36,7 +36,8 @@ trained on folds 1-4, scored on fold 0; every setting and figure in bench/RESULT
 pooling did no better than [CLS]; the head, which starts from random weights, barely moved at the
 layers' lr (both scored below a logistic regression on the untrained features), so it has its own
 HEAD_LR now; POOL "pair" compares the claim's and the passage's token means as the bi-encoder
-compares its two texts (with the head's lr: AUC 0.606 vs hard, 0.911 vs random after 2 epochs).
+compares its two texts (with the head's lr: AUC 0.606 vs hard, 0.911 vs random after 2 epochs;
+0.654 / 0.927 trained for relevance alone: the stance loss pulls the shared layer its way).
 No setting tried beat the bi-encoder on fold 0, so no model is shipped and no CV was run; fold 0,
 having chosen these constants, is no longer an untouched estimate (the next recipe's is fold 1).
 All six layers trained cost ~96 min per epoch of four folds here (34.6 s per step at load 12):
@@ -49,7 +50,8 @@ after each epoch on its fold's cited pairs, BM25's single nearest uncited abstra
 bench/support.py's random one. `--part choose` picks the epoch by the folds' mean of (AUC cited
 vs hard + stance macro-F1)/2 and the `unrelated` cut (each fold's from the other folds' cited
 scores; the shipped one from all), and exports that epoch of the model `--part final` trained
-on all claims with the same recipe. The default runs all three (~6 h at a fifth of a core).
+on all claims with the same recipe. The default runs all three (not run yet: one fold took
+26 min at load 8-16, frozen states included).
 
 `--part held-out --fold K --epoch E` ships fold K's model at epoch E instead (trained on the
 other four folds) and measures it, as int8 ONNX one pair at a time, on fold K's claims, which it
