@@ -3,10 +3,11 @@
 The bi-encoder (encoder.py, relevance.py) embeds claim and abstract apart: it tells a cited
 abstract from a random one but hardly from an uncited one on the same topic, and not at all
 whether the abstract supports or contradicts the claim. This model reads both in one input,
-"[CLS] claim [SEP] title + the abstract's sentences [SEP]", and answers twice from the [CLS]
-token: a relevance logit (is this the work the claim rests on, or a neighbour?) and three stance
-logits (SUPPORT, CONTRADICT, NOT ENOUGH INFO). It scores only the works a claim cites, so its
-cost is one forward pass per citation.
+"[CLS] claim [SEP] title + the abstract's sentences [SEP]", so each text's tokens read the
+other's, then compares the claim's tokens' mean with the passage's as the bi-encoder compares its
+two texts, and answers twice: a relevance logit (is this the work the claim rests on, or a
+neighbour?) and three stance logits (SUPPORT, CONTRADICT, NOT ENOUGH INFO). It scores only the
+works a claim cites, so its cost is one forward pass per citation.
 
 The model is all-MiniLM-L6-v2's weights fine-tuned on SciFact's train claims by
 bench/train_support_model.py (which says how, and prints the held-out figures), exported to ONNX
@@ -37,7 +38,7 @@ from tasks.support.relevance import sentences, shortlist
 
 MODEL = Path(__file__).with_name("support_cross_int8.onnx")
 MODEL_SHA256 = ""  # the shipped file's, set when a trained model is committed beside this module
-MAX_TOKENS = 192
+MAX_TOKENS = 128
 PASSAGE_SENTENCES = 3  # the abstract sentences the model reads: those sharing most of the claim
 STANCE_CONFIDENT = 0.5
 # Relevance under which a cited work is `unrelated`: to be set with the shipped model from the
