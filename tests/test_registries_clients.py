@@ -348,7 +348,8 @@ def test_no_429_from_ncbi_without_api_key(
         assert registries.pubmed.fetch_pmids([pmid])[pmid].record
 
     _hammer(4, 2, work)
-    assert fake.count("efetch") == 8 and fake.rate_limited() == 0
+    assert fake.rate_limited() == 0
+    assert fake.count("efetch") == 8
 
 
 @pytest.mark.parametrize("one_pool", [True, False])
