@@ -22,14 +22,13 @@ it is not, as when Crossref lowers its limits under load (#35): it starts from t
 """
 
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import psutil
 
-from bench.startup import cli_env, timed
+from bench.startup import cli_env, server_stopped_after, timed
 from tests.fake_registry import FakeRegistry
 from tests.reliability_data import bundled_pmids, bundled_works
 
@@ -88,18 +87,11 @@ def main() -> None:
                     CITEAUDIT_CROSSREF_MAX_RATE=str(CROSSREF_RATE),
                     CITEAUDIT_PUBMED_MAX_RATE=str(NCBI_RATE),
                 )
-            try:
+            with server_stopped_after(work, env):
                 audit(work, env, "warm-up", lines[:1])
                 one = audit(work, env, "one", lines[1:2])
                 before = len(registry.log)
                 many = audit(work, env, "many", lines)
-            finally:
-                subprocess.run(
-                    [sys.executable, "-m", "flows.cli", "server", "stop"],
-                    env=env,
-                    cwd=work,
-                    capture_output=True,
-                )
         print("client told the limits" if not learn else "client learning the limits")
         report(registry, before, len(lines), one, many)
     finally:

@@ -51,7 +51,7 @@ import psutil
 from bench.audit_throughput import cpu_of, server_pids
 from bench.hallmark import as_bibtex
 from bench.snapshot_build import load_average, with_a_typo
-from bench.startup import cli_env
+from bench.startup import cli_env, server_stopped_after
 from tests.fake_registry import FakeRegistry
 
 REFERENCES = 1_000
@@ -183,18 +183,11 @@ def run_jobs(
     with tempfile.TemporaryDirectory(prefix="citeaudit-idless-") as tmp:
         work = Path(tmp)
         job_env = {**cli_env(work), **env}
-        try:
+        with server_stopped_after(work, job_env):
             audit(work, job_env, "warm-up", one, *extra)
             single = audit(work, job_env, "one", one, *extra)
             before_job()
             many = audit(work, job_env, "many", refs, *extra)
-        finally:
-            subprocess.run(
-                [sys.executable, "-m", "flows.cli", "server", "stop"],
-                env=job_env,
-                cwd=work,
-                capture_output=True,
-            )
     return single, many
 
 

@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 RUNS = 5
@@ -61,6 +63,21 @@ def cli_env(work: Path) -> dict[str, str]:
         "PREFECT_HOME": str(work / "prefect-home"),
         "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
     }
+
+
+@contextmanager
+def server_stopped_after(work: Path, env: dict[str, str]) -> Iterator[None]:
+    """The background Prefect server the CLI started under `env` is stopped when the block ends,
+    so a benchmark leaves no server behind (nor times the next one's start against a warm one)."""
+    try:
+        yield
+    finally:
+        subprocess.run(
+            [sys.executable, "-m", "flows.cli", "server", "stop"],
+            env=env,
+            cwd=work,
+            capture_output=True,
+        )
 
 
 def main() -> None:
