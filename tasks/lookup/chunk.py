@@ -311,7 +311,7 @@ def _check_by_search(
         if closest is None or (result.match_score or 0.0) > (closest.match_score or 0.0):
             closest = result
     failed = ", ".join(name for name, _ in failures)
-    record = of_record(ref)
+    record = of_record(ref) if failures else None  # asked only when a failure needs it
     if failures and record not in answered:
         reason = f"registry search failed at {failed}, which may hold it: {failures[0][1]}"
         return _unverified(ref, reason, error=failures[0][1])
