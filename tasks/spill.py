@@ -94,6 +94,14 @@ class Spill:
                 if batch.num_rows:
                     yield pl.DataFrame(pa.Table.from_batches([batch]))
 
+    def parquet(self, query: str, name: str) -> Path:
+        """The query's rows as the Parquet file `name`.parquet in the working folder, for
+        another database to read itself (a library save: tasks/store/core.Rows)."""
+        path = self.folder / f"{name}.parquet"
+        target = str(path).replace("'", "''")  # COPY takes no parameters
+        self.con.execute(f"COPY ({query}) TO '{target}' (FORMAT parquet)")
+        return path
+
     def count(self, table: str) -> int:
         found = self.con.execute(f'SELECT count(*) FROM "{table}"').fetchone()
         return int(found[0]) if found else 0

@@ -18,6 +18,7 @@ from models.audit import (
 from models.csl import CSLItem
 from tasks import frames
 from tasks.citation_ids import assign_citation_ids
+from tasks.dedupe.canonical import WORKS_SCHEMA
 from tasks.store.jobfolder import JobFolder
 from tasks.store.library import Library
 from tasks.store.names import UnsafeJobId, check_job_id
@@ -129,3 +130,50 @@ def test_a_library_connection_takes_the_threads_it_is_given(tmp_path: Path) -> N
     with Library(tmp_path / "lib.duckdb") as library:
         default = library.con.execute("SELECT current_setting('threads')").fetchone()
     assert default == (duckdb.connect().execute("SELECT current_setting('threads')").fetchone())
+
+
+def _works(*ids: str) -> pl.DataFrame:
+    return pl.DataFrame({"work_id": list(ids)}).with_columns(
+        pl.lit(None, dtype).alias(name) for name, dtype in WORKS_SCHEMA.items() if name != "work_id"
+    )
+
+
+@pytest.mark.parametrize("as_files", [False, True])
+def test_rows_from_parquet_files_store_as_frames_do_and_retired_works_go(
+    as_files: bool, tmp_path: Path
+) -> None:
+    """A bulk import hands its rows over as Parquet files the library's DuckDB reads itself
+    (tasks/job/imported.save_import); they store what the same frames store, and the works
+    they retire leave `works` with their links."""
+
+    def given(name: str, frame: pl.DataFrame) -> pl.DataFrame | Path:
+        if not as_files:
+            return frame
+        frame.write_parquet(tmp_path / f"{name}.parquet")
+        return tmp_path / f"{name}.parquet"
+
+    db = tmp_path / "lib.duckdb"
+    refs = make_refs(3)
+    links = pl.DataFrame({"work_id_a": ["w-a"], "work_id_b": ["w-b"], "kind": ["version"]})
+    tables = frames_for("j", refs, Status.VERIFIED)
+    with Library(db) as lib:
+        lib.save_job(
+            "j",
+            ["x"],
+            {name: given(name, frame) for name, frame in tables.items()},
+            {
+                "works": (given("works", _works("w-a", "w-b", "w-c")), ["work_id"]),
+                "work_links": (given("links", links), list(links.columns)),
+            },
+        )
+        assert lib.table("citations", "j")["citation_id"].sort().to_list() == sorted(
+            r.citation_id for r in refs
+        )
+        assert lib.table("works")["work_id"].sort().to_list() == ["w-a", "w-b", "w-c"]
+        assert lib.table("work_links").height == 1
+        retired = pl.DataFrame({"work_id": ["w-b"]})
+        lib.save_job("j", ["x"], tables, retired_works=given("retired", retired))
+        assert lib.table("works")["work_id"].sort().to_list() == ["w-a", "w-c"]
+        assert lib.table("work_links").height == 0
+        lib.save_job("j", ["x"], tables, retired_works=["w-c"])
+        assert lib.table("works")["work_id"].to_list() == ["w-a"]

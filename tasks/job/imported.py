@@ -4,8 +4,9 @@ every citation past its batch, on disk, so that its memory holds a batch, not th
 - its citation ids in input order (`add_order`, read back a batch at a time by `stored_rows`);
 - its match keys, every other job's records and the works its earlier run cited, which its
   dedupe reads (`dedupe_import`: tasks/dedupe/stored.py), and what that dedupe made;
-- the library save of those (`save_import`): one transaction, a part at a time, under a
-  memory limit past which DuckDB writes the transaction's rows out.
+- the library save of those (`save_import`): one transaction, in which the library's DuckDB
+  reads each table from a Parquet file the working database writes (rows handed to it as Arrow
+  frames stayed in memory until the commit: ~0.7 KB a row, 3 GB for a million citations).
 """
 
 import shutil
@@ -20,7 +21,7 @@ from tasks.frames import checked_from_row
 from tasks.job.library import BULK_MEMORY, BULK_THREADS, shared_rows
 from tasks.spill import Spill
 from tasks.store.library import open_library
-from tasks.store.names import LibraryPath
+from tasks.store.names import LibraryPath, check_job_id
 
 ORDER = "input_order"  # pos, citation_id
 PART = 50_000  # rows moved between the working database and the library at a time
@@ -122,10 +123,11 @@ def save_import(
     claims), and from `spill` its dedupe records, its citations' work columns, the works and
     links it touches and the works it retired."""
 
-    def rows(table: str) -> Iterator[pl.DataFrame]:
-        return spill.parts(f'SELECT * FROM "{table}"', PART)
+    def rows(table: str, query: str = "SELECT *") -> Path:
+        return spill.parquet(f'{query} FROM "{table}"', table)
 
-    updates = (part.with_columns(pl.lit(job_id).alias("job_id")) for part in rows("job_columns"))
+    # job ids are letters, digits, '.', '_' and '-' (store.names.check_job_id): safe in SQL
+    updates = rows("job_columns", f"SELECT *, '{check_job_id(job_id)}' AS job_id")
     with open_library(db, threads=BULK_THREADS, memory_limit=BULK_MEMORY) as library:
         library.save_job(
             job_id,

@@ -1,7 +1,7 @@
 """Opening the library: the lock first (tasks/store/lock.py), then DuckDB, read-only for
 readers; the schema brought up to date by writers. Every write goes to a declared table
 (tasks/store/schema.py) and is refused if it brings an undeclared column. All SQL takes its
-values as parameters or Arrow frames."""
+values as parameters, Arrow frames or Parquet files."""
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
@@ -12,22 +12,34 @@ from typing import Any
 import duckdb
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from tasks.store.lake import connect_lake
 from tasks.store.lock import library_lock
 from tasks.store.names import Lake, LibraryPath
 from tasks.store.schema import library_tables, migrate, table_names
 
-# A table's rows to write: whole, or a part at a time (a bulk import's, from its working
-# database: each part is written before the next is read, all in one transaction).
-Rows = pl.DataFrame | Iterable[pl.DataFrame]
+# A table's rows to write: whole, a part at a time (each part is written before the next is
+# read, all in one transaction), or a Parquet file DuckDB reads itself (a bulk import's working
+# tables): a million rows handed over as Arrow stayed in memory until the transaction ended,
+# ~0.7 KB a row, where DuckDB's own scan of a file keeps to its memory limit (#35.5).
+Part = pl.DataFrame | Path
+Rows = Part | Iterable[pl.DataFrame]
 
 
-def parts(rows: Rows) -> Iterator[pl.DataFrame]:
-    if isinstance(rows, pl.DataFrame):
+def parts(rows: Rows) -> Iterator[Part]:
+    if isinstance(rows, pl.DataFrame | Path):
         yield rows
     else:
         yield from rows
+
+
+def _columns(part: Part) -> list[str]:
+    return part.columns if isinstance(part, pl.DataFrame) else pq.read_schema(part).names
+
+
+def _height(part: Part) -> int:
+    return part.height if isinstance(part, pl.DataFrame) else pq.read_metadata(part).num_rows
 
 
 class LibraryCore:
@@ -98,9 +110,19 @@ class LibraryCore:
         self.con.execute("COMMIT")
 
     @contextmanager
-    def _incoming(self, frame: pl.DataFrame) -> Iterator[None]:
-        """`frame` readable as the table `incoming` in SQL, for the block's duration."""
-        self.con.register("incoming", frame.to_arrow())
+    def _incoming(self, part: Part) -> Iterator[None]:
+        """`part` readable as the table `incoming` in SQL, for the block's duration."""
+        if isinstance(part, Path):
+            quoted = str(part).replace("'", "''")  # a view takes no parameters
+            self.con.execute(
+                f"CREATE OR REPLACE TEMP VIEW incoming AS SELECT * FROM read_parquet('{quoted}')"
+            )
+            try:
+                yield
+            finally:
+                self.con.execute("DROP VIEW IF EXISTS incoming")
+            return
+        self.con.register("incoming", part.to_arrow())
         try:
             yield
         finally:
@@ -111,8 +133,8 @@ class LibraryCore:
         declaration, which writers bring up to date)."""
         return table in table_names(self.con)
 
-    def _check(self, table: str, frame: pl.DataFrame) -> None:
-        library_tables()[table].check(frame.columns)
+    def _check(self, table: str, part: Part) -> None:
+        library_tables()[table].check(_columns(part))
 
     def replace_job_rows(self, table: str, job_id: str, rows: Rows) -> None:
         """Replace one job's rows of `table` (call inside `transaction()`)."""
@@ -143,8 +165,8 @@ class LibraryCore:
         keys = self.JOB_KEYS[table]
         for frame in parts(rows):
             self._check(table, frame)
-            values = [c for c in frame.columns if c not in keys]
-            if not frame.height or not values:
+            values = [c for c in _columns(frame) if c not in keys]
+            if not _height(frame) or not values:
                 continue
             assign = ", ".join(f'"{c}" = incoming."{c}"' for c in values)
             match = " AND ".join(f'"{table}"."{k}" = incoming."{k}"' for k in keys)
@@ -163,9 +185,9 @@ class LibraryCore:
                 params=[job_id],
             ).pl()
 
-    def _replace_by(self, table: str, frame: pl.DataFrame, keys: Sequence[str]) -> None:
+    def _replace_by(self, table: str, frame: Part, keys: Sequence[str]) -> None:
         self._check(table, frame)
-        if not frame.height:
+        if not _height(frame):
             return
         match = " AND ".join(f'"{table}"."{k}" IS NOT DISTINCT FROM incoming."{k}"' for k in keys)
         with self._incoming(frame):
@@ -180,9 +202,9 @@ class LibraryCore:
         ).fetchall()
         return {status: count for status, count in sorted(rows)}
 
-    def _insert(self, table: str, frame: pl.DataFrame) -> None:
+    def _insert(self, table: str, frame: Part) -> None:
         self._check(table, frame)
-        if not frame.height:
+        if not _height(frame):
             return
         with self._incoming(frame):
             self.con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM incoming')

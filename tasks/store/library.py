@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 import polars as pl
 
 from tasks.store.bulk import BulkProgress
-from tasks.store.core import Rows, parts
+from tasks.store.core import Part, Rows, parts
 from tasks.store.lock import library_lock
 from tasks.store.names import LibraryPath
 from tasks.store.recheck import Rechecks
@@ -43,15 +43,13 @@ _OTHER_RECORDS = """SELECT * EXCLUDE (job_id) FROM dedupe_records
                     WHERE job_id IS DISTINCT FROM ? ORDER BY citation_id"""
 
 
-def _retired(works: Rows | Sequence[str]) -> Iterator[list[str]]:
-    """Retired work ids a list at a time."""
+def _retired(works: Rows | Sequence[str]) -> Iterator[Part]:
+    """Retired work ids (a frame or file of `work_id`s) a part at a time."""
     if isinstance(works, Sequence) and not isinstance(works, pl.DataFrame):
         if works:
-            yield list(works)
+            yield pl.DataFrame({"work_id": list(works)}, schema={"work_id": pl.Utf8})
         return
-    for frame in parts(works):
-        if frame.height:
-            yield frame["work_id"].to_list()
+    yield from parts(works)
 
 
 class Library(BulkProgress, Rechecks):
@@ -82,12 +80,13 @@ class Library(BulkProgress, Rechecks):
             for table, (frame, keys) in (shared or {}).items():
                 self.upsert_rows(table, frame, keys)
             for retired in _retired(retired_works):
-                con.execute("DELETE FROM works WHERE list_contains(?, work_id)", [retired])
-                con.execute(
-                    """DELETE FROM work_links
-                       WHERE list_contains(?, work_id_a) OR list_contains(?, work_id_b)""",
-                    [retired, retired],
-                )
+                with self._incoming(retired):
+                    con.execute("DELETE FROM works WHERE work_id IN (SELECT work_id FROM incoming)")
+                    con.execute(
+                        """DELETE FROM work_links
+                           WHERE work_id_a IN (SELECT work_id FROM incoming)
+                              OR work_id_b IN (SELECT work_id FROM incoming)"""
+                    )
             self._write_job_row(job_id, inputs)
 
     def save_added(
