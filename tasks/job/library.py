@@ -14,8 +14,8 @@ from tasks.store.names import LibraryPath
 # buffers and partial row groups). An audit keeps one per core: one thread made its library
 # steps slower (ratio 1.21-1.25 against 1.17 on bench.audit_throughput).
 BULK_THREADS = 1
-# ... and hold at most this before DuckDB writes out (the save's one transaction of a million
-# rows would otherwise stay in memory until its commit, ~2 KB a row).
+# ... and hold at most this in DuckDB's buffers before it spills or writes out (a save's one
+# transaction of a million rows included: tasks/job/imported.save_import).
 BULK_MEMORY = "300MB"
 
 
