@@ -148,12 +148,7 @@ def examples(corpus: dict[int, dict[str, Any]], claims: Sequence[dict[str, Any]]
     for index, claim in enumerate(claims):
         text = claim["claim"]
         cites = set(claim["cited_doc_ids"])
-        for doc_id in claim["cited_doc_ids"]:
-            evidence = claim["evidence"].get(str(doc_id), [])
-            labels = sorted({e["label"] for e in evidence} or {"NOT ENOUGH INFO"})
-            stance = LABELS[labels[0]] if len(labels) == 1 else -1  # both ways: no stance
-            rationale = sorted({s for e in evidence for s in e["sentences"]})
-            out.append(_example(index, text, corpus[doc_id], "cited", stance, rationale))
+        out += cited(corpus, index, claim)
         # what bench/support.py scores: one random (its seed, its draw order) and the nearest
         drawn = bench_rng.choice([d for d in doc_ids if d not in cites])
         out.append(_example(index, text, corpus[drawn], "random"))
@@ -164,6 +159,18 @@ def examples(corpus: dict[int, dict[str, Any]], claims: Sequence[dict[str, Any]]
             out.append(_example(index, text, corpus[doc_id], "train-hard"))
         drawn = train_rng.choice([d for d in doc_ids if d not in cites])
         out.append(_example(index, text, corpus[drawn], "train-random"))
+    return out
+
+
+def cited(corpus: dict[int, dict[str, Any]], index: int, claim: dict[str, Any]) -> list[Example]:
+    """The pairs of claim number `index` and each abstract it cites, with their stance label."""
+    out = []
+    for doc_id in claim["cited_doc_ids"]:
+        evidence = claim["evidence"].get(str(doc_id), [])
+        labels = sorted({e["label"] for e in evidence} or {"NOT ENOUGH INFO"})
+        stance = LABELS[labels[0]] if len(labels) == 1 else -1  # both ways: no stance
+        rationale = sorted({s for e in evidence for s in e["sentences"]})
+        out.append(_example(index, claim["claim"], corpus[doc_id], "cited", stance, rationale))
     return out
 
 
