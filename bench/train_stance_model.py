@@ -199,9 +199,30 @@ def report() -> None:
             [lg for s in saved for lg in s["logits"][epoch - 1]],
         )
         print(f"  pooled out of fold: {_fmt(pooled)}")
+        confident(
+            [g for s in saved for g in s["gold"]],
+            [lg for s in saved for lg in s["logits"][epoch - 1]],
+        )
         macro[epoch] = means["macro"]
     best = max(macro, key=lambda e: macro[e])
     print(f"chosen: epoch {best} (mean macro-F1 {macro[best]:.3f}; goal >= 0.70)")
+
+
+def confident(gold: Sequence[int], logits: Sequence[Sequence[float]]) -> None:
+    """How many pairs a stance would be given if only calls of probability >= p were (the
+    rest `undetermined`), and how often each class's call is right."""
+    raw = np.asarray(logits, np.float64)
+    probabilities = np.exp(raw - raw.max(1, keepdims=True))
+    probabilities /= probabilities.sum(1, keepdims=True)
+    called, truth = probabilities.argmax(1), np.asarray(gold)
+    for p in (0.6, 0.7, 0.8, 0.9):
+        sure = probabilities.max(1) >= p
+        parts = [f"p >= {p}: {sure.mean():.0%} of pairs called"]
+        for k, name in enumerate(CLASSES):
+            said = sure & (called == k)
+            right = (said & (truth == k)).sum()
+            parts.append(f"{name} {right}/{said.sum()} right")
+        print("    " + ", ".join(parts))
 
 
 def _fmt(figure: dict[str, float]) -> str:

@@ -26,7 +26,8 @@ AdamW, weight decay 0.01, batch 16, 10 % linear warm-up then linear decay over E
 dropout as the model's, seed 13, MAX_TOKENS (cross.py) 128 (a pair is ~170 tokens: 85-91 % are
 cut, for a third less work than at 192). The embeddings and the first FROZEN
 of the 6 layers keep their weights; their output for every pair is computed once (`States`), as
-the shipped int8 file computes it. The head reads `_pooled`'s POOL.
+the shipped int8 file computes it. The head reads `_pooled`'s POOL. The stance also has a model
+of its own, all six layers trained on the labelled cited pairs: bench/train_stance_model.py.
 
 The recipe first fixed (before any result) was a linear head on the [CLS] token, the top 2 layers
 trained at lr 5e-5 (head too), 192 tokens, 1-3 epochs: fold 0's model after one epoch scored AUC
