@@ -25,7 +25,11 @@ Cost decided the plan: a step (16 pairs x 128 tokens, forward and backward, all 
 ~7 s of CPU and 13-20 s wall at load 4-6, so one epoch of a fold's ~450 pairs ~9 min and one
 5-fold CV of 2 epochs ~1.5 h. Only the epoch is chosen by CV (each fold's model is scored after
 each epoch); the other settings were fixed before any result from common practice for small-data
-fine-tuning of BERT-like models, not tuned.
+fine-tuning of BERT-like models, not tuned. Result (2026-11-29, bench/RESULTS.md
+`cross-stance-f1`): macro-F1 0.608 (SUPPORT 0.735, CONTRADICT 0.481) after epoch 1, 0.603 after 2;
+the loss fell only from 0.69 to 0.63 and no call reaches P 0.8: undertrained, short of the 0.70
+goal, so no model was exported. No setting of this model was chosen on a single fold (fold 0
+chose the joint model's, train_support_model.py).
 
 `--part cv`: 5 folds by claim (train_support_model.folds_of: claims citing a common abstract in
 one fold); each fold's model trained on the other four, scored after each epoch on its fold's
