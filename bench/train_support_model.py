@@ -26,7 +26,8 @@ AdamW, weight decay 0.01, batch 16, 10 % linear warm-up then linear decay over E
 dropout as the model's, seed 13, MAX_TOKENS (cross.py) 128 (a pair is ~170 tokens: 85-91 % are
 cut, for a third less work than at 192). The embeddings and the first FROZEN
 of the 6 layers keep their weights; their output for every pair is computed once (`States`), as
-the shipped int8 file computes it. The head reads `_pooled`'s POOL.
+the shipped int8 file computes it. The head reads `_pooled`'s POOL. The stance also has a model
+of its own, all six layers trained on the labelled cited pairs: bench/train_stance_model.py.
 
 The recipe first fixed (before any result) was a linear head on the [CLS] token, the top 2 layers
 trained at lr 5e-5 (head too), 192 tokens, 1-3 epochs: fold 0's model after one epoch scored AUC
@@ -148,12 +149,7 @@ def examples(corpus: dict[int, dict[str, Any]], claims: Sequence[dict[str, Any]]
     for index, claim in enumerate(claims):
         text = claim["claim"]
         cites = set(claim["cited_doc_ids"])
-        for doc_id in claim["cited_doc_ids"]:
-            evidence = claim["evidence"].get(str(doc_id), [])
-            labels = sorted({e["label"] for e in evidence} or {"NOT ENOUGH INFO"})
-            stance = LABELS[labels[0]] if len(labels) == 1 else -1  # both ways: no stance
-            rationale = sorted({s for e in evidence for s in e["sentences"]})
-            out.append(_example(index, text, corpus[doc_id], "cited", stance, rationale))
+        out += cited(corpus, index, claim)
         # what bench/support.py scores: one random (its seed, its draw order) and the nearest
         drawn = bench_rng.choice([d for d in doc_ids if d not in cites])
         out.append(_example(index, text, corpus[drawn], "random"))
@@ -164,6 +160,18 @@ def examples(corpus: dict[int, dict[str, Any]], claims: Sequence[dict[str, Any]]
             out.append(_example(index, text, corpus[doc_id], "train-hard"))
         drawn = train_rng.choice([d for d in doc_ids if d not in cites])
         out.append(_example(index, text, corpus[drawn], "train-random"))
+    return out
+
+
+def cited(corpus: dict[int, dict[str, Any]], index: int, claim: dict[str, Any]) -> list[Example]:
+    """The pairs of claim number `index` and each abstract it cites, with their stance label."""
+    out = []
+    for doc_id in claim["cited_doc_ids"]:
+        evidence = claim["evidence"].get(str(doc_id), [])
+        labels = sorted({e["label"] for e in evidence} or {"NOT ENOUGH INFO"})
+        stance = LABELS[labels[0]] if len(labels) == 1 else -1  # both ways: no stance
+        rationale = sorted({s for e in evidence for s in e["sentences"]})
+        out.append(_example(index, claim["claim"], corpus[doc_id], "cited", stance, rationale))
     return out
 
 
