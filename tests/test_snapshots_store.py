@@ -101,7 +101,7 @@ def test_a_part_whose_file_changed_is_read_again(tmp_path: Path) -> None:
     # A killed build of the same inputs left its parts; then the second file was replaced.
     staging = root / ".dblp.staging"
     shutil.copytree(root.joinpath("dblp").resolve(), staging)
-    (staging / "index.duckdb").unlink()
+    (staging / "id_keys.arrow").unlink()
     (inputs / "b.xml").write_bytes(_second_part(inputs, "The Second Title Entirely"))
     build(dblp.BUILDER, [inputs], root)
     snapshot = open_snapshot(root, "dblp")

@@ -8,8 +8,10 @@
 |                     | normalised title), in blocks of BLOCK: each a JSON array of their  |
 |                     | rows (the columns in order), zstd-compressed, with its size; a     |
 |                     | record's `rid` is its position                                     |
-| `index.duckdb`      | `ids` (`kind:value`, rid), ART-indexed: `doi:10.1/x`,              |
-|                     | `arxiv:2404.05961`, `pmid:1`, `id:conf/x/Y`                        |
+| `id_keys.arrow`     | each identifier as `kind:value` (`doi:10.1/x`, `arxiv:2404.05961`, |
+|                     | `pmid:1`, `id:conf/x/Y`), sorted, with how many records hold it    |
+|                     | (`n`) and where their rids `start` in `id_rids.u32`                |
+| `id_rids.u32`       | each identifier's rids, ascending, one after another               |
 | `title_terms.arrow` | each title word (tasks/textnorm's normalised title, stopwords     |
 |                     | aside), sorted, with how many titles hold it (`n`) and where their |
 |                     | rids `start` in `title_rids.u32`                                   |
@@ -22,8 +24,14 @@ decompressing a vector of each column (5 ms of CPU for one record of 200,000, 15
 word's rids are a slice of a file; a record costs one small zstd frame and a JSON decode of its
 block (~0.07 ms). Not Arrow IPC's own compression: it compresses each column's buffers apart,
 and a record of 21 columns cost ~1 ms to read (~0.3 ms in blocks of 128, at a fifth more
-disk), its conversion to Python alone 0.1 ms. Identifiers stay in DuckDB: they are asked a
-chunk at a time, by a join.
+disk), its conversion to Python alone 0.1 ms. Identifiers are kept as the title words are
+(binary search of a memory-mapped sorted file), not in an ART index: DuckDB builds one in
+memory whole (2 keys a Crossref work: ~140 MB at 1M works, growing with the dump), where the
+sort of the keys spills past BUILD_MEMORY to disk.
+
+Everything a build holds is bounded whatever the dump's size: DuckDB's share by BUILD_MEMORY
+(the ids' grouping, the sorts, spilled to the staging folder beyond it), the pass's rows by
+PASS_FILES, the sorted pairs by their batches.
 
 A title search looks at the CHECKED rarest words of the title asked that the index knows (a
 misspelt word is not known, and is left out), never at a long list whole:
@@ -43,7 +51,6 @@ DuckDB's FTS extension (its PyPI wheel `duckdb-extension-fts` loads offline here
 
 import bisect
 import contextlib
-import threading
 from collections.abc import Iterator, Sequence
 from datetime import date
 from itertools import chain, combinations, pairwise
@@ -70,14 +77,24 @@ BUDGET = 20_000  # the rarest words' lists together up to this: every record on 
 CAP = 2_000  # candidates at most: of more, those holding most rare words, then nearest in length
 LONG = 10_000  # of a longer list, only the titles nearest in length are looked for in another
 POOL = 20  # candidates per title asked ranked by similarity
-IN_LIST = 200  # keys asked as an IN list (index probes); more, by a join
 KINDS = {"id": "id", "doi": "doi", "arxiv": "arxiv_id", "pmid": "pmid"}
 BLOCK = 16  # records per compressed block: what fetching one record decompresses
 BLOCKS_PER_BATCH = 4_096  # blocks per batch of records.arrow
 PASS_FILES = 32  # parts a query of the records pass reads (its result is held whole)
-BUILD_MEMORY = "1GB"  # DuckDB's share of a build's memory; the rest spills to the staging folder
+# DuckDB's share of a build's memory; the rest spills to the staging folder. Low enough that a
+# 1M-work build already reaches it (its sorts held ~0.3 GB): with 1 GB, a larger dump climbed
+# to the cap (the peak grew 1.5x from 1M to 2M works).
+BUILD_MEMORY = "256MB"
+SORTED_BATCH = 1 << 17  # (term, rid) pairs a batch of a sorted stream (2^20: ~0.1 GB more held)
 _CODEC = pa.Codec("zstd", compression_level=3)
-FILES = ("records.arrow", "index.duckdb", "title_terms.arrow", "title_rids.u32", "title_words.u8")
+FILES = (
+    "records.arrow",
+    "id_keys.arrow",
+    "id_rids.u32",
+    "title_terms.arrow",
+    "title_rids.u32",
+    "title_words.u8",
+)
 KEYS = "keys.parquet"  # a build's: each record's rid, identifiers and title key
 
 
@@ -94,6 +111,9 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
         con.execute(f"SET temp_directory = '{folder / 'spill'}'")
         con.execute("SET preserve_insertion_order = false")
         con.execute("SET enable_progress_bar = false")
+        # DuckDB keeps what it read of each file in its buffer pool: the records pass rose by
+        # ~7 MB a query, to the whole of BUILD_MEMORY at 10M works (0.48 -> 0.80 GB RSS).
+        con.execute("SET enable_external_file_cache = false")
         # A record of a later part replaces one of the same id before it: the newest part of
         # each id found on (id, file) alone, so the wide rows are never sorted.
         files = sorted(str(p) for p in (folder / "parts").glob("[0-9]*[0-9]/*.parquet"))
@@ -103,15 +123,22 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
             return f"read_parquet([{listed}], filename = true)"
 
         if len(files) > 1:
+            # Only the rows a later part replaces, found on (id, file) alone: the ids seen more
+            # than once (none, in a dump that repeats no id) against their newest part.
+            _repeated_ids(con, source(files))
             con.execute(
-                f"CREATE TEMP TABLE newest AS SELECT id, max(filename) AS filename"
-                f" FROM {source(files)} GROUP BY id"
+                f"""CREATE TEMP TABLE newest AS SELECT id, max(filename) AS filename
+                FROM {source(files)} SEMI JOIN repeated USING (id) GROUP BY id"""
+            )
+            con.execute(
+                f"""CREATE TEMP TABLE replaced AS SELECT id, filename FROM {source(files)}
+                SEMI JOIN newest USING (id) ANTI JOIN newest USING (id, filename)"""
             )
 
         def latest(chosen: Sequence[str]) -> str:
             """The records of `chosen` parts that no later part replaces."""
             kept = f"SELECT {columns}, {TITLE_KEY} FROM {source(chosen)}"
-            return f"({kept}{' SEMI JOIN newest USING (id, filename)' if len(files) > 1 else ''})"
+            return f"({kept}{' ANTI JOIN replaced USING (id, filename)' if len(files) > 1 else ''})"
 
         full = "coalesce(w.container_full, p.title)" if "parent" in names else "NULL"
         parent = ""
@@ -119,8 +146,8 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
             # Only the records some record names as its parent (dblp's proceedings): a hash
             # table of all 7M titles spilled.
             con.execute(
-                f"CREATE TEMP TABLE parents AS SELECT id, title FROM {latest(files)}"
-                f" SEMI JOIN (SELECT parent AS id FROM {latest(files)}) USING (id)"
+                f"CREATE TEMP TABLE parents AS SELECT id, title FROM {latest(files)} SEMI JOIN"
+                f" (SELECT parent AS id FROM {latest(files)} WHERE parent IS NOT NULL) USING (id)"
             )
             parent = "LEFT JOIN parents p ON p.id = w.parent"
         values = ", ".join(
@@ -144,21 +171,41 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
         )
         count, newest = _write_records(rows, folder, [*kept, TITLE_KEY], table.titled)
         con.execute(f"CREATE TEMP VIEW records AS FROM read_parquet('{folder / KEYS}')")
-        con.execute(f"ATTACH '{folder / 'index.duckdb'}' AS target")
         keys = " UNION ALL ".join(
             f"SELECT '{kind}:' || \"{column}\" AS key, rid FROM records "
             f'WHERE "{column}" IS NOT NULL'
             for kind, column in KINDS.items()
             if column in kept
         )
-        con.execute(f"CREATE TABLE target.ids AS {keys}")
-        con.execute("CREATE INDEX ids_key ON target.ids (key)")
-        con.execute("DETACH target")
+        _write_postings(con, f"SELECT key, rid FROM ({keys})", folder, "id_keys", "id_rids")
         if table.titled:
-            _write_title_index(con, folder)
+            stop = ", ".join(f"'{w}'" for w in sorted(STOPWORDS))
+            terms = f"""SELECT term, rid FROM (
+                SELECT unnest(list_distinct(string_split({TITLE_KEY}, ' '))) AS term, rid
+                FROM records WHERE {TITLE_KEY} <> '')
+            WHERE term NOT IN ({stop})"""
+            _write_postings(con, terms, folder, "title_terms", "title_rids")
     for name in ("build.duckdb", "build.duckdb.wal", KEYS):
         (folder / name).unlink(missing_ok=True)
     return count, newest
+
+
+def _repeated_ids(con: duckdb.DuckDBPyConnection, records: str) -> None:
+    """Table `repeated`: the ids `records` hold more than once, found in the ids sorted (a sort
+    spills past BUILD_MEMORY; DuckDB's GROUP BY over every id did not: 0.82 GB at 10M works
+    under a 256 MB limit)."""
+    found: list[pa.Array] = []
+    last = None  # the previous batch's last id
+    for batch in con.execute(f"SELECT id FROM {records} ORDER BY id").to_arrow_reader(SORTED_BATCH):
+        ids = batch.column(0).cast(pa.string())
+        if not len(ids):
+            continue
+        before = pa.concat_arrays([pa.array([last], pa.string()), ids[:-1]])
+        found.append(pc.filter(ids, pc.fill_null(pc.equal(ids, before), False)))
+        last = ids[-1].as_py()
+    con.register("seen", pa.table({"id": pa.concat_arrays([pa.array([], pa.string()), *found])}))
+    con.execute("CREATE TEMP TABLE repeated AS SELECT DISTINCT id FROM seen")
+    con.unregister("seen")
 
 
 def _write_records(
@@ -222,23 +269,20 @@ def _batch(blocks: list[bytes], schema: pa.Schema) -> pa.RecordBatch:
     return pa.record_batch([pa.array(compressed), pa.array(sizes, pa.int32())], schema=schema)
 
 
-def _write_title_index(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
-    """title_terms.arrow and title_rids.u32 from the records table: the (word, rid) pairs in
-    order, streamed once (their runs give the words and counts)."""
-    stop = ", ".join(f"'{w}'" for w in sorted(STOPWORDS))
-    # In the order of the words (DuckDB's and Python's: by code point), as lookups search them.
-    pairs = con.execute(
-        f"""SELECT term, rid FROM (
-            SELECT unnest(list_distinct(string_split({TITLE_KEY}, ' '))) AS term, rid
-            FROM records WHERE {TITLE_KEY} <> '')
-        WHERE term NOT IN ({stop}) ORDER BY term, rid"""
-    ).to_arrow_reader(1 << 20)
+def _write_postings(
+    con: duckdb.DuckDBPyConnection, pairs_query: str, folder: Path, terms_file: str, rids_file: str
+) -> None:
+    """`terms_file`.arrow and `rids_file`.u32 from `pairs_query`'s (term, rid) pairs: the
+    pairs in order (DuckDB's sort, spilled past BUILD_MEMORY), streamed once (their runs give
+    the terms and their counts)."""
+    # In the order of the terms (DuckDB's and Python's: by code point), as lookups search them.
+    pairs = con.execute(f"{pairs_query} ORDER BY 1, 2").to_arrow_reader(SORTED_BATCH)
     schema = pa.schema([("term", pa.string()), ("n", pa.uint32()), ("start", pa.int64())])
     start = 0  # where the next word's rids start
     last: tuple[str, int] | None = None  # the last word of a batch, its count so far: it may go on
     with (
-        ipc.new_file(str(folder / "title_terms.arrow"), schema) as out_terms,
-        open(folder / "title_rids.u32", "wb") as out_rids,
+        ipc.new_file(str(folder / f"{terms_file}.arrow"), schema) as out_terms,
+        open(folder / f"{rids_file}.u32", "wb") as out_rids,
     ):
         for batch in pairs:
             out_rids.write(batch.column(1).to_numpy().astype("<u4").tobytes())
@@ -276,12 +320,12 @@ def _write_terms(
 
 
 class _Terms:
-    """title_terms.arrow, memory-mapped: a word's (n, start), by binary search."""
+    """A file of terms (title_terms.arrow, id_keys.arrow), memory-mapped: a term's (n, start),
+    by binary search (none for `path` None)."""
 
-    def __init__(self, path: Path) -> None:
-        self._batches = [
-            b for b in ipc.open_file(pa.memory_map(str(path))).read_all().to_batches() if b.num_rows
-        ]
+    def __init__(self, path: Path | None) -> None:
+        batches = ipc.open_file(pa.memory_map(str(path))).read_all().to_batches() if path else []
+        self._batches = [b for b in batches if b.num_rows]
         self._firsts = [b.column(0)[0].as_py() for b in self._batches]
 
     def find(self, word: str) -> tuple[int, int] | None:
@@ -309,13 +353,6 @@ class Snapshot:
         self.name = self.manifest.name
         self.date = date.fromisoformat(self.manifest.date) if self.manifest.date else None
         self.label = f"{self.name}@{self.manifest.date}"
-        # One thread a query: an identifier lookup asks a few index probes, which a second
-        # thread slows (half the latency on 2 cores); lookups run side by side in the flow's
-        # threads.
-        self._con = duckdb.connect(
-            str(folder / "index.duckdb"), read_only=True, config={"threads": 1}
-        )
-        self._local = threading.local()
         schema = TABLES[self.manifest.table].schema.append(pa.field(TITLE_KEY, pa.string()))
         self._names = schema.names
         # A block's rows are split apart undecoded; only the rows asked are decoded.
@@ -327,6 +364,8 @@ class Snapshot:
             .read_all()
             .to_batches()
         ]
+        self._keys = _Terms(folder / "id_keys.arrow")
+        self._key_rids = _mapped(folder / "id_rids.u32", np.dtype("<u4"))
         self._titled = (folder / "title_terms.arrow").is_file()
         if self._titled:
             self._terms = _Terms(folder / "title_terms.arrow")
@@ -334,7 +373,10 @@ class Snapshot:
             self._words = _mapped(folder / "title_words.u8", np.dtype(np.uint8))
 
     def close(self) -> None:
-        self._con.close()
+        """Let go of the files (each unmapped once nothing else holds it)."""
+        self._blocks.clear()
+        self._keys = _Terms(None)
+        self._titled = False
 
     def __enter__(self) -> "Snapshot":
         return self
@@ -344,16 +386,17 @@ class Snapshot:
 
     def by_ids(self, ids: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
         """The records holding each (kind, value) asked, kind one of id, doi, arxiv, pmid,
-        values normalised as tasks/identifiers normalises them; one query for them all."""
+        values normalised as tasks/identifiers normalises them; each record read once."""
         found: dict[tuple[str, str], list[dict[str, Any]]] = {(k, v): [] for k, v in ids}
-        keys = sorted({f"{kind}:{value}" for kind, value in ids if kind in KINDS})
-        if not keys:
-            return found
-        pairs = self._where("SELECT key, rid FROM ids", "key", keys).to_pylist()
-        records = self._records({pair["rid"] for pair in pairs})
-        for pair in sorted(pairs, key=lambda p: (p["key"], p["rid"])):
-            kind, _, value = pair["key"].partition(":")
-            found.setdefault((kind, value), []).append(_without_key(records[pair["rid"]]))
+        held = {}  # each key asked that the index holds: its rids, ascending
+        for key in sorted({f"{kind}:{value}" for kind, value in ids if kind in KINDS}):
+            if (at := self._keys.find(key)) is not None:
+                n, start = at
+                held[key] = self._key_rids[start : start + n].tolist()
+        records = self._records({rid for rids in held.values() for rid in rids})
+        for key, rids in held.items():
+            kind, _, value = key.partition(":")
+            found.setdefault((kind, value), []).extend(_without_key(records[r]) for r in rids)
         return found
 
     def by_title(
@@ -447,32 +490,6 @@ class Snapshot:
                 row = self._row.decode(rows[rid % BLOCK])
                 found[rid] = dict(zip(self._names, row, strict=True))
         return found
-
-    def _cursor(self) -> duckdb.DuckDBPyConnection:
-        """This thread's cursor: a connection is not for two threads at once."""
-        cursor: duckdb.DuckDBPyConnection | None = getattr(self._local, "cursor", None)
-        if cursor is None:
-            cursor = self._local.cursor = self._con.cursor()
-        return cursor
-
-    def _where(self, select: str, column: str, keys: Sequence[str | int]) -> pa.Table:
-        """`select`'s rows whose `column` is one of `keys`: probes of the column's index for a
-        few keys (as literals: a parameter's type hides the index from the planner), one join
-        for many."""
-        cursor = self._cursor()
-        if len(keys) <= IN_LIST:
-            listed = ", ".join(
-                str(int(k)) if isinstance(k, int) else "'" + k.replace("'", "''") + "'"
-                for k in keys
-            )
-            return cursor.execute(f"{select} WHERE {column} IN ({listed})").to_arrow_table()
-        cursor.register("asked", pa.table({"k": keys}))
-        try:
-            return cursor.execute(
-                f"{select} WHERE {column} IN (SELECT k FROM asked)"
-            ).to_arrow_table()
-        finally:
-            cursor.unregister("asked")
 
 
 def _without_key(record: dict[str, Any]) -> dict[str, Any]:

@@ -15,8 +15,9 @@ from typing import Any
 
 import pyarrow as pa
 
-# Bumped when a column changes: a snapshot of another version is rebuilt, never read wrongly.
-FORMAT_VERSION = 2
+# Bumped when a column or an index file changes: a snapshot of another version is rebuilt,
+# never read wrongly (3: identifiers in id_keys.arrow, not an ART index in index.duckdb).
+FORMAT_VERSION = 3
 
 AUTHOR = pa.struct(
     [

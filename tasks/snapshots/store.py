@@ -6,7 +6,7 @@ $CITEAUDIT_SNAPSHOTS/                 (default: the user data dir's citeaudit/sn
   .dblp.20261128T031500/
     manifest.json                     name, date, records, bytes, built_at, inputs, format
     parts/00000/part-00000.parquet    one folder per input part (a file of the dump)
-    index.duckdb                      what lookups read (tasks/snapshots/index.py)
+    records.arrow, id_keys.arrow, ... what lookups read (tasks/snapshots/index.py)
   .dblp.staging/                      a build in progress (or killed): resumed by the next build
   .dblp.lock                          one build of a name at a time
 ```
