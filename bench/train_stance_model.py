@@ -113,25 +113,15 @@ def train(
     weights = torch.tensor(len(rows) / (len(CLASSES) * counts), dtype=torch.float32)
     head = list(model.head.parameters())
     layers = [p for p in model.base.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(
-        [{"params": layers, "lr": LR}, {"params": head, "lr": HEAD_LR}], weight_decay=0.01
-    )
     steps = EPOCHS * ((len(rows) + BATCH - 1) // BATCH)
-    warm = steps // 10
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer,
-        lambda s: s / max(1, warm) if s < warm else max(0.0, (steps - s) / (steps - warm)),
-    )
+    optimizer, schedule = support.optimizer_for(layers, head, LR, HEAD_LR, steps)
     folder.mkdir(parents=True, exist_ok=True)
     per_epoch: list[list[list[float]]] = []
     for epoch in range(1, EPOCHS + 1):
         started = time.perf_counter()
-        order = list(range(len(rows)))
-        rng.shuffle(order)
         model.train()
         total = 0.0
-        for start in range(0, len(order), BATCH):
-            batch = [rows[i] for i in order[start : start + BATCH]]
+        for batch in support.shuffled_batches(rows, rng, BATCH):
             logits = model(
                 **support._batch(tokens, [(e["text"], e["train_passage"]) for e in batch])
             )

@@ -68,7 +68,7 @@ import json
 import random
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -204,6 +204,32 @@ TRAIN_KINDS = {"cited", "hard", "train-hard", "train-random"}
 EVAL_KINDS = {"cited", "hard", "random"}
 
 
+def shuffled_batches(rows: Sequence[Any], rng: random.Random, size: int) -> Iterator[list[Any]]:
+    """An epoch's batches of `size` rows, in an order `rng` shuffles."""
+    order = list(range(len(rows)))
+    rng.shuffle(order)
+    for start in range(0, len(order), size):
+        yield [rows[i] for i in order[start : start + size]]
+
+
+def optimizer_for(
+    layers: list[Any], head: list[Any], lr: float, head_lr: float, steps: int
+) -> tuple[Any, Any]:
+    """AdamW (weight decay 0.01), the head at its own rate, and its schedule: 10 % linear
+    warm-up, then linear decay to 0 over `steps`."""
+    import torch
+
+    warm = steps // 10
+    optimizer = torch.optim.AdamW(
+        [{"params": layers, "lr": lr}, {"params": head, "lr": head_lr}], weight_decay=0.01
+    )
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer,
+        lambda s: s / max(1, warm) if s < warm else max(0.0, (steps - s) / (steps - warm)),
+    )
+    return optimizer, schedule
+
+
 def train(
     examples_: Sequence[Example],
     folder: Path,
@@ -225,27 +251,17 @@ def train(
     counts = np.bincount(stances, minlength=3)
     class_weights = torch.tensor(len(stances) / (3 * counts), dtype=torch.float32)
     steps = EPOCHS * ((len(rows) + BATCH - 1) // BATCH)
-    warm = steps // 10
     trained = [p for p in model.parameters() if p.requires_grad]
     head = list(model.head.parameters())
     layers = [p for p in trained if all(p is not h for h in head)]
-    optimizer = torch.optim.AdamW(
-        [{"params": layers, "lr": LR}, {"params": head, "lr": HEAD_LR}], weight_decay=0.01
-    )
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer,
-        lambda s: s / max(1, warm) if s < warm else max(0.0, (steps - s) / (steps - warm)),
-    )
+    optimizer, schedule = optimizer_for(layers, head, LR, HEAD_LR, steps)
     folder.mkdir(parents=True, exist_ok=True)
     per_epoch: list[list[list[float]]] = []
     for epoch in range(1, EPOCHS + 1):
         started = time.perf_counter()
-        order = list(range(len(rows)))
-        rng.shuffle(order)
         model.train()
         total = 0.0
-        for start in range(0, len(order), BATCH):
-            batch = [rows[i] for i in order[start : start + BATCH]]
+        for batch in shuffled_batches(rows, rng, BATCH):
             logits = model.top(*cache.batch([(e["text"], e["train_passage"]) for e in batch]))
             relevant = torch.tensor([e["relevant"] for e in batch])
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits[:, 0], relevant)
