@@ -15,6 +15,8 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from tasks.store.names import sql_string
+
 # What DuckDB may hold of the working tables before it writes them out; with one thread (each
 # thread keeps buffers of its own). Large enough for a batch's joins, small beside the 1M-citation
 # import it bounds (at 300 MB it ran as fast as at 2 GB).
@@ -98,8 +100,7 @@ class Spill:
         """The query's rows as the Parquet file `name`.parquet in the working folder, for
         another database to read itself (a library save: tasks/store/core.Rows)."""
         path = self.folder / f"{name}.parquet"
-        target = str(path).replace("'", "''")  # COPY takes no parameters
-        self.con.execute(f"COPY ({query}) TO '{target}' (FORMAT parquet)")
+        self.con.execute(f"COPY ({query}) TO {sql_string(str(path))} (FORMAT parquet)")
         return path
 
     def count(self, table: str) -> int:

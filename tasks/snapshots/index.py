@@ -69,6 +69,7 @@ from rapidfuzz.fuzz import ratio
 from tasks.match.titles import title_similarity
 from tasks.snapshots.schema import FORMAT_VERSION, TABLES, Table
 from tasks.snapshots.store import TITLE_KEY, Manifest, current
+from tasks.store.names import sql_string
 from tasks.textnorm import STOPWORDS, normalise_title
 
 CHECKED = 8  # of each title asked: the rarest words known to the index that candidates hold
@@ -108,7 +109,7 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
     # written: the index keeps only the identifiers.
     with duckdb.connect(str(folder / "build.duckdb")) as con:
         con.execute(f"SET memory_limit = '{BUILD_MEMORY}'")
-        con.execute(f"SET temp_directory = '{folder / 'spill'}'")
+        con.execute(f"SET temp_directory = {sql_string(str(folder / 'spill'))}")
         con.execute("SET preserve_insertion_order = false")
         con.execute("SET enable_progress_bar = false")
         # DuckDB keeps what it read of each file in its buffer pool: the records pass rose by
@@ -119,7 +120,7 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
         files = sorted(str(p) for p in (folder / "parts").glob("[0-9]*[0-9]/*.parquet"))
 
         def source(chosen: Sequence[str]) -> str:
-            listed = ", ".join("'" + f.replace("'", "''") + "'" for f in chosen)
+            listed = ", ".join(sql_string(f) for f in chosen)
             return f"read_parquet([{listed}], filename = true)"
 
         if len(files) > 1:
@@ -170,7 +171,8 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
             ).to_arrow_reader(BLOCK * BLOCKS_PER_BATCH)
         )
         count, newest = _write_records(rows, folder, [*kept, TITLE_KEY], table.titled)
-        con.execute(f"CREATE TEMP VIEW records AS FROM read_parquet('{folder / KEYS}')")
+        keys_file = sql_string(str(folder / KEYS))
+        con.execute(f"CREATE TEMP VIEW records AS FROM read_parquet({keys_file})")
         keys = " UNION ALL ".join(
             f"SELECT '{kind}:' || \"{column}\" AS key, rid FROM records "
             f'WHERE "{column}" IS NOT NULL'

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from tasks.store.lake import connect_lake
 from tasks.store.lock import library_lock
-from tasks.store.names import Lake, LibraryPath
+from tasks.store.names import Lake, LibraryPath, sql_string
 from tasks.store.schema import library_tables, migrate, table_names
 
 # A table's rows to write: whole, a part at a time (each part is written before the next is
@@ -114,9 +114,9 @@ class LibraryCore:
     def _incoming(self, part: Part) -> Iterator[None]:
         """`part` readable as the table `incoming` in SQL, for the block's duration."""
         if isinstance(part, Path):
-            quoted = str(part).replace("'", "''")  # a view takes no parameters
             self.con.execute(
-                f"CREATE OR REPLACE TEMP VIEW incoming AS SELECT * FROM read_parquet('{quoted}')"
+                "CREATE OR REPLACE TEMP VIEW incoming AS "
+                f"SELECT * FROM read_parquet({sql_string(str(part))})"
             )
             try:
                 yield

@@ -18,17 +18,13 @@ import importlib.resources
 import duckdb
 
 from tasks.errors import InfrastructureError
-from tasks.store.names import Lake, redact
+from tasks.store.names import Lake, redact, sql_string
 
 LOCK_KEY = (0x63697465, 0x6C696272)  # "cite" "libr": one writer per catalog database
 
 
 class LakeUnavailable(InfrastructureError):
     """The lake's extensions, catalog or data path could not be had."""
-
-
-def _quoted(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _load(con: duckdb.DuckDBPyConnection, name: str) -> None:
@@ -46,7 +42,7 @@ def _load(con: duckdb.DuckDBPyConnection, name: str) -> None:
             f"the installed {package} is not built for DuckDB {duckdb.__version__}: "
             "install the version matching duckdb"
         )
-    con.execute(f"LOAD {_quoted(str(binary))}")
+    con.execute(f"LOAD {sql_string(str(binary))}")
 
 
 def _failing(lake: Lake, exc: duckdb.Error) -> LakeUnavailable:
@@ -59,12 +55,13 @@ def connect_lake(lake: Lake, read_only: bool = False) -> duckdb.DuckDBPyConnecti
     try:
         _load(con, "postgres_scanner")
         _load(con, "ducklake")
-        options = [f"DATA_PATH {_quoted(lake.data_path)}"] if lake.data_path else []
+        options = [f"DATA_PATH {sql_string(lake.data_path)}"] if lake.data_path else []
         if read_only:
             options.append("READ_ONLY")
         clause = f" ({', '.join(options)})" if options else ""
         try:
-            con.execute(f"ATTACH {_quoted('ducklake:postgres:' + lake.catalog)} AS library{clause}")
+            catalog = sql_string("ducklake:postgres:" + lake.catalog)
+            con.execute(f"ATTACH {catalog} AS library{clause}")
         except duckdb.Error as exc:
             raise _failing(lake, exc) from None
         con.execute("USE library")
@@ -86,7 +83,7 @@ class LakeLock:
         try:
             _load(self.con, "postgres_scanner")
             try:
-                self.con.execute(f"ATTACH {_quoted(lake.catalog)} AS catalog (TYPE postgres)")
+                self.con.execute(f"ATTACH {sql_string(lake.catalog)} AS catalog (TYPE postgres)")
             except duckdb.Error as exc:
                 raise _failing(lake, exc) from None
             self.con.execute("BEGIN TRANSACTION")
@@ -96,7 +93,7 @@ class LakeLock:
 
     def try_acquire(self) -> bool:
         query = f"SELECT pg_try_advisory_xact_lock({LOCK_KEY[0]}, {LOCK_KEY[1]}) AS got"
-        row = self.con.execute(f"SELECT got FROM postgres_query('catalog', {_quoted(query)})")
+        row = self.con.execute(f"SELECT got FROM postgres_query('catalog', {sql_string(query)})")
         got = row.fetchone()
         return bool(got and got[0])
 

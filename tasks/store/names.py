@@ -1,7 +1,8 @@
 """The names a user gives the store, resolved and checked with the standard library alone: a
 library's (--db, else $CITEAUDIT_DB: a DuckDB file or a DuckLake) and a job's (--job, a folder
 name). A command checks both before DuckDB, Polars and pyarrow load, so that a mistyped one is a
-usage error at once (tests/test_exit_codes.py runs them and asserts those were not imported)."""
+usage error at once (tests/test_exit_codes.py runs them and asserts those were not imported).
+A name or path that DuckDB must take in the statement's text is `sql_string`'s."""
 
 import os
 import re
@@ -16,6 +17,12 @@ DEFAULT_DB = "citeaudit.duckdb"
 LAKE_PREFIXES = ("postgresql://", "postgres://", "ducklake:postgres:")
 
 _SECRET = re.compile(r"(://[^:/@\s]*:)[^@\s]*@|(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
+
+
+def sql_string(text: str) -> str:
+    """`text` as an SQL string literal, for the statements DuckDB takes no parameters in
+    (ATTACH, LOAD, COPY, SET, a view's body)."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def redact(text: str) -> str:
