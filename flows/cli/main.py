@@ -331,6 +331,11 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
         reported = Reported(CiteauditError, failures=not debugging())
         for runs in ("prefect.flow_runs", "prefect.task_runs"):
             logging.getLogger(runs).addFilter(reported)
+        if not debugging():
+            # Prefect's own record keepers warn while they drain at exit on a slow server
+            # ("Still processing items"): nothing the user can act on, and the records still go.
+            for worker in ("EventsWorker", "APILogWorker"):
+                logging.getLogger(worker).setLevel(logging.ERROR)
 
         def note_run(flow: Any, flow_run: Any, state: Any) -> None:
             interrupt.note_flow_run(str(flow_run.id))
