@@ -26,7 +26,7 @@ from tasks.words import counted
 
 if TYPE_CHECKING:
     from flows.progress import Listener
-    from models.job import JobSummary
+    from models.job import JobParams, JobSummary
     from tasks.errors import CiteauditError
     from tasks.registries import RegistrySettings
     from tasks.store.library import Library
@@ -388,6 +388,32 @@ def check_inputs(
         usage_error(f"configuration: {exc}")
 
 
+def checked_params(
+    job: str,
+    inputs: list[Path],
+    input_format: str | None,
+    out_dir: Path,
+    db: str | None,
+    offline: bool,
+    chunk_size: int,
+    styles: list[str] | None = None,
+) -> "JobParams":
+    """The job's parameters, once check_inputs has passed them."""
+    check_inputs(job, inputs, input_format, out_dir, db)
+    from models.job import JobParams
+
+    return JobParams(
+        inputs=[str(p) for p in inputs],
+        job_id=job,
+        out_dir=str(out_dir),
+        db=db,
+        offline=offline,
+        input_format=input_format,
+        chunk_size=chunk_size,
+        styles=styles,
+    )
+
+
 def registry_settings() -> "RegistrySettings":
     """The command's registry settings, read once from the environment; a bad one is a usage
     error naming its variable."""
@@ -487,19 +513,11 @@ def audit(
         if unknown or not chosen_styles:
             known = ", ".join(STYLES)
             usage_error(f"--styles: unknown style {', '.join(unknown)} (known: {known})")
-    check_inputs(job, inputs, input_format, out_dir, db)
-    from models.job import JobParams, JobSummary
-
-    params = JobParams(
-        inputs=[str(p) for p in inputs],
-        job_id=job,
-        out_dir=str(out_dir),
-        db=db,
-        offline=offline,
-        input_format=input_format,
-        chunk_size=chunk_size,
-        styles=chosen_styles,
+    params = checked_params(
+        job, inputs, input_format, out_dir, db, offline, chunk_size, styles=chosen_styles
     )
+    from models.job import JobSummary
+
     warn_if_stale()
     summary: JobSummary = run_flow("flows.audit:audit_job", workers, params=params)
     print_summary(summary)
@@ -568,18 +586,9 @@ def import_(
     stop_on_signals()
     if batch_size < 1 or chunk_size < 1 or workers < 1:
         usage_error("--batch-size, --chunk-size and --workers must be at least 1")
-    check_inputs(job, inputs, input_format, out_dir, db)
-    from models.job import BulkSummary, JobParams
+    params = checked_params(job, inputs, input_format, out_dir, db, offline, chunk_size)
+    from models.job import BulkSummary
 
-    params = JobParams(
-        inputs=[str(p) for p in inputs],
-        job_id=job,
-        out_dir=str(out_dir),
-        db=db,
-        offline=offline,
-        input_format=input_format,
-        chunk_size=chunk_size,
-    )
     summary: BulkSummary = run_flow(
         "flows.bulk:bulk_import", workers, params=params, batch_size=batch_size
     )
