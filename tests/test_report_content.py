@@ -6,11 +6,12 @@ as links, a histogram with axes and counts, identical problems once, retractions
 import re
 from datetime import UTC, datetime
 
+import duckdb
 import polars as pl
 
 from tasks.changes import detect_changes
 from tasks.report import ReportData, render_html, render_markdown
-from tasks.report.selection import CHANGE_KINDS, select
+from tasks.report.selection import CHANGE_KINDS, reported_citations, select
 from tasks.score.metrics import CLAIM_SCORE_SCHEMA
 from tests.report_data import citation, citations
 
@@ -254,3 +255,25 @@ def test_counts_of_one_are_singular_in_both_reports_and_the_summary() -> None:
     for text in (*both(data), summary_markdown(summary)):
         assert "1 citation" in text and "1 input error" in text
         assert "1 citations" not in text and "1 input errors" not in text
+
+
+def test_the_list_a_big_import_keeps_batch_by_batch_holds_only_its_own_strings() -> None:
+    """A bulk import keeps its report's flagged citations across batches read from the library
+    (Arrow, as DuckDB gives them). The rows kept come from every batch; they must not keep
+    every batch's strings alive (+1.3 GB at a million citations)."""
+    con = duckdb.connect()
+    shown = None
+    for batch in range(30):
+        rows = con.execute(
+            "SELECT 'c' || i || '-' || $b AS citation_id, 'not_found' AS status, "
+            "false AS retracted, false AS corrected, false AS expression_of_concern, "
+            "'refs.bib' AS source_file, lpad(i::VARCHAR, 6, '0') || '-' || $b AS entry_key, "
+            "repeat('t', 200) || i AS title FROM range(1000) t(i)",
+            {"b": batch},
+        ).to_arrow_table()
+        more = pl.DataFrame(rows)
+        shown = reported_citations(more.head(0) if shown is None else shown, more, 500)
+    assert shown is not None and shown.height == 500
+    assert shown["entry_key"].str.split("-").list.last().n_unique() == 30  # from every batch
+    held = shown.to_arrow(compat_level=pl.CompatLevel.newest()).get_total_buffer_size()
+    assert held < 3 * shown.to_arrow().get_total_buffer_size()

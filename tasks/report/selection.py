@@ -785,5 +785,9 @@ def totals_of(citations: pl.DataFrame) -> Totals:
 
 def reported_citations(shown: pl.DataFrame, more: pl.DataFrame, cap: int) -> pl.DataFrame:
     """What a big job's report lists, a batch of citations (`more`) at a time: the first `cap`
-    (MAX_REPORTED_CITATIONS) flagged citations of `shown` and `more`, worst first."""
-    return flagged_citations(pl.concat([shown, more])).head(cap)
+    (MAX_REPORTED_CITATIONS) flagged citations of `shown` and `more`, worst first.
+
+    Copied out through Arrow: a row polars picks keeps its strings as views into the whole
+    batch they came from, and the rows kept come from every batch, so without the copy the
+    list held every batch's strings (+270 MB at 200,000 citations, +1.3 GB at 1M)."""
+    return pl.DataFrame(flagged_citations(pl.concat([shown, more])).head(cap).to_arrow())
