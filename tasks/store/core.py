@@ -118,16 +118,15 @@ class LibraryCore:
                 "CREATE OR REPLACE TEMP VIEW incoming AS "
                 f"SELECT * FROM read_parquet({sql_string(str(part))})"
             )
-            try:
-                yield
-            finally:
-                self.con.execute("DROP VIEW IF EXISTS incoming")
-            return
-        self.con.register("incoming", part.to_arrow())
+        else:
+            self.con.register("incoming", part.to_arrow())
         try:
             yield
         finally:
-            self.con.unregister("incoming")
+            if isinstance(part, Path):
+                self.con.execute("DROP VIEW IF EXISTS incoming")
+            else:
+                self.con.unregister("incoming")
 
     def _has(self, table: str) -> bool:
         """Whether the library holds `table` (a reader may open a library older than the
