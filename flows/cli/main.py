@@ -26,7 +26,7 @@ from tasks.words import counted
 
 if TYPE_CHECKING:
     from flows.progress import Listener
-    from models.job import JobParams, JobSummary
+    from models.job import BulkSummary, JobParams, JobSummary
     from tasks.errors import CiteauditError
     from tasks.registries import RegistrySettings
     from tasks.store.library import Library
@@ -516,8 +516,6 @@ def audit(
     params = checked_params(
         job, inputs, input_format, out_dir, db, offline, chunk_size, styles=chosen_styles
     )
-    from models.job import JobSummary
-
     warn_if_stale()
     summary: JobSummary = run_flow("flows.audit:audit_job", workers, params=params)
     print_summary(summary)
@@ -587,8 +585,6 @@ def import_(
     if batch_size < 1 or chunk_size < 1 or workers < 1:
         usage_error("--batch-size, --chunk-size and --workers must be at least 1")
     params = checked_params(job, inputs, input_format, out_dir, db, offline, chunk_size)
-    from models.job import BulkSummary
-
     summary: BulkSummary = run_flow(
         "flows.bulk:bulk_import", workers, params=params, batch_size=batch_size
     )
