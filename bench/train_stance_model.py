@@ -65,7 +65,7 @@ BATCH = 32
 HEAD_TOKENS = 96  # of each text's token outputs, the align head reads the first (99 % are shorter)
 RECIPES: dict[str, dict[str, Any]] = {
     "pooled": {"lr": 1e-3, "epochs": (5, 10, 20), "hidden": 256},
-    "align": {"lr": 1e-3, "epochs": (2, 4, 8), "hidden": 128},
+    "align": {"lr": 1e-3, "epochs": (3, 5), "hidden": 128},
 }
 CALL_AT = (0.3, 0.4, 0.5, 0.6, 0.7)
 
