@@ -21,7 +21,9 @@ Within a piece, lxml's iterparse clears each record once read.
 
 A DTD that declares record types or drops fields this reader does not know is a dump of another
 format: the build stops naming dblp.dtd and what changed. A dump that ends before its
-`</dblp>` (a truncated download) stops it too.
+`</dblp>` (a truncated download) stops it too, and so does one that names any external entity
+but the dblp.dtd beside it (a `SYSTEM "file:///..."` entity would read a local file into the
+snapshot): no other file is ever read, by the dump or by its DTD.
 """
 
 import gzip
@@ -60,6 +62,7 @@ PIECE = 1 << 24  # bytes of XML per piece: ~28,000 records of ~600 bytes
 # A record ends with its closing tag (the records a build skips too: a piece may end with one).
 _ENDS = tuple(f"</{tag}>".encode() for tag in [*TYPES, *SKIPPED])
 _ROOT, _ROOT_END = b"<dblp>", b"</dblp>"
+_DOCTYPE = b'<!DOCTYPE dblp SYSTEM "dblp.dtd"><dblp/>'  # what loads the DTD alone
 
 
 @dataclass(frozen=True)
@@ -134,21 +137,24 @@ def read_piece(piece: Piece) -> Generator[pa.RecordBatch, None, int]:
         no_network=True,
         huge_tree=True,
     )
-    events.resolvers.add(_Beside(piece.dtd))
+    events.resolvers.add(_Beside(piece.dtd, piece.path))
     return (yield from in_batches(_records(piece.path, events), WORKS))
 
 
 class _Beside(etree.Resolver):
-    """The dump's DTD is the dblp.dtd beside it, whatever path its DOCTYPE names."""
+    """The dump's DTD is the dblp.dtd beside it, whatever path its DOCTYPE names; any other
+    external entity (a local file, a URL) refuses the dump: lxml would otherwise read it."""
 
-    def __init__(self, dtd: Path) -> None:
+    def __init__(self, dtd: Path, dump: Path) -> None:
         super().__init__()
         self._dtd = str(dtd)
+        self._dump = dump
 
     def resolve(self, system_url: str, public_id: str, context: Any) -> Any:
         if system_url and system_url.endswith("dblp.dtd"):
             return self.resolve_filename(self._dtd, context)
-        return None
+        what = f"refused: it names an external entity ({system_url or public_id}), not dblp.dtd"
+        raise SnapshotFormatError(self._dump, what)
 
 
 def _records(path: Path, events: Any) -> Generator[dict[str, Any], None, int]:
@@ -173,10 +179,15 @@ def check_dtd(dtd: Path, xml: Path) -> None:
     """Stop unless `dtd` declares the dump format this reader knows."""
     if not dtd.is_file():
         raise SnapshotFormatError(xml, f"no dblp.dtd beside it ({dtd}): download both")
+    # Loaded as the dump loads it, through _Beside: the DTD's own entities read no other file.
+    parser = etree.XMLParser(load_dtd=True, no_network=True, resolve_entities=True)
+    parser.resolvers.add(_Beside(dtd, xml))
     try:
-        declared = etree.DTD(str(dtd))
-    except etree.DTDParseError as exc:
+        declared = etree.fromstring(_DOCTYPE, parser).getroottree().docinfo.externalDTD
+    except etree.XMLSyntaxError as exc:
         raise SnapshotFormatError(dtd, f"not a DTD ({exc})") from None
+    if declared is None:
+        raise SnapshotFormatError(dtd, "not a DTD")
     elements = {e.name: e for e in declared.iterelements()}
     if "dblp" not in elements:
         raise SnapshotFormatError(dtd, "declares no <dblp> element")
