@@ -26,7 +26,6 @@ but the dblp.dtd beside it (a `SYSTEM "file:///..."` entity would read a local f
 snapshot): no other file is ever read, by the dump or by its DTD.
 """
 
-import gzip
 import io
 import re
 from collections.abc import Generator, Iterator, Sequence
@@ -39,6 +38,7 @@ import pyarrow as pa
 from lxml import etree
 
 from tasks.identifiers import is_arxiv_doi, normalize_arxiv, normalize_doi
+from tasks.snapshots.bounded import chunks, too_large
 from tasks.snapshots.schema import WORKS, WORKS_TABLE, in_batches
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
@@ -59,6 +59,7 @@ _CORR = re.compile(r"^abs/(.+)$")
 
 
 PIECE = 1 << 24  # bytes of XML per piece: ~28,000 records of ~600 bytes
+RECORD = 1 << 23  # bytes one record may hold (dblp's largest are a few KB)
 # A record ends with its closing tag (the records a build skips too: a piece may end with one).
 _ENDS = tuple(f"</{tag}>".encode() for tag in [*TYPES, *SKIPPED])
 _ROOT, _ROOT_END = b"<dblp>", b"</dblp>"
@@ -85,34 +86,29 @@ def read(path: Path) -> Generator[pa.RecordBatch, None, int]:
 
 
 def pieces(path: Path) -> Iterator[Piece]:
-    """The dump cut into pieces of whole records."""
+    """The dump cut into pieces of whole records; one holding no record's end within RECORD
+    bytes past a piece is refused (memory stays bounded whatever the dump expands to)."""
     dtd = path.parent / "dblp.dtd"
     check_dtd(dtd, path)
-    try:
-        yield from _cut(path, dtd)
-    except EOFError:
-        what = "the gzip stream ends early; a truncated download?"
-        raise SnapshotFormatError(path, what) from None
-
-
-def _cut(path: Path, dtd: Path) -> Iterator[Piece]:
-    with gzip.open(path) if path.name.endswith(".gz") else path.open("rb") as stream:
-        held = stream.read(PIECE)
-        root = held.find(_ROOT)
-        if root < 0:
-            raise SnapshotFormatError(path, "no <dblp> element where the dump begins")
-        header, held = held[: root + len(_ROOT)], held[root + len(_ROOT) :]
-        while more := stream.read(PIECE):
-            held += more
-            if cut := _last_record_end(held):
-                yield Piece(path, dtd, header, held[:cut])
-                held = held[cut:]
-        rest = held.strip()
-        if not rest.endswith(_ROOT_END):
-            what = "not well-formed XML (it ends before </dblp>); a truncated download?"
-            raise SnapshotFormatError(path, what)
-        if rest := rest[: -len(_ROOT_END)].strip():
-            yield Piece(path, dtd, header, rest)
+    stream = chunks(path, PIECE)
+    held = next(stream, b"")
+    root = held.find(_ROOT)
+    if root < 0:
+        raise SnapshotFormatError(path, "no <dblp> element where the dump begins")
+    header, held = held[: root + len(_ROOT)], held[root + len(_ROOT) :]
+    for more in stream:
+        held += more
+        if cut := _last_record_end(held):
+            yield Piece(path, dtd, header, held[:cut])
+            held = held[cut:]
+        if len(held) > PIECE + RECORD:
+            raise too_large(path, "a record (or what lies between two)", RECORD)
+    rest = held.strip()
+    if not rest.endswith(_ROOT_END):
+        what = "not well-formed XML (it ends before </dblp>); a truncated download?"
+        raise SnapshotFormatError(path, what)
+    if rest := rest[: -len(_ROOT_END)].strip():
+        yield Piece(path, dtd, header, rest)
 
 
 def _last_record_end(held: bytes) -> int:
