@@ -11,6 +11,10 @@
 | `dblp-xxe`          | dblp.xml.gz declaring a `SYSTEM "file://..."` entity used in a     |
 |                     | title: refused, the file's content nowhere in the output           |
 
+Beside them, the Markdown reader on the heading that was cubic (`# a`, N spaces, `x`: 4 KB took
+98.6 s, 20 KB ran past 10 min): `read_inputs` of a .md holding it, timed for 4 KB, 20 KB and
+5 MB (`markdown-heading-N`; goal: linear, seconds at most).
+
 Each bomb is a gzip file of several members (one compressed block of 64 MiB written again and
 again): a few MB on disk, written in seconds. The build runs as the CLI does (`python -m
 flows.cli`, its own CITEAUDIT_SNAPSHOTS) under `nice`; its process tree (the CLI and its
@@ -164,6 +168,17 @@ def run_build(case: str, folder: Path, args: list[str], expands: float) -> Resul
     )
 
 
+def markdown_heading(folder: Path, spaces: int) -> float:
+    """Seconds (CPU) `read_inputs` takes on a .md whose heading ends in `spaces` spaces."""
+    from tasks.read.inputs import read_inputs
+
+    path = folder / f"heading-{spaces}.md"
+    path.write_text("# a" + " " * spaces + "x\n\n## References\n\n1. Smith, 2020. A work.\n")
+    started = time.process_time()
+    read_inputs([path])
+    return time.process_time() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workdir", type=Path, default=None)
@@ -190,6 +205,11 @@ def main() -> None:
                 flush=True,
             )
             shutil.rmtree(folder, ignore_errors=True)
+        if options.only is None:
+            print("\n| case | CPU s |\n|---|---|")
+            for spaces in (4_000, 20_000, 5_000_000):
+                seconds = markdown_heading(work, spaces)
+                print(f"| `markdown-heading-{spaces}` | **{seconds:.3f}** |", flush=True)
     finally:
         if options.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
