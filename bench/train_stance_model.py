@@ -417,39 +417,50 @@ def _fmt(figure: dict[str, float]) -> str:
     return ", ".join(f"{name} {value:.3f}" for name, value in figure.items())
 
 
-def run_cv(recipes: Sequence[str], threads: int) -> None:
-    """Per recipe: 5 SciFact folds, then the all-SciFact head on Check-COVID dev; each run's
-    logits saved in WORK/runs as it finishes."""
+def run_cv(recipes: Sequence[str], threads: int, only: str | None = None) -> None:
+    """Per recipe: 5 SciFact folds, then the head trained on all of SciFact on Check-COVID dev;
+    each run's logits saved in WORK/runs as it finishes. The last head scores Check-COVID test
+    too, kept apart (WORK/runs/RECIPE-test.json) and read only by `--part test`."""
     import torch
 
     torch.set_num_threads(threads)
     pairs = json.loads((WORK / "pairs.json").read_text())
     texts = Texts()
-    covid_train = [p for p in pairs if p["source"] == "check_covid" and p["split"] == "train"]
-    dev = [p for p in pairs if p["source"] == "check_covid" and p["split"] == "dev"]
+    covid = {
+        split: [p for p in pairs if p["source"] == "check_covid" and p["split"] == split]
+        for split in ("train", "dev", "test")
+    }
     scifact = [p for p in pairs if p["source"] == "scifact"]
     (WORK / "runs").mkdir(exist_ok=True)
     for recipe in recipes:
-        for k in [*range(support.FOLDS), "dev"]:
+        for k in [*map(str, range(support.FOLDS)), "dev"]:
             target = WORK / "runs" / f"{recipe}-{k}.json"
-            if target.exists():
+            if target.exists() or only not in (None, k):
                 continue
-            held = dev if k == "dev" else [p for p in scifact if p["fold"] == k]
-            rest = [p for p in scifact if p.get("fold") != k] + covid_train
+            held = covid["dev"] + covid["test"] if k == "dev" else []
+            held = held or [p for p in scifact if str(p["fold"]) == k]
+            rest = [p for p in scifact if str(p["fold"]) != k] + covid["train"]
             started = time.perf_counter()
             print(f"{recipe} {k}: train {len(rest)} pairs, score {len(held)}", flush=True)
             logits = train(recipe, rest, held, texts)
-            target.write_text(
-                json.dumps(
-                    {
-                        "gold": [p["stance"] for p in held],
-                        "kind": [p["kind"] for p in held],
-                        "logits": logits,
-                    }
-                )
-            )
+            if k == "dev":
+                cut = len(covid["dev"])
+                _save(WORK / "runs" / f"{recipe}-test.json", held[cut:], logits, slice(cut, None))
+                held = held[:cut]
+            _save(target, held, logits, slice(0, len(held)))
             print(f"{recipe} {k}: {(time.perf_counter() - started) / 60:.1f} min", flush=True)
     report()
+
+
+def _save(
+    target: Path, held: Sequence[Pair], logits: dict[int, list[list[list[float]]]], part: slice
+) -> None:
+    saved = {
+        "gold": [p["stance"] for p in held],
+        "kind": [p["kind"] for p in held],
+        "logits": {epoch: rows[part] for epoch, rows in logits.items()},
+    }
+    target.write_text(json.dumps(saved))
 
 
 def _figures(
@@ -511,19 +522,11 @@ def report() -> None:
         print(f"chosen: {best[1]}, {best[2]} epochs, call_at {best[3]} (mean macro {best[0]:.3f})")
 
 
-def test(recipe: str, epochs: int, call_at: float, threads: int) -> None:
-    """The chosen head, trained on all of SciFact and Check-COVID train, on Check-COVID test."""
-    import torch
-
-    torch.set_num_threads(threads)
-    pairs = json.loads((WORK / "pairs.json").read_text())
-    rest = [p for p in pairs if p["source"] == "scifact" or p["split"] == "train"]
-    held = [p for p in pairs if p["source"] == "check_covid" and p["split"] == "test"]
-    settings = RECIPES[recipe]
-    settings["epochs"] = (epochs,)
-    logits = train(recipe, rest, held, Texts())[epochs]
-    figure = f1([p["stance"] for p in held], [called(lg, call_at) for lg in logits])
-    print(f"Check-COVID test ({len(held)} pairs): {_fmt(figure)}")
+def test(recipe: str, epochs: int, call_at: float) -> None:
+    """The chosen head (trained on all of SciFact and Check-COVID train) on Check-COVID test."""
+    saved = json.loads((WORK / "runs" / f"{recipe}-test.json").read_text())
+    figure = _figures(saved, str(epochs), call_at, {"cited"})
+    print(f"Check-COVID test ({len(saved['gold'])} pairs): {_fmt(figure)}")
 
 
 def main() -> None:
@@ -532,17 +535,18 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--recipe", action="append", choices=list(RECIPES))
     parser.add_argument("--epochs", type=int, default=0, help="--part test")
+    parser.add_argument("--only", help="--part cv: only this run (a fold's number, or dev)")
     parser.add_argument("--call-at", type=float, default=0.5, help="--part test")
     args = parser.parse_args()
     started = time.perf_counter()
     if args.part == "states":
         states()
     if args.part == "cv":
-        run_cv(args.recipe or list(RECIPES), args.threads)
+        run_cv(args.recipe or list(RECIPES), args.threads, args.only)
     if args.part == "report":
         report()
     if args.part == "test":
-        test(args.recipe[0], args.epochs, args.call_at, args.threads)
+        test(args.recipe[0], args.epochs, args.call_at)
     print(f"wall time {(time.perf_counter() - started) / 60:.1f} min")
 
 
