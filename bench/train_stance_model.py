@@ -33,12 +33,18 @@ Trained with AdamW, classes weighted by inverse frequency, seed SEED.
 
 Selection (`--part cv`): SciFact's 5 folds by claim (train_support_model.folds_of); fold k's head
 is trained on the other four folds' pairs and Check-COVID train, scored on fold k's cited pairs
-(3 classes: SUPPORT, REFUTE, NEUTRAL = NOT ENOUGH INFO) and on its hard and random ones; a head
-trained on all of SciFact and Check-COVID train is scored on Check-COVID dev. Each recipe and
-epoch count gets both figures; results are kept per run in WORK (a rerun skips what is done).
-`--part report` prints them and picks the recipe and epoch by the mean of SciFact's CV macro-F1
-and Check-COVID dev's; `--part test --recipe R --epochs E` scores that head on Check-COVID test,
-once.
+(3 classes: SUPPORT, REFUTE, NEUTRAL = NOT ENOUGH INFO) and on its hard and random ones; the head
+trained on all of SciFact and Check-COVID train is scored on Check-COVID dev, and on its test set,
+kept apart. Each recipe's epoch counts and CALL_AT get both figures; each run's logits are kept in
+WORK/runs as it finishes (a rerun skips what is done; `--only K` runs one fold, or dev, so runs can
+go side by side). `--part report` prints them and picks recipe, epochs and CALL_AT by the mean of
+SciFact's CV macro-F1 and Check-COVID dev's; `--part test --recipe R --epochs E --call-at P`
+prints that head's test figure, once.
+
+Cost: one thread (two threads spin against each other on this loaded machine: a step took 20
+times as long). The states take ~8 min of wall at load 10 (9,179 texts); a pooled run ~40 s of
+CPU, an align run (5 epochs) ~2.5 min of CPU, which at nice 19 beside the other jobs' load of
+15-30 was 30-60 min of wall each. Figures: bench/RESULTS.md, "Claim support's stance".
 """
 
 import argparse
@@ -487,7 +493,7 @@ def _two_way(saved: dict[str, Any], epoch: str) -> dict[str, float]:
 def report() -> None:
     """Each recipe, epoch count and CALL_AT: SciFact CV (cited pairs, mean of folds) and
     Check-COVID dev; the choice by their mean macro-F1."""
-    best: tuple[float, str, str, float] | None = None
+    best: tuple[float, str, str, float, int] | None = None
     for recipe in RECIPES:
         runs = {
             k: WORK / "runs" / f"{recipe}-{k}.json"
@@ -513,13 +519,16 @@ def report() -> None:
                 if "dev" in done:
                     dev = _figures(done["dev"], epoch, call_at, {"cited"})
                     line += f"; Check-COVID dev {_fmt(dev)}"
-                    if len(folds) == support.FOLDS:
+                    if folds:
                         chosen = (mean["macro"] + dev["macro"]) / 2
                         if best is None or chosen > best[0]:
-                            best = (chosen, recipe, epoch, call_at)
+                            best = (chosen, recipe, epoch, call_at, len(folds))
                 print(line)
     if best:
-        print(f"chosen: {best[1]}, {best[2]} epochs, call_at {best[3]} (mean macro {best[0]:.3f})")
+        print(
+            f"chosen: {best[1]}, {best[2]} epochs, call_at {best[3]} (mean macro {best[0]:.3f}; "
+            f"SciFact folds done: {best[4]} of {support.FOLDS})"
+        )
 
 
 def test(recipe: str, epochs: int, call_at: float) -> None:
