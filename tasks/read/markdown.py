@@ -182,7 +182,7 @@ def _cited(
     identifiers (matched to a list item when one carries the same identifier, else read as
     references of their own)."""
     cited = _Cited()
-    for key in _marker_keys(sentence):
+    for key in marker_keys(sentence):
         if key in listed:
             cited.references.append(listed[key])
         else:
@@ -300,11 +300,11 @@ def _row_text(line: str) -> str:
 
 def _sentences(paragraphs: list[tuple[int, str]]) -> Iterator[tuple[str, int, str]]:
     for p, (line, text) in enumerate(paragraphs, start=1):
-        for s, sentence in enumerate(_split_sentences(text), start=1):
+        for s, sentence in enumerate(split_sentences(text), start=1):
             yield f"p{p}-s{s}", line, sentence
 
 
-def _split_sentences(text: str) -> list[str]:
+def split_sentences(text: str) -> list[str]:
     sentences = []
     start = 0
     for end in _SENTENCE_END.finditer(text):
@@ -325,7 +325,7 @@ def _is_abbreviation(before_stop: str, after: str) -> bool:
     return last in _ABBREVIATIONS or (last == "no" and after[:1].isdigit())
 
 
-def _marker_keys(sentence: str) -> list[str]:
+def marker_keys(sentence: str) -> list[str]:
     """The list keys a sentence's markers name, in order: `[1, 3]` -> `[1]`, `[3]`."""
     keys = []
     for marker in _MARKER.finditer(sentence):

@@ -1,0 +1,194 @@
+"""A PDF's in-text citations: each body sentence that carries a marker becomes a Claim, linked
+to the references its markers name, as a crew report's sentences are (tasks/read/markdown.py
+splits the sentences and reads the bracketed markers).
+
+- Numbered markers: `[3]`, `[3–5, 9]`, `[3]–[5]`, `Smith et al. [3]`; superscripts (`⁽3,5⁾` as
+  the layout keeps them) count as numbered markers in a paper that cites by superscript (more
+  superscript numbers than bracketed markers), and are dropped as footnote marks otherwise.
+- Author-year: `(Smith et al., 2020; Lee and Park, 2019a)`, `[Smith et al. 2020]` and
+  `Smith et al. (2020)`, linked to the one entry of the list whose author part (its first
+  words) names that surname and whose text writes that year.
+- A marker belongs to the list that follows it (a thesis's chapter cites its own list).
+  A marker that names no entry is a missing citation (an input error of kind `missing`, and
+  the claim keeps it); an entry no marker names is reported as never cited (still audited).
+"""
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from models.audit import Claim, InputError, ReadResult, Reference
+from tasks.read.markdown import marker_keys, split_sentences
+from tasks.read.pdf.layout import SUPER_CLOSE, SUPER_OPEN, Document, clean
+from tasks.read.pdf.references import ReferenceList, joined
+from tasks.textnorm import fold
+
+_SUPERSCRIPT = re.compile(SUPER_OPEN + r"([\d,\u2013\-\s]+)" + SUPER_CLOSE)
+_BRACKETED = re.compile(r"\[\d+(?:\s*[-\u2013,;]\s*\d+)*\]")
+_GROUP = re.compile(r"[(\[]([^()\[\]]*?\b(?:1[89]|20)\d\d[a-z]?)[)\]]")
+_PART = re.compile(
+    r"^(?:see |e\.g\.,? |cf\. )?(?P<who>[A-Z][^\d,;()\[\]]*?),?\s+(?P<years>(?:(?:1[89]|20)\d\d[a-z]?(?:,\s*)?)+)$"
+)
+_NARRATIVE = re.compile(
+    r"(?P<who>[A-Z][\w'\u2019-]+(?:\s+(?:et al\.|and|&)\s*(?:[A-Z][\w'\u2019-]+)?)?)\s+"
+    r"[(\[](?P<year>(?:1[89]|20)\d\d[a-z]?)[)\]]"
+)
+_YEAR = re.compile(r"(?:1[89]|20)\d\d[a-z]?")
+_COAUTHOR = re.compile(r"\s+(?:and|&|et al\.?)(?:\s|$)")
+_AUTHOR_PART = 80  # characters of an entry where its authors are written
+
+
+@dataclass
+class _Part:
+    """The body text a reference list's markers are read in, and that list's references."""
+
+    references: dict[str, Reference]
+    texts: list[tuple[int, str]] = field(default_factory=list)  # (page, paragraph text)
+
+
+def cited(
+    path: Path, document: Document, lists: Sequence[tuple[ReferenceList, dict[str, Reference]]]
+) -> ReadResult:
+    result = ReadResult()
+    parts = _parts(document, lists)
+    superscripts = sum(len(_SUPERSCRIPT.findall(t)) for p in parts for _, t in p.texts)
+    brackets = sum(len(_BRACKETED.findall(t)) for p in parts for _, t in p.texts)
+    numbered_by_superscript = superscripts > brackets
+    used: set[int] = set()
+    for n, part in enumerate(parts):
+        for claim_id, sentence in _sentences(part.texts, n):
+            text = _markers_written(sentence, numbered_by_superscript)
+            found, missing = _linked(text, part.references)
+            if not found and not missing:
+                continue
+            result.claims.append(
+                Claim(
+                    claim_id=claim_id,
+                    claim_text=text,
+                    source_file=str(path),
+                    missing_citations=missing,
+                )
+            )
+            for written in missing:
+                reason = f"cites {written}, which the reference list does not have"
+                result.errors.append(
+                    InputError(
+                        source_file=str(path), entry_key=claim_id, reason=reason, kind="missing"
+                    )
+                )
+            for reference in found:
+                used.add(id(reference))
+                if claim_id not in reference.claim_ids:
+                    reference.claim_ids.append(claim_id)
+    for _, references in lists:
+        for reference in references.values():
+            if id(reference) not in used:
+                result.errors.append(
+                    InputError(
+                        source_file=str(path),
+                        entry_key=reference.provenance.entry_key,
+                        reason=f"never cited in the text of {path.name} (audited all the same)",
+                        kind="uncited",
+                    )
+                )
+    return result
+
+
+def _parts(
+    document: Document, lists: Sequence[tuple[ReferenceList, dict[str, Reference]]]
+) -> list[_Part]:
+    """The body lines before each list (after the one before it), as one text per page."""
+    parts = [_Part(references) for _, references in lists]
+    skipped = {
+        i
+        for listed, _ in lists
+        for i in range(listed.start - (listed.heading is not None), listed.stop)
+    }
+    owner = 0
+    pages: dict[tuple[int, int], list[int]] = {}
+    for index, line in enumerate(document.lines):
+        while owner < len(lists) - 1 and index >= lists[owner][0].stop:
+            owner += 1
+        if index not in skipped:
+            pages.setdefault((owner, line.page), []).append(index)
+    for (owner, page), indexes in pages.items():
+        lines = [document.lines[i] for i in indexes]
+        text = joined([line.text for line in lines], [line.hyphenated for line in lines])
+        parts[owner].texts.append((page, text))
+    return parts
+
+
+def _sentences(texts: list[tuple[int, str]], part: int) -> Iterator[tuple[str, str]]:
+    prefix = f"l{part + 1}-" if part else ""
+    for page, text in texts:
+        for s, sentence in enumerate(split_sentences(text), start=1):
+            yield f"{prefix}p{page}-s{s}", sentence
+
+
+def _markers_written(sentence: str, numbered_by_superscript: bool) -> str:
+    """The sentence with superscript citations written `[3,5]` (or footnote marks dropped)."""
+    replacement = (lambda m: f"[{m.group(1).strip()}]") if numbered_by_superscript else ""
+    text = _SUPERSCRIPT.sub(replacement, sentence)
+    return clean(text.replace(SUPER_OPEN, "").replace(SUPER_CLOSE, ""))
+
+
+def _linked(sentence: str, references: dict[str, Reference]) -> tuple[list[Reference], list[str]]:
+    found: list[Reference] = []
+    missing: list[str] = []
+    for key in marker_keys(sentence):
+        label = key.strip("[]")
+        if label in references:
+            found.append(references[label])
+        else:
+            missing.append(key)
+    for written, who, year in _author_years(sentence):
+        matches = _by_author_year(references, who, year)
+        if len(matches) == 1:
+            found.append(matches[0])
+        elif not marker_keys(sentence):
+            missing.append(written)
+    return list({id(ref): ref for ref in found}.values()), missing
+
+
+def _author_years(sentence: str) -> Iterator[tuple[str, str, str]]:
+    """Each author-year citation as written, its first author's surname and its year."""
+    seen: set[tuple[str, str]] = set()
+    for group in _GROUP.finditer(sentence):
+        for part in group.group(1).split(";"):
+            found = _PART.match(part.strip())
+            if found is None:
+                continue
+            who = _COAUTHOR.split(found.group("who"))[0].strip()
+            for year in _YEAR.findall(found.group("years")):
+                if (who, year) not in seen:
+                    seen.add((who, year))
+                    yield f"({who}, {year})", who, year
+    for found in _NARRATIVE.finditer(sentence):
+        who = _COAUTHOR.split(found.group("who"))[0].strip()
+        if (who, found.group("year")) not in seen:
+            seen.add((who, found.group("year")))
+            yield f"{who} ({found.group('year')})", who, found.group("year")
+
+
+def _by_author_year(references: dict[str, Reference], who: str, year: str) -> list[Reference]:
+    """The entries whose author part names `who` and whose text writes `year`; where several
+    do, those naming `who` first."""
+    surname = fold(who)
+    if not surname or surname in ("see", "in", "the"):
+        return []
+    pattern = re.compile(rf"\b{re.escape(year)}\b" if year[-1].isalpha() else rf"\b{year}(?!\d)")
+    ranked: list[tuple[int, Reference]] = []
+    for reference in references.values():
+        raw = reference.raw or ""
+        if not pattern.search(raw):
+            continue
+        if year[-1].isdigit() and re.search(rf"\b{year}[a-z]\b", raw):
+            continue  # `2020a` is another entry's
+        position = fold(raw[:_AUTHOR_PART]).find(surname)
+        if position >= 0:
+            ranked.append((position, reference))
+    if not ranked:
+        return []
+    best = min(position for position, _ in ranked)
+    return [reference for position, reference in ranked if position == best]
