@@ -144,7 +144,7 @@ def score(pdf: Path) -> Score:
     item_words = [_words(p.text) | _words(known["titles"].get(p.key, "")) for p in items]
     pairs = sorted(
         (
-            (len(rw & iw) / max(len(rw), 1), r, i)
+            (len(rw & iw) / max(min(len(rw), len(iw)), 1), r, i)
             for r, rw in enumerate(row_words)
             for i, iw in enumerate(item_words)
             if rw & iw

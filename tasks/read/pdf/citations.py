@@ -24,7 +24,7 @@ from tasks.read.pdf.layout import SUPER_CLOSE, SUPER_OPEN, Document, clean
 from tasks.read.pdf.references import ReferenceList, joined
 from tasks.textnorm import fold
 
-_SUPERSCRIPT = re.compile(SUPER_OPEN + r"([\d,\u2013\-\s]+)" + SUPER_CLOSE)
+_SUPERSCRIPT = re.compile(r"\s*" + SUPER_OPEN + r"([\d,\u2013\-\s]+)" + SUPER_CLOSE + r"\s*")
 _BRACKETED = re.compile(r"\[\d+(?:\s*[-\u2013,;]\s*\d+)*\]")
 _GROUP = re.compile(r"[(\[]([^()\[\]]*?\b(?:1[89]|20)\d\d[a-z]?)[)\]]")
 _PART = re.compile(
@@ -57,8 +57,8 @@ def cited(
     numbered_by_superscript = superscripts > brackets
     used: set[int] = set()
     for n, part in enumerate(parts):
-        for claim_id, sentence in _sentences(part.texts, n):
-            text = _markers_written(sentence, numbered_by_superscript)
+        texts = [(page, _markers_written(t, numbered_by_superscript)) for page, t in part.texts]
+        for claim_id, text in _sentences(texts, n):
             found, missing = _linked(text, part.references)
             if not found and not missing:
                 continue
@@ -126,10 +126,11 @@ def _sentences(texts: list[tuple[int, str]], part: int) -> Iterator[tuple[str, s
             yield f"{prefix}p{page}-s{s}", sentence
 
 
-def _markers_written(sentence: str, numbered_by_superscript: bool) -> str:
-    """The sentence with superscript citations written `[3,5]` (or footnote marks dropped)."""
-    replacement = (lambda m: f"[{m.group(1).strip()}]") if numbered_by_superscript else ""
-    text = _SUPERSCRIPT.sub(replacement, sentence)
+def _markers_written(text: str, numbered_by_superscript: bool) -> str:
+    """The text with superscript citations written `[3,5]`, glued to the word or full stop
+    before them as the sentence splitter expects (or, as footnote marks, dropped)."""
+    replacement = (lambda m: f"[{m.group(1).strip()}] ") if numbered_by_superscript else " "
+    text = _SUPERSCRIPT.sub(replacement, text)
     return clean(text.replace(SUPER_OPEN, "").replace(SUPER_CLOSE, ""))
 
 

@@ -240,7 +240,7 @@ def _line(chars: list[_Char], page: int, width: float, hyphenated: bool) -> Line
             char.boxed
             and char.size < 0.85 * size
             and char.bottom > baseline + 0.2 * size
-            and (char.text.isdigit() or (raised and char.text in ",-\u2013"))
+            and (char.text.isdigit() or (raised and char.text in ",-\u2013\x15"))
         )
         if up != raised and char.boxed:
             parts.append(SUPER_OPEN if up else SUPER_CLOSE)
