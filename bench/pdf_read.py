@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pylatexenc.latex2text import LatexNodes2Text
 
-_BIBITEM = re.compile(r"\\bibitem\s*")
+_BIBITEM = re.compile(r"\\bibitem(?![A-Za-z@])\s*")
 _ENTRY = re.compile(r"\\entry\{([^}]*)\}\{[^}]*\}\{[^}]*\}(.*?)\\endentry", re.S)
 _REFSECTION = re.compile(r"\\refsection\{(\d+)\}(.*?)\\endrefsection", re.S)
 _SKIPPED = re.compile(r"(?:\s|%[^\n]*\n)*")
