@@ -71,7 +71,8 @@ def printed(bbl: Path) -> list[Printed]:
         position = 0
         if item.startswith("["):
             position = _braced(item, 0)
-        position += len(_SKIPPED.match(item, position).group())
+        skipped = _SKIPPED.match(item, position)
+        position = skipped.end() if skipped else position
         end = _braced(item, position)
         key = item[position + 1 : end - 1].strip()
         found.append(Printed(key, 0, _detexed(to_text, item[end:])))
@@ -195,11 +196,14 @@ def main() -> None:
     for folder in folders:
         scores = [score(pdf) for pdf in sorted(folder.glob("*.pdf"))]
         print(f"\n{folder.name}")
-        print(f"{'PDF':<28}{'rows/printed':>14}{'titles':>14}{'stray':>7}{'markers':>16}{'CPU s':>7}")
+        print(
+            f"{'PDF':<28}{'rows/printed':>14}{'titles':>14}{'stray':>7}{'markers':>16}{'CPU s':>7}"
+        )
         for s in scores:
             print(
                 f"{s.name:<28}{s.rows:>7}/{s.printed:<6}{s.titles:>6}/{s.titled:<3}{s.title_share:>5.0%}"
-                f"{s.stray:>7}{s.linked:>8}/{s.markers:<4}{s.linked / max(s.markers, 1):>4.0%}{s.seconds:>7.2f}"
+                f"{s.stray:>7}{s.linked:>8}/{s.markers:<4}{s.linked / max(s.markers, 1):>4.0%}"
+                f"{s.seconds:>7.2f}"
             )
         titled = sum(s.titled for s in scores)
         rows = sum(s.rows for s in scores)

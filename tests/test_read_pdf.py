@@ -40,7 +40,9 @@ def test_two_columns_author_year_and_unheaded_lists_keep_their_titles(name: str)
     items = printed(pdf.with_suffix(".bbl"))
     titles = json.loads(pdf.with_suffix(".json").read_text())["titles"]
     rows = [squeezed(ref.raw or "") for ref in read.references]
-    found = sum(1 for item in items if any(squeezed(titles.get(item.key, "")) in row for row in rows))
+    found = sum(
+        1 for item in items if any(squeezed(titles.get(item.key, "")) in row for row in rows)
+    )
     assert found >= 0.95 * len(items)
     assert 0.95 * len(items) <= len(read.references) <= 1.05 * len(items)
 
@@ -64,7 +66,10 @@ def test_author_year_markers_are_linked_by_first_author_and_year() -> None:
 
 
 def test_hyphens_ligatures_and_tex_accents_are_undone() -> None:
-    assert clean("e\x1ecient Ram\u00b4on Syst`eme Franc\u00b8ais") == "efficient Ramón Système Français"
+    assert (
+        clean("e\x1ecient Ram\u00b4on Syst`eme Franc\u00b8ais")
+        == "efficient Ramón Système Français"
+    )
     assert joined(["an esti", "mation of"], [True, False]) == "an estimation of"
     assert joined(["energy", "based models"], [True, False]) == "energy-based models"
     assert joined(["Abdel", "Hamid"], [True, False]) == "Abdel-Hamid"

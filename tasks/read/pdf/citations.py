@@ -27,15 +27,14 @@ from tasks.textnorm import fold
 _SUPERSCRIPT = re.compile(r"\s*" + SUPER_OPEN + r"([\d,\u2013\-\s]+)" + SUPER_CLOSE + r"\s*")
 _BRACKETED = re.compile(r"\[\d+(?:\s*[-\u2013,;]\s*\d+)*\]")
 _GROUP = re.compile(r"[(\[]([^()\[\]]*?\b(?:1[89]|20)\d\d[a-z]?)[)\]]")
-_PART = re.compile(
-    r"^(?:see |e\.g\.,? |cf\. )?(?P<who>[A-Z][^\d,;()\[\]]*?),?\s+(?P<years>(?:(?:1[89]|20)\d\d[a-z]?(?:,\s*)?)+)$"
-)
+_YEAR_WORD = re.compile(r"(?:1[89]|20)\d\d[a-z]?")
+_LEADS = ("see", "e.g.", "cf.", "e.g.,")
+_NOT_IN_NAMES = re.compile(r"[\d()\[\]]")
 _NARRATIVE = re.compile(
     r"(?P<who>[A-Z][\w'\u2019-]+(?:\s+(?:et al\.|and|&)\s*(?:[A-Z][\w'\u2019-]+)?)?)\s+"
     r"[(\[](?P<year>(?:1[89]|20)\d\d[a-z]?)[)\]]"
 )
-_YEAR = re.compile(r"(?:1[89]|20)\d\d[a-z]?")
-_COAUTHOR = re.compile(r"\s+(?:and|&|et al\.?)(?:\s|$)")
+_COAUTHOR = re.compile(r"(?<!\s)\s++(?:and|&|et al\.?)(?:\s|$)")
 _AUTHOR_PART = 80  # characters of an entry where its authors are written
 
 
@@ -157,11 +156,11 @@ def _author_years(sentence: str) -> Iterator[tuple[str, str, str]]:
     seen: set[tuple[str, str]] = set()
     for group in _GROUP.finditer(sentence):
         for part in group.group(1).split(";"):
-            found = _PART.match(part.strip())
+            found = _author_and_years(part)
             if found is None:
                 continue
-            who = _COAUTHOR.split(found.group("who"))[0].strip()
-            for year in _YEAR.findall(found.group("years")):
+            who, years = found
+            for year in years:
                 if (who, year) not in seen:
                     seen.add((who, year))
                     yield f"({who}, {year})", who, year
@@ -170,6 +169,21 @@ def _author_years(sentence: str) -> Iterator[tuple[str, str, str]]:
         if (who, found.group("year")) not in seen:
             seen.add((who, found.group("year")))
             yield f"{who} ({found.group('year')})", who, found.group("year")
+
+
+def _author_and_years(part: str) -> tuple[str, list[str]] | None:
+    """`Smith et al., 2020, 2021b` -> ("Smith", ["2020", "2021b"]); None if it is no citation
+    (`Section 3, 2020`: no capitalised name before the years)."""
+    words = part.replace(",", " ").split()
+    years: list[str] = []
+    while words and _YEAR_WORD.fullmatch(words[-1]):
+        years.insert(0, words.pop())
+    while words and words[0].lower() in _LEADS:
+        words.pop(0)
+    who = " ".join(words)
+    if not years or not who[:1].isupper() or _NOT_IN_NAMES.search(who):
+        return None
+    return _COAUTHOR.split(who)[0].strip(), years
 
 
 def _by_author_year(references: dict[str, Reference], who: str, year: str) -> list[Reference]:

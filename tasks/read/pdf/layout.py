@@ -181,7 +181,12 @@ def _chars(textpage: pypdfium2.PdfTextPage) -> Iterator[_Char]:
             yield _Char(text)
             continue
         pdfium.FPDFText_GetCharBox(
-            raw, index, ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top)
+            raw,
+            index,
+            ctypes.byref(left),
+            ctypes.byref(right),
+            ctypes.byref(bottom),
+            ctypes.byref(top),
         )
         size = pdfium.FPDFText_GetFontSize(raw, index)
         yield _Char(text, left.value, right.value, bottom.value, top.value, size, boxed=True)
@@ -279,11 +284,7 @@ def _without_running_lines(lines: list[Line]) -> list[Line]:
     for page, indexes in by_page.items():
         highest = max(lines[i].top for i in indexes)
         lowest = min(lines[i].bottom for i in indexes)
-        found = {
-            i
-            for i in indexes
-            if lines[i].top >= highest - 1 or lines[i].bottom <= lowest + 1
-        }
+        found = {i for i in indexes if lines[i].top >= highest - 1 or lines[i].bottom <= lowest + 1}
         edges[page] = found
         shapes.update({_shape(lines[i].text) for i in found})
     repeated = 2 if len(by_page) < 6 else 3

@@ -164,10 +164,7 @@ def _by_layout(lines: Sequence[Line]) -> list[list[Line]]:
     step = usual[len(usual) // 4] if usual else 0.0
     groups: list[list[Line]] = []
     for line, indent, gap in zip(lines, indents, gaps, strict=True):
-        if hanging:
-            starts = indent <= 2
-        else:
-            starts = gap is None or gap > step * 1.25 + 0.5
+        starts = indent <= 2 if hanging else gap is None or gap > step * 1.25 + 0.5
         if starts or not groups:
             groups.append([line])
         else:
@@ -204,7 +201,7 @@ def _entry(lines: list[Line]) -> Entry | None:
     return Entry(label, lines[0].page, text, lines)
 
 
-_LAST_WORD = re.compile(r"(\w+)$")
+_LAST_WORD = re.compile(r"(?<!\w)(\w+)$")
 _FIRST_WORD = re.compile(r"^(\w+)")
 
 
