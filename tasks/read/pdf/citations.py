@@ -164,11 +164,11 @@ def _author_years(sentence: str) -> Iterator[tuple[str, str, str]]:
                 if (who, year) not in seen:
                     seen.add((who, year))
                     yield f"({who}, {year})", who, year
-    for found in _NARRATIVE.finditer(sentence):
-        who = _COAUTHOR.split(found.group("who"))[0].strip()
-        if (who, found.group("year")) not in seen:
-            seen.add((who, found.group("year")))
-            yield f"{who} ({found.group('year')})", who, found.group("year")
+    for narrative in _NARRATIVE.finditer(sentence):
+        who, year = _COAUTHOR.split(narrative.group("who"))[0].strip(), narrative.group("year")
+        if (who, year) not in seen:
+            seen.add((who, year))
+            yield f"{who} ({year})", who, year
 
 
 def _author_and_years(part: str) -> tuple[str, list[str]] | None:
