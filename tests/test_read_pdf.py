@@ -118,3 +118,13 @@ def test_a_pdf_among_other_inputs_is_read_like_any_other(tmp_path) -> None:
     assert len(read.references) == 1 + len(printed(TUNE / "article-plain.bbl"))
     forced = read_inputs([pdf], format="pdf")
     assert len(forced.references) == len(printed(TUNE / "article-plain.bbl"))
+
+
+def test_the_paper_itself_is_the_subject_not_a_row() -> None:
+    pdf = TUNE / "revtex-aps.pdf"  # no metadata title: the first page's largest type
+    read = read_pdf(pdf)
+    truth = json.loads(pdf.with_suffix(".json").read_text())
+    [paper] = read.subjects
+    assert (paper.doi, paper.title) == (truth["doi"], truth["title"])
+    assert all(ref.ids.doi != truth["doi"] for ref in read.references)
+    assert read_pdf(TUNE / "article-plain.pdf").subjects[0].authors == ["Ada Fixture"]

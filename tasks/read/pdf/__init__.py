@@ -27,6 +27,7 @@ from tasks.read.common import free_text_item, make_reference
 from tasks.read.kinds import PDF_MAGIC
 from tasks.read.pdf.layout import Document, PdfUnreadable, read_document
 from tasks.read.pdf.references import ReferenceList, reference_lists
+from tasks.read.pdf.subject import subject
 from tasks.read.plaintext import identifiers_in_line
 
 FORMAT = "pdf"
@@ -54,7 +55,8 @@ def read_pdf(path: Path) -> ReadResult:
     reason = _unread(document, lists)
     if reason is not None:
         return ReadResult(errors=[InputError(source_file=str(path), reason=reason)])
-    result = ReadResult()
+    first = lists[0].start - (lists[0].heading is not None)
+    result = ReadResult(subjects=[subject(path, document, first)])
     keyed = []
     for listed in lists:
         refs = {}
