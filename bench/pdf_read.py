@@ -99,7 +99,7 @@ def printed_titles(pdf: Path) -> list[str]:
 
 
 _WORD = re.compile(r"[a-z]{3,}")
-_TAG = re.compile(r"\bF(\d{3})\b")
+_TAG = re.compile(r"\bF(\d{3,})\b")
 
 
 @dataclass

@@ -26,7 +26,7 @@ from models.audit import InputError, ReadResult
 from tasks.read.common import free_text_item, make_reference
 from tasks.read.kinds import PDF_MAGIC
 from tasks.read.pdf.layout import Document, PdfUnreadable, read_document
-from tasks.read.pdf.references import ReferenceList, reference_lists
+from tasks.read.pdf.references import ReferenceList, is_heading, reference_lists
 from tasks.read.pdf.subject import subject
 from tasks.read.plaintext import identifiers_in_line
 
@@ -48,7 +48,7 @@ def read_pdf(path: Path) -> ReadResult:
     from tasks.read.pdf.citations import cited
 
     try:
-        document = read_document(path)
+        document = read_document(path, kept=is_heading)
     except PdfUnreadable as exc:
         return ReadResult(errors=[InputError(source_file=str(path), reason=str(exc))])
     lists = reference_lists(document.lines)
@@ -76,7 +76,7 @@ def read_pdf(path: Path) -> ReadResult:
 def refusal(path: Path) -> str | None:
     """Why the PDF cannot be audited, or None: one line's reason."""
     try:
-        document = read_document(path)
+        document = read_document(path, kept=is_heading)
     except PdfUnreadable as exc:
         return str(exc)
     return _unread(document, reference_lists(document.lines))

@@ -14,14 +14,16 @@ splits the sentences and reads the bracketed markers).
 """
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 
 from models.audit import Claim, InputError, ReadResult, Reference
 from tasks.read.markdown import marker_keys, split_sentences
-from tasks.read.pdf.layout import SUPER_CLOSE, SUPER_OPEN, Document, clean
-from tasks.read.pdf.references import ReferenceList, joined
+from tasks.read.pdf.layout import SUPER_CLOSE, SUPER_OPEN, Document, Line, clean
+from tasks.read.pdf.references import ReferenceList, pieces
 from tasks.textnorm import fold
 
 _SUPERSCRIPT = re.compile(r"\s*" + SUPER_OPEN + r"([\d,\u2013\-\s]+)" + SUPER_CLOSE + r"\s*")
@@ -40,10 +42,10 @@ _AUTHOR_PART = 80  # characters of an entry where its authors are written
 
 @dataclass
 class _Part:
-    """The body text a reference list's markers are read in, and that list's references."""
+    """The body a reference list's markers are read in, and that list's references."""
 
     references: dict[str, Reference]
-    texts: list[tuple[int, str]] = field(default_factory=list)  # (page, paragraph text)
+    lines: list[Line] = field(default_factory=list)
 
 
 def cited(
@@ -51,13 +53,13 @@ def cited(
 ) -> ReadResult:
     result = ReadResult()
     parts = _parts(document, lists)
-    superscripts = sum(len(_SUPERSCRIPT.findall(t)) for p in parts for _, t in p.texts)
-    brackets = sum(len(_BRACKETED.findall(t)) for p in parts for _, t in p.texts)
+    body = [line.text for part in parts for line in part.lines]
+    superscripts = sum(len(_SUPERSCRIPT.findall(text)) for text in body)
+    brackets = sum(len(_BRACKETED.findall(clean(text))) for text in body)
     numbered_by_superscript = superscripts > brackets
     used: set[int] = set()
     for n, part in enumerate(parts):
-        texts = [(page, _markers_written(t, numbered_by_superscript)) for page, t in part.texts]
-        for claim_id, text in _sentences(texts, n):
+        for claim_id, text in _sentences(part.lines, n, numbered_by_superscript):
             found, missing = _linked(text, part.references)
             if not found and not missing:
                 continue
@@ -97,7 +99,7 @@ def cited(
 def _parts(
     document: Document, lists: Sequence[tuple[ReferenceList, dict[str, Reference]]]
 ) -> list[_Part]:
-    """The body lines before each list (after the one before it), as one text per page."""
+    """The body lines before each list (after the one before it)."""
     parts = [_Part(references) for _, references in lists]
     skipped = {
         i
@@ -105,24 +107,32 @@ def _parts(
         for i in range(listed.start - (listed.heading is not None), listed.stop)
     }
     owner = 0
-    pages: dict[tuple[int, int], list[int]] = {}
     for index, line in enumerate(document.lines):
         while owner < len(lists) - 1 and index >= lists[owner][0].stop:
             owner += 1
         if index not in skipped:
-            pages.setdefault((owner, line.page), []).append(index)
-    for (owner, page), indexes in pages.items():
-        lines = [document.lines[i] for i in indexes]
-        text = joined([line.text for line in lines], [line.hyphenated for line in lines])
-        parts[owner].texts.append((page, text))
+            parts[owner].lines.append(line)
     return parts
 
 
-def _sentences(texts: list[tuple[int, str]], part: int) -> Iterator[tuple[str, str]]:
+def _sentences(
+    lines: list[Line], part: int, numbered_by_superscript: bool
+) -> Iterator[tuple[str, str]]:
+    """The part's sentences (across line, column and page breaks), each with its id:
+    `p<page it starts on>-s<n>` (`l2-p41-s3` in the second list's part)."""
+    texts = pieces([line.text for line in lines], [line.hyphenated for line in lines])
+    texts = [_markers_written(text, numbered_by_superscript) for text in texts]
+    starts = list(accumulate((len(text) for text in texts), initial=0))
+    text = "".join(texts)
     prefix = f"l{part + 1}-" if part else ""
-    for page, text in texts:
-        for s, sentence in enumerate(split_sentences(text), start=1):
-            yield f"{prefix}p{page}-s{s}", sentence
+    counts: dict[int, int] = {}
+    position = 0
+    for sentence in split_sentences(text):
+        position = max(text.find(sentence, position), position)
+        page = lines[max(bisect_right(starts, position) - 1, 0)].page if lines else 0
+        counts[page] = counts.get(page, 0) + 1
+        yield f"{prefix}p{page}-s{counts[page]}", clean(sentence)
+        position += len(sentence)
 
 
 def _markers_written(text: str, numbered_by_superscript: bool) -> str:
@@ -130,7 +140,7 @@ def _markers_written(text: str, numbered_by_superscript: bool) -> str:
     before them as the sentence splitter expects (or, as footnote marks, dropped)."""
     replacement = (lambda m: f"[{m.group(1).strip()}] ") if numbered_by_superscript else " "
     text = _SUPERSCRIPT.sub(replacement, text)
-    return clean(text.replace(SUPER_OPEN, "").replace(SUPER_CLOSE, ""))
+    return text.replace(SUPER_OPEN, "").replace(SUPER_CLOSE, "")
 
 
 def _linked(sentence: str, references: dict[str, Reference]) -> tuple[list[Reference], list[str]]:

@@ -16,7 +16,7 @@ import re
 import statistics
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -125,8 +125,9 @@ def _accented(letter: str, mark: str) -> str:
     return unicodedata.normalize("NFC", letter + mark)
 
 
-def read_document(path: Path) -> Document:
-    """The PDF's lines in reading order, running headers and footers left out."""
+def read_document(path: Path, kept: Callable[[Line], bool] = lambda line: False) -> Document:
+    """The PDF's lines in reading order, running headers and footers left out (never a line
+    `kept`)."""
     try:
         pdf = pypdfium2.PdfDocument(path)
     except pypdfium2.PdfiumError as exc:
@@ -152,7 +153,7 @@ def read_document(path: Path) -> Document:
             document.lines += _lines(chars, number + 1, width)
     finally:
         pdf.close()
-    document.lines = _without_running_lines(document.lines)
+    document.lines = _without_running_lines(document.lines, kept)
     return document
 
 
@@ -273,28 +274,55 @@ _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s*(?:of|/)\
 _DIGITS = re.compile(r"\d+")
 
 
-def _without_running_lines(lines: list[Line]) -> list[Line]:
-    """The lines less each page's top- and bottom-most line where it is a page number or comes
-    back (its digits aside) at the top or bottom of other pages."""
+def _without_running_lines(lines: list[Line], kept: Callable[[Line], bool]) -> list[Line]:
+    """The lines less each page's top- and bottom-most line where it is a page number, comes
+    back (its digits aside) at the top or bottom of other pages, or (a book's header naming
+    the section) stands apart above the page's text, more than 1.8 times the usual line spacing
+    above the next line, unless it is `kept` (a reference list's heading)."""
     edges: dict[int, set[int]] = {}
     by_page: dict[int, list[int]] = {}
     for index, line in enumerate(lines):
         by_page.setdefault(line.page, []).append(index)
     shapes: Counter[str] = Counter()
+    apart: dict[int, float] = {}  # how far the top line stands above the next, per page
     for page, indexes in by_page.items():
         highest = max(lines[i].top for i in indexes)
         lowest = min(lines[i].bottom for i in indexes)
         found = {i for i in indexes if lines[i].top >= highest - 1 or lines[i].bottom <= lowest + 1}
         edges[page] = found
         shapes.update({_shape(lines[i].text) for i in found})
+        below = [lines[i].top for i in indexes if lines[i].top < highest - 1]
+        if below:
+            apart[page] = highest - max(below)
     repeated = 2 if len(by_page) < 6 else 3
+    spacing = _usual_spacing(lines)
+    # A header is set no larger than the text (a chapter's title, larger, is no header).
+    text_size = statistics.median(line.size for line in lines) if lines else 0.0
     dropped = {
         i
-        for found in edges.values()
+        for page, found in edges.items()
         for i in found
-        if _PAGE_NUMBER.match(clean(lines[i].text)) or shapes[_shape(lines[i].text)] >= repeated
+        if _PAGE_NUMBER.match(clean(lines[i].text))
+        or shapes[_shape(lines[i].text)] >= repeated
+        or (
+            lines[i].top >= max(lines[j].top for j in by_page[page]) - 1
+            and lines[i].size <= text_size
+            and apart.get(page, 0) > 1.8 * spacing
+            and not kept(lines[i])
+        )
     }
     return [line for index, line in enumerate(lines) if index not in dropped]
+
+
+def _usual_spacing(lines: list[Line]) -> float:
+    """The median distance between consecutive lines' baselines in a column."""
+    steps = [
+        before.bottom - line.bottom
+        for before, line in zip(lines, lines[1:], strict=False)
+        if (before.page, before.column) == (line.page, line.column)
+        and 0 < before.bottom - line.bottom < 4 * line.size
+    ]
+    return statistics.median(steps) if steps else 12.0
 
 
 def _shape(text: str) -> str:

@@ -208,13 +208,18 @@ _FIRST_WORD = re.compile(r"^(\w+)")
 def joined(texts: Sequence[str], hyphenated: Sequence[bool]) -> str:
     """Lines as one text: a line hyphenated at its end is joined to the next without a space,
     the hyphen kept where it belongs to the words (`energy-based`, `Abdel-Hamid`, `1533-1545`)."""
-    out = ""
+    return "".join(pieces(texts, hyphenated))
+
+
+def pieces(texts: Sequence[str], hyphenated: Sequence[bool]) -> list[str]:
+    """Each line's part of `joined`: its text after what joins it to the line before."""
+    out: list[str] = []
     for n, text in enumerate(texts):
         text = clean(text)
         if n and hyphenated[n - 1]:
-            out += _hyphen(out, text) + text
+            out.append(_hyphen(out[-1], text) + text)
         else:
-            out += (" " if out else "") + text
+            out.append((" " if out else "") + text)
     return out
 
 
