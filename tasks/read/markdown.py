@@ -140,20 +140,27 @@ def read_markdown_file(path: Path) -> ReadResult:
 
     for claim_id, line, sentence in _sentences(report.paragraphs):
         cited = _cited(path, claim_id, line, sentence, listed, result, by_author_year)
-        if not cited.references and not cited.missing:
-            continue
-        result.claims.append(
-            Claim(
-                claim_id=claim_id,
-                claim_text=sentence,
-                source_file=str(path),
-                missing_citations=cited.missing,
-            )
-        )
-        for reference in cited.references:
-            if claim_id not in reference.claim_ids:
-                reference.claim_ids.append(claim_id)
+        if cited.references or cited.missing:
+            add_claim(result, path, claim_id, sentence, cited.references, cited.missing)
     return result
+
+
+def add_claim(
+    result: ReadResult,
+    path: Path,
+    claim_id: str,
+    sentence: str,
+    references: Sequence[Reference],
+    missing: list[str],
+) -> None:
+    """The sentence as a claim of `result`, its id on each reference it cites."""
+    claim = Claim(
+        claim_id=claim_id, claim_text=sentence, source_file=str(path), missing_citations=missing
+    )
+    result.claims.append(claim)
+    for reference in references:
+        if claim_id not in reference.claim_ids:
+            reference.claim_ids.append(claim_id)
 
 
 def _list_references(

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 
-from models.audit import Claim, InputError, ReadResult, Reference
-from tasks.read.markdown import marker_keys, split_sentences
+from models.audit import InputError, ReadResult, Reference
+from tasks.read.markdown import add_claim, marker_keys, split_sentences
 from tasks.read.pdf.layout import SUPER_CLOSE, SUPER_OPEN, Document, Line, clean
 from tasks.read.pdf.references import ReferenceList, pieces
 from tasks.textnorm import fold
@@ -57,20 +57,12 @@ def cited(
     superscripts = sum(len(_SUPERSCRIPT.findall(text)) for text in body)
     brackets = sum(len(_BRACKETED.findall(clean(text))) for text in body)
     numbered_by_superscript = superscripts > brackets
-    used: set[int] = set()
     for n, part in enumerate(parts):
         for claim_id, text in _sentences(part.lines, n, numbered_by_superscript):
             found, missing = _linked(text, part.references)
             if not found and not missing:
                 continue
-            result.claims.append(
-                Claim(
-                    claim_id=claim_id,
-                    claim_text=text,
-                    source_file=str(path),
-                    missing_citations=missing,
-                )
-            )
+            add_claim(result, path, claim_id, text, found, missing)
             for written in missing:
                 reason = f"cites {written}, which the reference list does not have"
                 result.errors.append(
@@ -78,13 +70,9 @@ def cited(
                         source_file=str(path), entry_key=claim_id, reason=reason, kind="missing"
                     )
                 )
-            for reference in found:
-                used.add(id(reference))
-                if claim_id not in reference.claim_ids:
-                    reference.claim_ids.append(claim_id)
     for _, references in lists:
         for reference in references.values():
-            if id(reference) not in used:
+            if not reference.claim_ids:
                 result.errors.append(
                     InputError(
                         source_file=str(path),
