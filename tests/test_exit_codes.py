@@ -35,9 +35,13 @@ def run_cli(
     )
 
 
-def pdf_with_text(text: str) -> bytes:
-    """A one-page PDF showing `text` in Helvetica (enough for pypdf to extract it)."""
-    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+def pdf_with_text(*lines: str) -> bytes:
+    """A one-page PDF showing `lines` in Helvetica, one under the other."""
+    shown = " T* ".join(
+        "(" + line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ") Tj"
+        for line in lines
+    )
+    stream = f"BT /F1 12 Tf 14 TL 72 720 Td {shown} ET".encode()
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",

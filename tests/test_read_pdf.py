@@ -5,6 +5,7 @@ import io
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 from pypdf import PdfWriter
 
@@ -128,3 +129,23 @@ def test_the_paper_itself_is_the_subject_not_a_row() -> None:
     assert (paper.doi, paper.title) == (truth["doi"], truth["title"])
     assert all(ref.ids.doi != truth["doi"] for ref in read.references)
     assert read_pdf(TUNE / "article-plain.pdf").subjects[0].authors == ["Ada Fixture"]
+
+
+def test_a_pdf_marker_with_no_entry_fails_the_missing_gate(tmp_path, prefect_server) -> None:
+    (tmp_path / "paper.pdf").write_bytes(
+        pdf_with_text(
+            "Prior work showed this effect [1]. Later work (see [3]) disagreed.",
+            "References",
+            "[1] A. Author. A real title of a paper. Journal of Tests, 2020.",
+            "[2] B. Writer. Another title never cited. Proceedings, 2019.",
+        )
+    )
+    args = ("audit", "paper.pdf", "--job", "j", "--offline", "--styles", "apa", "--fail-on")
+    gated = run_cli(*args, "missing", cwd=tmp_path)
+    assert gated.returncode == 1, gated.stderr
+    assert "--fail-on missing: 1 missing" in gated.stderr
+    assert "paper.pdf:p1 [2]: never cited in the text of paper.pdf" in gated.stdout
+    claims = pl.read_parquet(tmp_path / "out/j/claims.parquet")
+    assert claims.height == 2
+    citations = pl.read_parquet(tmp_path / "out/j/citations.parquet")
+    assert sorted(citations["entry_key"]) == ["p1 [1]", "p1 [2]"]
