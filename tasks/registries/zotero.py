@@ -24,6 +24,9 @@ WEB_URL = "https://api.zotero.org"
 LOCAL_URL = "http://localhost:23119/api"
 PAGE = 100  # the API's largest page
 WRITE_BATCH = 50  # the API's most objects in one write
+# The most pages one listing reads: twice the largest audit (flows/audit.MAX_AUDIT_REFERENCES)
+# in full pages, so that a server paging without end is refused before memory runs out.
+MAX_PAGES = 2_000
 T = TypeVar("T")
 
 
@@ -58,6 +61,7 @@ class ZoteroLibrary:
         local: bool = False,
         url: str | None = None,
         max_attempts: int = 5,
+        max_pages: int = MAX_PAGES,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         key = api_key.get_secret_value() if api_key else None
@@ -66,27 +70,17 @@ class ZoteroLibrary:
         self.local = local
         self.where = f"{'local ' if local else ''}Zotero library {library_type}s/{library_id}"
         self._max_attempts = max_attempts
+        self._max_pages = max_pages
         self._sleep = sleep
         self._held_until = 0.0
 
     def items(self, collection: str | None = None, search: str | None = None) -> list[Any]:
         """Every item of the library, the collection or the saved search, in the API's JSON."""
-        found: list[Any] = []
-        while True:
-            page = self._asked(self._page, collection, search, len(found))
-            found += page
-            total = int(self._api.request.headers.get("Total-Results", len(found)))
-            if not page or len(found) >= total:
-                return found
+        return self._paged(self._page, collection, search)
 
     def notes(self, tag: str) -> list[Any]:
         """The child notes carrying `tag` (an earlier run's notes, to update rather than add)."""
-        found: list[Any] = []
-        while True:
-            page = self._asked(self._notes_page, tag, len(found))
-            found += page
-            if len(page) < PAGE:
-                return found
+        return self._paged(self._notes_page, tag)
 
     def write(self, objects: list[dict[str, Any]]) -> WriteOutcome:
         """Create or update `objects` (each with its `key` and `version` when it exists)."""
@@ -105,6 +99,25 @@ class ZoteroLibrary:
                 else:
                     outcome.failed[key] = str(failure.get("message", failure.get("code")))
         return outcome
+
+    def _paged(self, fetch: Callable[..., list[Any]], *args: Any) -> list[Any]:
+        """Every page `fetch` answers, each item once. A server is not trusted to end: paging
+        stops at its Total-Results, at an empty page, at a page of items already read, and
+        past `max_pages` it is refused."""
+        found: dict[str, Any] = {}
+        start = 0
+        for _ in range(self._max_pages):
+            page = self._asked(fetch, *args, start)
+            start += len(page)
+            fresh = {item.get("key"): item for item in page if item.get("key") not in found}
+            found |= fresh
+            total = _count(self._api.request.headers.get("Total-Results"))
+            if not fresh or (total is not None and start >= total):
+                return list(found.values())
+        raise ZoteroError(
+            f"{self.where}: still paging after {self._max_pages} pages ({len(found)} items); "
+            "stopped"
+        )
 
     def _status(self) -> int:
         return self._api.request.status_code if self._api.request is not None else 0
@@ -162,6 +175,13 @@ def _refusal(status: int) -> str:
     if status == 404:
         return "no such library, collection or saved search (HTTP 404)"
     return f"refused (HTTP {status})"
+
+
+def _count(value: str | None) -> int | None:
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None
 
 
 def _seconds(value: str | None) -> float:
