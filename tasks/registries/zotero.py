@@ -5,12 +5,15 @@ Reads go through pyzotero, which holds the API's session (endpoint, key, web or 
 are POSTs of at most 50 objects, each carrying the version it was read at: the API answers each
 object on its own, and an item the user changed since (code 412) is left alone and reported,
 never overwritten. A 429 or 503 waits for its Retry-After or Backoff and asks again, up to
-`max_attempts`; a Backoff on a good answer holds the next request for that long.
+`max_attempts`; a Backoff on a good answer holds the next request for that long. Either wait is
+capped as the registries' Retry-After is (`retry_after_cap_s`), and a wait over LONG_WAIT_S is
+said (`notice`) before it starts, so that a run never sits silent for long.
 
 The API key is a secret like the registries' keys: it goes in the request's header only.
 """
 
 import json
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +23,8 @@ import httpx
 from pydantic import SecretStr
 from pyzotero import zotero, zotero_errors
 
+from tasks.registries.limits import HostLimits, parse_retry_after
+
 WEB_URL = "https://api.zotero.org"
 LOCAL_URL = "http://localhost:23119/api"
 PAGE = 100  # the API's largest page
@@ -27,6 +32,7 @@ WRITE_BATCH = 50  # the API's most objects in one write
 # The most pages one listing reads: twice the largest audit (flows/audit.MAX_AUDIT_REFERENCES)
 # in full pages, so that a server paging without end is refused before memory runs out.
 MAX_PAGES = 2_000
+LONG_WAIT_S = 60.0  # a wait longer than this is said on stderr
 T = TypeVar("T")
 
 
@@ -42,6 +48,15 @@ class WriteOutcome:
 
 
 class _Zotero(zotero.Zotero):
+    """pyzotero's client, its own Backoff handling off: it waits uncapped, in a timer thread
+    that keeps the process alive that long; ZoteroLibrary._asked waits instead, capped."""
+
+    def _set_backoff(self, duration: Any) -> None:
+        pass
+
+    def _check_backoff(self) -> None:
+        pass
+
     @zotero.retrieve
     def search_items(self, search: str) -> str:
         """A saved search's items: Zotero 7's local API runs saved searches (the web API does
@@ -62,7 +77,9 @@ class ZoteroLibrary:
         url: str | None = None,
         max_attempts: int = 5,
         max_pages: int = MAX_PAGES,
+        retry_after_cap_s: float = HostLimits.retry_after_cap_s,
         sleep: Callable[[float], None] = time.sleep,
+        notice: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
     ) -> None:
         key = api_key.get_secret_value() if api_key else None
         self._api = _Zotero(library_id, library_type, key, local=local)
@@ -71,7 +88,9 @@ class ZoteroLibrary:
         self.where = f"{'local ' if local else ''}Zotero library {library_type}s/{library_id}"
         self._max_attempts = max_attempts
         self._max_pages = max_pages
+        self._wait_cap = retry_after_cap_s
         self._sleep = sleep
+        self._notice = notice
         self._held_until = 0.0
 
     def items(self, collection: str | None = None, search: str | None = None) -> list[Any]:
@@ -119,6 +138,17 @@ class ZoteroLibrary:
             "stopped"
         )
 
+    def _wait(self, seconds: float) -> None:
+        if seconds > LONG_WAIT_S:
+            self._notice(f"citeaudit: {self.where} asks to wait; waiting {seconds:.0f} s")
+        self._sleep(max(0.0, seconds))
+
+    @staticmethod
+    def _asked_to_wait(headers: httpx.Headers) -> float:
+        """The seconds a Retry-After (seconds or a date) or a Backoff (seconds) asks for."""
+        retry_after = parse_retry_after(headers.get("Retry-After"))
+        return retry_after if retry_after is not None else _seconds(headers.get("Backoff"))
+
     def _status(self) -> int:
         return self._api.request.status_code if self._api.request is not None else 0
 
@@ -146,7 +176,7 @@ class ZoteroLibrary:
     def _asked(self, call: Callable[..., T], *args: Any) -> T:
         """`call`'s answer, waiting out a 429 or 503 and any Backoff the API asked for."""
         for attempt in range(1, self._max_attempts + 1):
-            self._sleep(max(0.0, self._held_until - time.monotonic()))
+            self._wait(self._held_until - time.monotonic())
             result: T | None = None
             try:
                 result = call(*args)
@@ -157,7 +187,7 @@ class ZoteroLibrary:
             except httpx.HTTPError as exc:
                 raise ZoteroError(f"{self.where}: not reachable ({type(exc).__name__})") from exc
             answer = self._api.request
-            wait = _seconds(answer.headers.get("Retry-After") or answer.headers.get("Backoff"))
+            wait = min(self._asked_to_wait(answer.headers), self._wait_cap)
             self._held_until = time.monotonic() + wait
             if answer.status_code not in (429, 503):
                 return result  # type: ignore[return-value]
