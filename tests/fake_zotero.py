@@ -9,6 +9,7 @@ answered in `failed` with code 412, the others saved with the library's new vers
         zotero.edit("CHEN2020")         # the user changes an item (its version moves on)
         FakeZotero(page_cap=2, edit_after_read={"CHEN2020"})   # pages of 2; an edit mid-audit
         zotero.refuse_next(429, backoff=1)   # the next request answered 429 with Backoff
+        zotero.refuse_writes = 500      # every write answered 500 (Zotero failing)
         zotero.requests                 # (method, path) of every request
         zotero.posted                   # the objects of every write, as sent
         FakeZotero(endless="repeat")    # every listing answered with the same full page
@@ -59,6 +60,7 @@ class FakeZotero:
         self.write_batches: list[int] = []
         self.posted: list[list[dict[str, Any]]] = []  # each write's objects, as sent
         self._refusals: list[tuple[int, dict[str, str]]] = []
+        self.refuse_writes: int | None = None
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
@@ -214,6 +216,9 @@ class FakeZotero:
                 if self._refused():
                     return
                 objects = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if fake.refuse_writes is not None:
+                    self._answer(fake.refuse_writes, "Zotero failed to write")
+                    return
                 if len(objects) > WRITE_BATCH:
                     self._answer(413, f"Only {WRITE_BATCH} objects can be written at a time")
                     return

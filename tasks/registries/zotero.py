@@ -21,9 +21,14 @@ from typing import Any, TypeVar
 
 import httpx
 from pydantic import SecretStr
-from pyzotero import zotero, zotero_errors
 
+from tasks.errors import CiteauditError, InfrastructureError, MissingExtra, UsageError
 from tasks.registries.limits import HostLimits, parse_retry_after
+
+try:
+    from pyzotero import zotero, zotero_errors
+except ModuleNotFoundError as exc:
+    raise MissingExtra("zotero", "citeaudit zotero") from exc
 
 WEB_URL = "https://api.zotero.org"
 LOCAL_URL = "http://localhost:23119/api"
@@ -36,8 +41,16 @@ LONG_WAIT_S = 60.0  # a wait longer than this is said on stderr
 T = TypeVar("T")
 
 
-class ZoteroError(Exception):
-    """Zotero refused or could not be reached; the message names the library, never the key."""
+class ZoteroError(CiteauditError):
+    """Zotero refused or failed; the message names the library, never the key."""
+
+
+class ZoteroRefused(ZoteroError, UsageError):
+    """What the user gave is refused: the key, the library, collection or search (exit 2)."""
+
+
+class ZoteroUnavailable(ZoteroError, InfrastructureError):
+    """Zotero could not be reached, kept refusing, answered without end or failed (exit 3)."""
 
 
 @dataclass
@@ -104,7 +117,7 @@ class ZoteroLibrary:
     def write(self, objects: list[dict[str, Any]]) -> WriteOutcome:
         """Create or update `objects` (each with its `key` and `version` when it exists)."""
         if self.local:
-            raise ZoteroError(f"{self.where}: Zotero's local API is read-only; use the web API")
+            raise ZoteroRefused(f"{self.where}: Zotero's local API is read-only; use the web API")
         outcome = WriteOutcome()
         for start in range(0, len(objects), WRITE_BATCH):
             batch = objects[start : start + WRITE_BATCH]
@@ -133,7 +146,7 @@ class ZoteroLibrary:
             total = _count(self._api.request.headers.get("Total-Results"))
             if not fresh or (total is not None and start >= total):
                 return list(found.values())
-        raise ZoteroError(
+        raise ZoteroUnavailable(
             f"{self.where}: still paging after {self._max_pages} pages ({len(found)} items); "
             "stopped"
         )
@@ -183,9 +196,11 @@ class ZoteroLibrary:
             except zotero_errors.PyZoteroError as exc:
                 # pyzotero raises for a 503 (and a 429 without Backoff); both are asked again
                 if self._status() not in (429, 503):
-                    raise ZoteroError(f"{self.where}: {_refusal(self._status())}") from exc
+                    raise _refusal(self.where, self._status()) from exc
             except httpx.HTTPError as exc:
-                raise ZoteroError(f"{self.where}: not reachable ({type(exc).__name__})") from exc
+                raise ZoteroUnavailable(
+                    f"{self.where}: not reachable ({type(exc).__name__})"
+                ) from exc
             answer = self._api.request
             wait = min(self._asked_to_wait(answer.headers), self._wait_cap)
             self._held_until = time.monotonic() + wait
@@ -194,17 +209,21 @@ class ZoteroLibrary:
             if attempt == self._max_attempts:
                 break
             self._held_until = time.monotonic() + max(wait, 2.0**attempt)
-        raise ZoteroError(
+        raise ZoteroUnavailable(
             f"{self.where}: still refused (HTTP 429/503) after {self._max_attempts} tries"
         )
 
 
-def _refusal(status: int) -> str:
+def _refusal(where: str, status: int) -> ZoteroError:
+    """An answer of `status`: the key or the library is the user's to fix; anything else is
+    Zotero's failure."""
     if status in (401, 403):
-        return f"the API key is not accepted (HTTP {status}); set ZOTERO_API_KEY"
+        return ZoteroRefused(
+            f"{where}: the API key is not accepted (HTTP {status}); set ZOTERO_API_KEY"
+        )
     if status == 404:
-        return "no such library, collection or saved search (HTTP 404)"
-    return f"refused (HTTP {status})"
+        return ZoteroRefused(f"{where}: no such library, collection or saved search (HTTP 404)")
+    return ZoteroUnavailable(f"{where}: refused (HTTP {status})")
 
 
 def _count(value: str | None) -> int | None:
