@@ -6,7 +6,6 @@ costs seconds to import, so each command imports what it runs."""
 import json
 import logging
 import os
-import shutil
 import sys
 import textwrap
 import traceback
@@ -41,8 +40,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-out = Console()
-err = Console(stderr=True)
+# Verbatim: what is printed carries user data (entry keys, titles, paths), which Rich's markup
+# would eat (`[support]`) and its emoji codes rewrite (`:cat:`); styles are given as `style=`.
+out = Console(markup=False, emoji=False, highlight=False)
+err = Console(stderr=True, markup=False, emoji=False, highlight=False)
 
 
 # The options several commands share, declared once.
@@ -151,7 +152,7 @@ def print_item(line: str) -> None:
             break_long_words=False,  # a path or URL longer than the line stays whole
             break_on_hyphens=False,
         )
-    out.print(line, markup=False, highlight=False, soft_wrap=True)
+    out.print(line, soft_wrap=True)
 
 
 def no_registry_answered(summary: "JobSummary") -> bool:
@@ -176,22 +177,23 @@ def print_summary(summary: "JobSummary") -> None:
     unchecked = Counter(f.error or f.reason for f in summary.flagged if f.label == "unverified")
     flagged = [f for f in summary.flagged if f.label != "unverified"]
     if flagged:
-        out.print(f"[red]{counted(len(flagged), 'citation')} need attention:[/red]")
+        out.print(f"{counted(len(flagged), 'citation')} need attention:", style="red")
         for f in flagged[:20]:
             print_item(f"  {f.label}  {f.source_file}:{f.entry_key}: {f.reason}")
         if len(flagged) > 20:
             out.print(f"  ... and {len(flagged) - 20} more (see report.html)")
     if summary.flagged_left_out:
         out.print(
-            f"[red]{counted(summary.flagged_left_out, 'more flagged citation')} past the first "
-            f"{len(summary.flagged):,} (see citations.parquet)[/red]"
+            f"{counted(summary.flagged_left_out, 'more flagged citation')} past the first "
+            f"{len(summary.flagged):,} (see citations.parquet)",
+            style="red",
         )
     if unchecked:
         # a big import's summary lists its first flagged citations only (report.py's cap)
         listed = unchecked.total()
         total = max(listed, summary.status_counts.get("unverified", 0))
         more = f" (the reasons of the first {listed})" if total > listed else ""
-        out.print(f"[yellow]{counted(total, 'citation')} could not be checked{more}:[/yellow]")
+        out.print(f"{counted(total, 'citation')} could not be checked{more}:", style="yellow")
         for reason, count in unchecked.most_common(5):
             print_item(f"  {count} x {reason}")
         rest = unchecked.most_common()[5:]
@@ -200,13 +202,14 @@ def print_summary(summary: "JobSummary") -> None:
             out.print(f"  ... and {others} more, for {counted(len(rest), 'other reason')}")
         if no_registry_answered(summary):
             out.print(
-                "[yellow]No registry answered (no network?): --offline skips the registries; "
-                "the README's 'No internet?' recipe runs against the fake registry.[/yellow]",
+                "No registry answered (no network?): --offline skips the registries; "
+                "the README's 'No internet?' recipe runs against the fake registry.",
+                style="yellow",
                 soft_wrap=True,  # one line, for grep
             )
     errors = summary.input_errors
     if errors:
-        out.print(f"[yellow]{counted(len(errors), 'input error')}:[/yellow]")
+        out.print(f"{counted(len(errors), 'input error')}:", style="yellow")
         for e in errors[:20]:
             print_item(f"  {e.where}: {e.reason}")
         if len(errors) > 20:
@@ -282,7 +285,7 @@ def _bars() -> "Iterator[Listener]":
     )
 
     with Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -520,7 +523,12 @@ def audit(
     summary: JobSummary = run_flow("flows.audit:audit_job", workers, params=params)
     print_summary(summary)
     if sarif is not None:
-        shutil.copyfile(out_dir / job / "citeaudit.sarif", sarif)
+        from tasks.store.jobfolder import write_output
+
+        try:
+            write_output(sarif, (out_dir / job / "citeaudit.sarif").read_bytes())
+        except OSError as exc:
+            internal_error(f"--sarif {sarif}: not written ({exc.strerror or exc}); it is as it was")
     if gate_failed(summary, gate):
         raise typer.Exit(1)
 
@@ -721,10 +729,12 @@ def mcp_server(
     if out_dir is not None:
         check_out(out_dir)
     library = library_path(db)
+    from tasks.errors import MissingExtra
+
     try:
         from flows.agents.mcp import serve
-    except ImportError as exc:
-        usage_error(f"the MCP server needs the mcp extra: pip install 'citeaudit[mcp]' ({exc})")
+    except MissingExtra as exc:
+        fail(exc)
     serve(library, str(out_dir) if out_dir else None, offline, http, host, port, token)
 
 
@@ -802,13 +812,18 @@ app.add_typer(snapshot_app, name="snapshot")
 
 
 def main() -> None:
-    """The console script: an error nobody caught is an internal error, one line and exit 3
-    (CITEAUDIT_DEBUG=1 shows its traceback)."""
+    """The console script: an error of ours nobody caught is its one line and its exit code;
+    any other is an internal error, one line and exit 3 (CITEAUDIT_DEBUG=1 shows its
+    traceback)."""
     from flows import interrupt
+    from tasks.errors import CiteauditError, exit_code
 
     interrupt.enable()
     try:
         app()
+    except CiteauditError as exc:  # one of ours no command caught (a missing extra): its line
+        typer.echo(f"citeaudit: error: {exc}", err=True)
+        sys.exit(exit_code(exc))
     except Exception as exc:
         if debugging():
             traceback.print_exc()  # then the same line and exit code: 3 means internal, always
