@@ -3,7 +3,11 @@ broken records skipped, counted and named), reads no file it was not given, hold
 memory whatever it expands to, and leaves the snapshot built before it in place."""
 
 import gzip
+import json
+import os
 import shutil
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -191,3 +195,57 @@ def test_gzipped_dumps_stream_as_their_plain_files_do(tmp_path: Path) -> None:
             plain.skipped,
             plain.date,
         )
+
+
+def test_arxiv_lines_of_the_wrong_types_are_skipped_counted_and_named(tmp_path: Path) -> None:
+    good = (FIXTURES / "arxiv-metadata-oai-snapshot.json").read_text().splitlines()
+    first = json.loads(good[0])
+    bad = [
+        {**first, "id": "2501.00001", "title": ["a", "list"]},
+        {**first, "id": "2501.00002", "versions": ["v1", "v2"]},
+        {**first, "id": "2501.00003", "authors_parsed": [5]},
+    ]
+    dump = tmp_path / "arxiv.json"
+    dump.write_text("\n".join([*good[:3], *(json.dumps(b) for b in bad), *good[3:]]) + "\n")
+    plain = build(arxiv.BUILDER, [FIXTURES / "arxiv-metadata-oai-snapshot.json"], tmp_path / "a")
+    manifest = build(arxiv.BUILDER, [dump], tmp_path / "b")
+    assert (manifest.records, manifest.skipped) == (plain.records, plain.skipped + 3)
+    named = [w for w in manifest.broken if w.startswith(f"{dump}:4:") or "$." in w]
+    assert named == [
+        f"{dump}:4: Expected `str | null`, got `array` - at `$.title`",
+        f"{dump}:5: Expected `object`, got `str` - at `$.versions[0]`",
+        f"{dump}:6: Expected `array`, got `int` - at `$.authors_parsed[0]`",
+    ]
+
+
+def test_a_retraction_watch_field_over_128_kb_is_skipped_and_named(tmp_path: Path) -> None:
+    rows = (FIXTURES / "retraction_watch.csv").read_text(encoding="utf-8").split("\n")
+    header, first = rows[0], rows[1]
+    huge = first.replace("Haiyan Zhang", "Z" * 200_000, 1)
+    csv = tmp_path / "rw.csv"
+    csv.write_text("\n".join([header, huge, *rows[1:]]), encoding="utf-8")
+    plain = build(retractions.BUILDER, [FIXTURES / "retraction_watch.csv"], tmp_path / "a")
+    manifest = build(retractions.BUILDER, [csv], tmp_path / "b")
+    assert (manifest.records, manifest.skipped) == (plain.records, plain.skipped + 1)
+    assert manifest.broken[0] == (
+        f"{csv}:2: broken row skipped: field larger than field limit (131072)"
+    )
+
+
+def test_the_cli_summary_names_each_broken_record(tmp_path: Path) -> None:
+    dump = tmp_path / "arxiv.json"
+    good = (FIXTURES / "arxiv-metadata-oai-snapshot.json").read_text().splitlines()
+    title_list = {**json.loads(good[0]), "id": "2501.00001", "title": [":cat: [b]x[/b]"]}
+    dump.write_text("\n".join([good[0], json.dumps(title_list)]) + "\n")
+    env = {**os.environ, "CITEAUDIT_SNAPSHOTS": str(tmp_path / "snapshots")}
+    done = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "snapshot", "build", "arxiv", str(dump)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("arxiv@") and "1 broken record skipped" in done.stdout
+    said = f"skipped: {dump}:2: Expected `str | null`, got `array` - at `$.title`"
+    assert said in done.stderr.splitlines()

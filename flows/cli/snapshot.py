@@ -71,6 +71,11 @@ def build(
     out.print(
         f"{name}@{manifest.date}: {counted(manifest.records, 'record')}{skipped}", highlight=False
     )
+    # Each broken record named (the dump's own text: printed as it is, no markup read in it).
+    for where in manifest.broken:
+        err.print(f"skipped: {where}", markup=False, emoji=False, highlight=False, soft_wrap=True)
+    if manifest.skipped > len(manifest.broken):
+        err.print(f"and {manifest.skipped - len(manifest.broken)} more", highlight=False)
 
 
 @snapshot_app.command("status")

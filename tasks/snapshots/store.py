@@ -46,7 +46,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from tasks.errors import UsageError
-from tasks.snapshots.schema import FORMAT_VERSION, Table
+from tasks.snapshots.schema import FORMAT_VERSION, NAMED, Skipped, Table
 from tasks.textnorm import normalise_title
 
 TITLE_KEY = "title_key"  # the column the store adds: the title as tasks/textnorm normalises it
@@ -66,9 +66,9 @@ class SnapshotFormatError(UsageError):
         return type(self), (self.path, self.what)  # raised in a build's worker process
 
 
-# One input part's records in batches; what it returns is the number of records it skipped
-# (broken ones: a line that is no JSON, a record without a title).
-Reader = Callable[[Path], Generator[pa.RecordBatch, None, int | None]]
+# One input part's records in batches; what it returns is the records it skipped (broken ones:
+# a line that is no JSON, a record without a title): how many, or a Skipped naming them.
+Reader = Callable[[Path], Generator[pa.RecordBatch, None, int | Skipped | None]]
 
 
 def files_of(inputs: Sequence[Path]) -> list[Path]:
@@ -96,7 +96,7 @@ class Builder:
     # A part cut into pieces (picklable, read apart), and the reader of one: `read` reads the
     # pieces in turn, several workers read them side by side.
     pieces: Callable[[Path], Iterator[Any]] | None = None
-    read_piece: Callable[[Any], Generator[pa.RecordBatch, None, int]] | None = None
+    read_piece: Callable[[Any], Generator[pa.RecordBatch, None, int | Skipped]] | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +122,7 @@ class Manifest:
     inputs: list[dict[str, object]] = field(default_factory=list)
     skipped: int = 0  # broken records the builders left out
     format_version: int = FORMAT_VERSION
+    broken: list[str] = field(default_factory=list)  # the first NAMED skipped: where, and why
 
     @classmethod
     def read(cls, folder: Path) -> "Manifest":
@@ -228,6 +229,7 @@ def build(
             built_at=datetime.now(UTC).isoformat(timespec="seconds"),
             inputs=[p["input"] for p in written],
             skipped=sum(p["skipped"] for p in written),
+            broken=[where for p in written for where in p.get("broken", [])][:NAMED],
         )
         manifest = replace(manifest, bytes=_size(staging))
         (staging / "manifest.json").write_text(json.dumps(asdict(manifest), indent=1))
@@ -316,24 +318,31 @@ def _write_part(builder: Builder, part: Path, parts: Path, number: int, workers:
             try:
                 batch = next(batches)
             except StopIteration as end:
-                skipped = end.value
+                skipped: Skipped = end.value
                 break
             writer.write_batch(batch, row_group_size=ROW_GROUP)
             records += batch.num_rows
-    summary = {"input": identity, "records": records, "skipped": skipped}
+    summary = {
+        "input": identity,
+        "records": records,
+        "skipped": skipped.count,
+        "broken": skipped.named,
+    }
     (tmp / "part.json").write_text(json.dumps(summary))
     tmp.rename(final)
 
 
 def _keyed(
-    batches: Generator[pa.RecordBatch, None, int | None], schema: pa.Schema
-) -> Generator[pa.RecordBatch, None, int]:
-    """`batches` of `schema`, each with its titles' TITLE_KEY; returns how many were skipped."""
+    batches: Generator[pa.RecordBatch, None, int | Skipped | None], schema: pa.Schema
+) -> Generator[pa.RecordBatch, None, Skipped]:
+    """`batches` of `schema`, each with its titles' TITLE_KEY; returns what was skipped."""
     while True:
         try:
             batch = next(batches)
         except StopIteration as end:
-            return end.value or 0
+            skipped = Skipped()
+            skipped.merge(end.value)
+            return skipped
         if batch.schema != schema:
             batch = pa.RecordBatch.from_pylist(batch.to_pylist(), schema=schema)
         keys = (
@@ -368,22 +377,22 @@ def title_keys(titles: pa.Array) -> pa.Array:
 
 def _read_pieces(
     builder: Builder, part: Path, workers: int
-) -> Generator[pa.RecordBatch, None, int]:
+) -> Generator[pa.RecordBatch, None, Skipped]:
     """A part's batches, its pieces read by `workers` processes, in the pieces' order."""
     assert builder.pieces is not None
-    skipped = 0
+    skipped = Skipped()
     with _pool(workers) as pool:
-        pending: deque[Future[tuple[list[pa.RecordBatch], int]]] = deque()
+        pending: deque[Future[tuple[list[pa.RecordBatch], Skipped]]] = deque()
         try:
             for piece in builder.pieces(part):
                 pending.append(pool.submit(_read_piece, builder, piece))
                 while len(pending) > AHEAD * workers:
                     batches, count = pending.popleft().result()
-                    skipped += count
+                    skipped.merge(count)
                     yield from batches
             while pending:
                 batches, count = pending.popleft().result()
-                skipped += count
+                skipped.merge(count)
                 yield from batches
         except BaseException:
             pool.shutdown(cancel_futures=True)
@@ -391,7 +400,7 @@ def _read_pieces(
     return skipped
 
 
-def _read_piece(builder: Builder, piece: Any) -> tuple[list[pa.RecordBatch], int]:
+def _read_piece(builder: Builder, piece: Any) -> tuple[list[pa.RecordBatch], Skipped]:
     """One piece's batches with their title keys, and how many records it skipped (in a
     worker)."""
     assert builder.read_piece is not None
