@@ -12,12 +12,14 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tasks.errors import exit_code, one_line
+from tasks.lookup.snapshots import LocalSnapshots
 from tasks.snapshots import arxiv, crossref, dblp, retractions
 from tasks.snapshots.index import open_snapshot
-from tasks.snapshots.store import Builder, SnapshotFormatError, build
+from tasks.snapshots.store import Builder, SnapshotFormatError, build, damage, damaged
 
 FIXTURES = Path(__file__).parent / "fixtures" / "snapshots"
 SECRET = b"the-contents-of-a-local-file-0451"
@@ -249,3 +251,46 @@ def test_the_cli_summary_names_each_broken_record(tmp_path: Path) -> None:
     assert done.stdout.startswith("arxiv@") and "1 broken record skipped" in done.stdout
     said = f"skipped: {dump}:2: Expected `str | null`, got `array` - at `$.title`"
     assert said in done.stderr.splitlines()
+
+
+def test_a_snapshot_whose_files_changed_is_damaged_and_not_opened(tmp_path: Path) -> None:
+    root = tmp_path / "snapshots"
+    _old_dblp(root, tmp_path)
+    folder = root.resolve() / root.joinpath("dblp").readlink()
+    assert damage(folder) is None and damaged(root) == {}
+    records = folder / "records.arrow"
+    whole = records.read_bytes()
+    records.write_bytes(whole[: len(whole) // 2])
+    wrong = f"records.arrow holds {len(whole) // 2:,} bytes, {len(whole):,} when built"
+    assert damage(folder) == wrong
+    assert damaged(root) == {"dblp": f"dblp ({folder}): {wrong}"}
+    assert open_snapshot(root, "dblp") is None
+    assert LocalSnapshots.open(root) is None  # lookups go on as without it
+    records.write_bytes(whole)
+    assert open_snapshot(root, "dblp") is not None
+    (folder / "manifest.json").write_text("{")
+    assert damage(folder).startswith("manifest.json unreadable")
+    assert open_snapshot(root, "dblp") is None
+
+
+def test_an_audit_warns_once_of_a_damaged_snapshot_and_goes_on_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The index's identifiers shuffled (its size unchanged): one warning naming the snapshot
+    and the file, not the stale one too; lookups ask no snapshot (never its wrong answers)."""
+    import flows.cli.main  # noqa: F401  (the CLI's modules load from its main)
+    from flows.cli.snapshot import warn_if_stale
+
+    root = tmp_path / "snapshots"
+    _old_dblp(root, tmp_path)
+    rids = root / "dblp" / "id_rids.u32"
+    rids.write_bytes(np.fromfile(rids, "<u4")[::-1].tobytes())
+    monkeypatch.setenv("CITEAUDIT_SNAPSHOTS", str(root))
+    warn_if_stale()
+    [warning] = capsys.readouterr().err.splitlines()
+    assert warning.startswith("warning: local snapshot dblp (")
+    assert warning.endswith(
+        "id_rids.u32 is not the file built (its hash differs): skipped; "
+        "run `citeaudit snapshot build` again"
+    )
+    assert LocalSnapshots.open(root) is None
