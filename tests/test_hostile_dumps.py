@@ -294,3 +294,19 @@ def test_an_audit_warns_once_of_a_damaged_snapshot_and_goes_on_without_it(
         "run `citeaudit snapshot build` again"
     )
     assert LocalSnapshots.open(root) is None
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_entity_dblp_dtd_does_not_declare_refuses_the_dump(tmp_path: Path, workers: int) -> None:
+    root = tmp_path / "snapshots"
+    _old_dblp(root, tmp_path)
+    xml = _fixture_xml()
+    at = xml.index(b"<author>") + len(b"<author>")
+    dump = _dblp_dump(tmp_path / "hostile", xml[:at] + b"J&foobar;rgen " + xml[at:])
+    with pytest.raises(SnapshotFormatError) as failure:
+        build(dblp.BUILDER, [dump], root, workers=workers)
+    assert str(failure.value) == (
+        f"{dump}: Entity 'foobar' not defined: an entity dblp.dtd does not declare; not dblp's "
+        "XML; the snapshot was not changed"
+    )
+    _dblp_still_there(root)
