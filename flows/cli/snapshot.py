@@ -71,6 +71,11 @@ def build(
     out.print(
         f"{name}@{manifest.date}: {counted(manifest.records, 'record')}{skipped}", highlight=False
     )
+    # Each broken record named (the dump's own text: printed as it is, no markup read in it).
+    for where in manifest.broken:
+        err.print(f"skipped: {where}", markup=False, emoji=False, highlight=False, soft_wrap=True)
+    if manifest.skipped > len(manifest.broken):
+        err.print(f"and {manifest.skipped - len(manifest.broken)} more", highlight=False)
 
 
 @snapshot_app.command("status")
@@ -118,11 +123,21 @@ def remove(name: Annotated[str, typer.Argument(help="The snapshot to remove.")])
 
 
 def warn_if_stale() -> None:
-    """An audit's one warning when a snapshot it asks is older than 30 days."""
+    """An audit's one warning when a snapshot it asks is older than 30 days, and one for each
+    snapshot whose files are damaged (it is not asked: lookups go on as without it)."""
     from tasks.lookup.snapshots import stale_snapshots
-    from tasks.snapshots.store import snapshots_root
+    from tasks.snapshots.store import damaged, snapshots_root
 
-    old = stale_snapshots(snapshots_root())
+    broken = damaged(snapshots_root())
+    for said in broken.values():
+        err.print(
+            f"warning: local snapshot {said}: skipped; run `citeaudit snapshot build` again",
+            style="yellow",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    old = stale_snapshots(snapshots_root(), skipped=broken)
     if old:
         err.print(
             f"warning: local snapshot {', '.join(old)}: run `citeaudit snapshot build` "
