@@ -183,3 +183,41 @@ ENTRIES = Path(__file__).parent / "fixtures" / "registry" / "arxiv_entries.jsonl
 ATOM_ENTRY = (
     '<entry xmlns="http://www.w3.org/2005/Atom" xmlns:arxiv="http://arxiv.org/schemas/atom">'
 )
+
+
+def test_a_withdrawn_paper_reaches_the_row_as_a_retraction(built: Snapshot) -> None:
+    """arXiv's `withdrawn` flags the row (retracted, with its notice) as Crossref's withdrawal
+    does: the report's advice and `--fail-on retracted` read that flag."""
+    from models.audit import Provenance, Reference, Status
+    from models.csl import CSLItem
+    from tasks.lookup import lookup_references
+    from tasks.lookup.snapshots import LocalSnapshots
+
+    csl = {
+        "id": "garcia99",
+        "type": "article",
+        "title": "On the N=4 Super Yang-Mills Theory at Strong Coupling",
+        "author": [{"family": "García", "given": "José"}, {"family": "Müller", "given": "M."}],
+        "issued": {"date-parts": [[1999]]},
+    }
+    cited = Reference(
+        citation_id="garcia99",
+        provenance=Provenance(source_file="refs.bib", entry_key="garcia99"),
+        item=CSLItem.from_csl(csl),
+    )
+    cited = cited.model_copy(
+        update={"ids": cited.ids.model_copy(update={"arxiv": "hep-th/9901001"})}
+    )
+    snapshots = LocalSnapshots({"arxiv": built}, None)
+    [row] = lookup_references([cited], None, offline=True, snapshots=snapshots)
+    assert (row.status, row.registry) == (Status.VERIFIED, built.label)
+    assert row.retracted
+    [notice] = row.notices
+    assert (notice.kind, notice.source, notice.reason) == (
+        "retraction",
+        "arxiv",
+        "withdrawn by its authors on arXiv",
+    )
+    assert notice.url == "https://arxiv.org/abs/hep-th/9901001"
+    kept = as_registry_record(_one(built, "0804.0970"), "arxiv")  # not withdrawn
+    assert not kept.retracted and kept.notices == []
