@@ -221,3 +221,21 @@ def test_a_withdrawn_paper_reaches_the_row_as_a_retraction(built: Snapshot) -> N
     assert notice.url == "https://arxiv.org/abs/hep-th/9901001"
     kept = as_registry_record(_one(built, "0804.0970"), "arxiv")  # not withdrawn
     assert not kept.retracted and kept.notices == []
+
+
+def test_the_live_client_flags_a_withdrawn_paper_as_the_snapshot_does() -> None:
+    entry = ET.fromstring(
+        """<entry xmlns="http://www.w3.org/2005/Atom" xmlns:arxiv="http://arxiv.org/schemas/atom">
+        <id>http://arxiv.org/abs/hep-th/9901001v2</id><updated>2001-02-03T00:00:00Z</updated>
+        <published>1999-01-04T00:00:00Z</published><title>On the N=4 theory</title>
+        <author><name>José García</name></author>
+        <arxiv:comment>This paper has been withdrawn by the authors</arxiv:comment></entry>"""
+    )
+    record = arxiv_entry_to_csl(entry)
+    [notice] = record.notices
+    assert record.retracted and (notice.reason, notice.date) == (
+        "withdrawn by its authors on arXiv",
+        "2001-02-03",
+    )
+    entry.remove(entry.find("{http://arxiv.org/schemas/atom}comment"))
+    assert not arxiv_entry_to_csl(entry).retracted

@@ -13,6 +13,7 @@ from typing import Any, get_args
 
 from models.audit import Notice, NoticeKind, Registry, RegistryRecord
 from models.csl import CSLItem
+from tasks.registries.arxiv import withdrawal
 
 _NOTICE_KINDS = set(get_args(NoticeKind))
 
@@ -48,17 +49,8 @@ def as_registry_record(record: dict[str, Any], registry: Registry) -> RegistryRe
         registry=registry, identifier=record["id"], item=item, relations=relations
     )
     if arxiv and record.get("withdrawn"):
-        # Withdrawn by its authors: flagged as Crossref flags a `withdrawal`, a retraction.
         when = record.get("updated")
-        found.add_notice(
-            Notice(
-                kind="retraction",
-                url=f"https://arxiv.org/abs/{record['id']}",
-                date=when.isoformat() if when else None,
-                source="arxiv",
-                reason="withdrawn by its authors on arXiv",
-            )
-        )
+        found.add_notice(withdrawal(record["id"], when.isoformat() if when else None))
     for update in record.get("updates") or []:
         if update.get("type") in _NOTICE_KINDS:
             when = update.get("date")
