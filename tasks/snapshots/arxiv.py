@@ -22,7 +22,6 @@ lack the fields above is another format: the build stops naming it and the field
 """
 
 import json
-import re
 import shutil
 from collections.abc import Generator, Iterator
 from datetime import date
@@ -37,6 +36,7 @@ import pyarrow as pa
 
 from tasks.errors import UsageError
 from tasks.identifiers import normalize_arxiv, normalize_doi
+from tasks.registries.arxiv import WITHDRAWN
 from tasks.registries.http import RegistryHttp
 from tasks.registries.oai import OAI, list_records
 from tasks.snapshots.bounded import MB, chunks, lines, read_whole
@@ -52,8 +52,6 @@ OAI_PATH = "/oai2"  # on CITEAUDIT_ARXIV_URL (export.arxiv.org), the host of the
 # OAI-PMH page of ListRecords, a few MB. Longer ones are refused, never held.
 LINE_LIMIT = 8 * MB
 PAGE_LIMIT = 64 * MB
-
-_WITHDRAWN = re.compile(r"\bwithdrawn\b", re.IGNORECASE)
 
 
 def read(path: Path) -> Generator[pa.RecordBatch, None, int | Skipped]:
@@ -198,7 +196,7 @@ def _row(
         "container": "arXiv",
         "type": "article",
         "informal": True,
-        "withdrawn": bool(comments and _WITHDRAWN.search(comments)),
+        "withdrawn": bool(comments and WITHDRAWN.search(comments)),
         "version": version,
         "updated": updated,
     }

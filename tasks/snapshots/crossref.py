@@ -19,7 +19,7 @@ rows 70 ms, Arrow, title keys and Parquet 40 ms.
 | `DOI`                                         | `id`, `doi` (10.48550/arXiv.X also `arxiv_id`) |
 | `title`, `subtitle` (the first of each)       | `title`, `subtitle`, markup removed        |
 | `author`                                      | `authors` (organisations as `literal`)     |
-| `issued`, else `published-print`, ...         | `year`                                     |
+| `issued`, else `published-print`, `-online`, `published` (never `created`) | `year`     |
 | `container-title`, `volume`, `issue`, `page`  | `container`, `volume`, `issue`, `pages`    |
 | `type`                                        | `type` (CSL); `posted-content` is `informal` |
 | `updated-by` (`update-to` on its own DOI)     | `updates`: retraction, correction, concern |
@@ -74,7 +74,7 @@ KEPT = (
     "issued",
     "published-print",
     "published-online",
-    "created",
+    "published",
     "volume",
     "issue",
     "page",
@@ -83,7 +83,7 @@ KEPT = (
     "update-to",
     "indexed",
 )
-DATED = ("issued", "published-print", "published-online", "created", "indexed")
+DATED = ("issued", "published-print", "published-online", "published", "indexed")
 
 
 class _Person(msgspec.Struct):
@@ -214,7 +214,7 @@ def _typed_row(work: Any) -> tuple[Any, ...]:
     the decoded struct, without the dicts (half the reader's Python)."""
     doi = _doi(work.DOI)
     year = None
-    for dated in (work.issued, work.published_print, work.published_online, work.created):
+    for dated in (work.issued, work.published_print, work.published_online, work.published):
         if dated is not None and (first := given_parts(dated.parts)):
             year = first[0]
             break
