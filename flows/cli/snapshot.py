@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from flows.cli.main import err, fail, out, usage_error
+from flows.cli.app import err, fail, out, usage_error
 from tasks.words import counted
 
 if TYPE_CHECKING:
@@ -112,7 +112,11 @@ def remove(name: Annotated[str, typer.Argument(help="The snapshot to remove.")])
     from tasks.snapshots.store import remove as remove_snapshot
     from tasks.snapshots.store import snapshots_root
 
-    if remove_snapshot(snapshots_root(), name):
+    try:
+        removed = remove_snapshot(snapshots_root(), name)
+    except OSError as exc:  # a folder we may not change: as the build says it
+        usage_error(f"snapshot remove {name}: {exc}")
+    if removed:
         out.print(f"removed the {name} snapshot", highlight=False)
     else:
         err.print(f"no {name} snapshot built", highlight=False)
@@ -136,9 +140,9 @@ def warn_if_stale() -> None:
     old = stale_snapshots(snapshots_root(), skipped=broken)
     if old:
         err.print(
-            f"[yellow]warning: local snapshot {', '.join(old)}: run `citeaudit snapshot build` "
-            "again for newer works[/yellow]",
-            highlight=False,
+            f"warning: local snapshot {', '.join(old)}: run `citeaudit snapshot build` "
+            "again for newer works",
+            style="yellow",
             soft_wrap=True,
         )
 
