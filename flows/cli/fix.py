@@ -59,18 +59,15 @@ def fix(
         usage_error(f"{input_bib}: {exc}")
     # the lookup's modules (the registry clients among them) once the arguments are right
     from tasks.citation_ids import assign_citation_ids
-    from tasks.lookup import lookup_references
-    from tasks.registries.clients import Registries, RegistryPool
+    from tasks.lookup.checker import Checker
     from tasks.render.fix import fix_bibtex
+    from tasks.store.jobfolder import write_output
 
     read = bibtex.read([input_bib])
     refs = assign_citation_ids(read.references)
-    if settings is None:
-        results = lookup_references(refs, None, offline=True)
-    else:
-        with Registries.from_settings(settings, RegistryPool()) as registries:
-            results = lookup_references(refs, registries)
-    fixed = fix_bibtex(text, refs, {r.citation_id: r for r in results})
+    with Checker(settings) as checker:
+        checked = checker.check(refs)
+    fixed = fix_bibtex(text, refs, {c.citation_id: c.result for c in checked})
     data = encoded_like(fixed.text, original)
     if output is None:
         sys.stdout.flush()
@@ -78,7 +75,7 @@ def fix(
         sys.stdout.buffer.flush()
     else:
         try:
-            _write(output, data)
+            write_output(output, data)
         except OSError as exc:
             internal_error(f"{output}: not written ({exc.strerror or exc}); it is as it was")
     report = sys.stderr if output is None else sys.stdout
@@ -104,17 +101,3 @@ def _unwritable(output: Path, input_bib: Path) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"cannot write in {folder}"
     return None
-
-
-def _write(output: Path, data: bytes) -> None:
-    """The whole fixed file at `output`, or `output` as it was. A device or pipe (/dev/stdout)
-    is written as a stream: there is no file to keep."""
-    from tasks.store.jobfolder import write_atomically
-
-    if output.exists() and not output.is_file():
-        with output.open("wb") as stream:
-            stream.write(data)
-        return
-    target = output.resolve()  # through a symbolic link, to the file it names
-    mode = target.stat().st_mode & 0o7777 if target.exists() else None
-    write_atomically(target, data, mode)
