@@ -134,6 +134,7 @@ def test_the_paper_itself_is_the_subject_not_a_row() -> None:
 def test_a_pdf_marker_with_no_entry_fails_the_missing_gate(tmp_path, prefect_server) -> None:
     (tmp_path / "paper.pdf").write_bytes(
         pdf_with_text(
+            "A paper, doi:10.5555/paper.self",
             "Prior work showed this effect [1]. Later work (see [3]) disagreed.",
             "References",
             "[1] A. Author. A real title of a paper. Journal of Tests, 2020.",
@@ -145,6 +146,9 @@ def test_a_pdf_marker_with_no_entry_fails_the_missing_gate(tmp_path, prefect_ser
     assert gated.returncode == 1, gated.stderr
     assert "--fail-on missing: 1 missing" in gated.stderr
     assert "paper.pdf:p1 [2]: never cited in the text of paper.pdf" in gated.stdout
+    report = (tmp_path / "out/j/report.md").read_text()
+    assert "The citations of a paper with no title found (DOI 10.5555/paper.self)" in report
+    assert "p1 [1]" in report
     claims = pl.read_parquet(tmp_path / "out/j/claims.parquet")
     assert claims.height == 2
     citations = pl.read_parquet(tmp_path / "out/j/citations.parquet")

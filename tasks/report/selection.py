@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from models.audit import FieldAgreement
+from models.audit import FieldAgreement, Subject
 from tasks.dedupe.cluster import UNDIRECTED_LINKS
 from tasks.dedupe.job import repeats_within_jobs
 from tasks.match.decide import decide, names_another_paper
@@ -39,6 +39,7 @@ class ReportData:
     links: pl.DataFrame = field(default_factory=pl.DataFrame)  # work_id_a, work_id_b, kind
     bibliography_note: str = ""  # why there is no bibliography (too many items), if so
     notice: str = ""  # what the reader must know first (the job was not stored), if anything
+    subjects: list[Subject] = field(default_factory=list)  # the papers audited (a PDF's own)
     # A big job's report shows only its first flagged citations (`citations`: at most
     # MAX_REPORTED_CITATIONS of them); `whole` then counts every citation, for the status
     # counts, the histogram and how many flagged citations are left out.
@@ -412,6 +413,7 @@ class Report:
     bibliography_note: str
     notice: str
     flagged_left_out: int = 0  # flagged citations of a big job the report does not list
+    subjects: list[Subject] = field(default_factory=list)  # the papers whose citations these are
 
     @property
     def notice_count(self) -> int:
@@ -773,6 +775,7 @@ def select(data: ReportData) -> Report:
         bibliography_note=data.bibliography_note,
         notice=data.notice,
         flagged_left_out=whole.flagged - flagged.height,
+        subjects=data.subjects,
     )
 
 

@@ -3,6 +3,7 @@ text before any reference list), its title (the metadata's, unless it is a file 
 wrote, else the first page's largest type) and its authors (the metadata's Author)."""
 
 import re
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from tasks.read.pdf.layout import Document, Line, clean
 _TOOL_TITLE = re.compile(
     r"(?:\.(?:dvi|tex|pdf|docx?|odt|rtf)$|^microsoft word\b|^untitled\b)", re.I
 )
+_TITLE_LINES = 4
 _AUTHOR_SEPARATORS = re.compile(r"\s*(?:;|,\s*and\s+|\band\b|,)\s*")
 
 
@@ -32,14 +34,17 @@ def subject(path: Path, document: Document, first_list: int | None) -> Subject:
 
 
 def _largest_type(lines: Sequence[Line]) -> str:
-    """The first run of lines in the page's largest type (a title may wrap)."""
+    """The first run of lines in the page's largest type (a title may wrap), if that type is
+    larger than the page's text."""
     if not lines:
         return ""
     largest = max(line.size for line in lines)
+    if largest <= statistics.median(line.size for line in lines):
+        return ""
     run: list[str] = []
     for line in lines:
         if line.size >= largest - 0.1:
             run.append(clean(line.text))
         elif run:
             break
-    return " ".join(run)
+    return " ".join(run[:_TITLE_LINES])
