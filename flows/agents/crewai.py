@@ -14,7 +14,8 @@ from typing import Any
 from crewai.tools import BaseTool
 from pydantic import BaseModel, Field, PrivateAttr
 
-from flows.agents.service import SOURCE_KINDS, AgentError, AgentService, Answer, one_line_error
+from flows.agents.arguments import one_line_error
+from flows.agents.service import SOURCE_KINDS, AgentError, AgentService, Answer
 from tasks.registries.clients import RegistryPool
 
 OPERATIONS = ("add", "validate", "format", "export", "list")
