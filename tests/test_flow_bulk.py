@@ -15,7 +15,7 @@ from flows import progress
 from flows.bulk import bulk_import
 from flows.cli.main import app
 from models.job import BulkSummary, JobParams
-from tasks.report.selection import RELATIONS
+from tasks.report.works import RELATIONS
 from tasks.words import counted
 from tests.fake_registry import FakeRegistry
 

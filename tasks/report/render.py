@@ -16,7 +16,8 @@ from tasks.report.markdown import (
     markdown_link,
     markdown_text,
 )
-from tasks.report.selection import Place, ReportData, select
+from tasks.report.rows import Place
+from tasks.report.selection import ReportData, select
 from tasks.words import counted
 
 

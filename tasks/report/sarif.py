@@ -31,7 +31,7 @@ from typing import Any
 
 import polars as pl
 
-from tasks.report.selection import flagged_citations
+from tasks.report.flags import flagged_citations
 from tasks.version import citeaudit_version
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
