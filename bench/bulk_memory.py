@@ -37,7 +37,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 BATCH = 5_000
 MEASURE = """
-import flows.quiet  # before prefect
+import flows.prefect_logging  # before prefect
 import json, resource, sys, time
 from pathlib import Path
 from flows.bulk import file_digests, import_batches
