@@ -5,7 +5,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from models.audit import Status
-from tasks.words import counted
+from tasks.plural import counted
 
 
 def status_counts(citations: Sequence[Mapping[str, Any]]) -> dict[str, int]:

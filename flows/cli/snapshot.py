@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flows.cli.app import err, fail, out, usage_error
-from tasks.words import counted
+from tasks.plural import counted
 
 if TYPE_CHECKING:
     from tasks.snapshots.store import Builder

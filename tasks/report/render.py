@@ -8,6 +8,7 @@ from importlib import resources
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from tasks.plural import counted
 from tasks.render.citeproc import UNCONFIRMED_HEADING, UNCONFIRMED_NOTE
 from tasks.report.links import safe_url
 from tasks.report.markdown import (
@@ -18,7 +19,6 @@ from tasks.report.markdown import (
 )
 from tasks.report.rows import Place
 from tasks.report.selection import ReportData, select
-from tasks.words import counted
 
 
 class MarkdownSafe(str):
