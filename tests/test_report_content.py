@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import duckdb
 import polars as pl
 
-from tasks.changes import detect_changes
+from tasks.job.changes import detect_changes
 from tasks.report import ReportData, render_html, render_markdown
 from tasks.report.changes import CHANGE_KINDS
 from tasks.report.selection import select

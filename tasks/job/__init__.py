@@ -11,7 +11,7 @@ audit, an agent's add): no Prefect here, the flows wrap these functions in thin 
                 stored citations (`write_import`), plus the crew's answers and a recheck's folder
     library.py  the job's save (the library opened by tasks.store.open_library, where the entry
                 point resolved it)
-    imported.py a bulk import's working tables (tasks/spill.py): its citation ids in input
+    batches.py  a bulk import's working tables (tasks/store/scratch.py): its citation ids in input
                 order, its dedupe done there (tasks/dedupe/stored.py), its save streamed from
                 them, its stored citations read back a batch at a time
     agent.py    an agent's job as the library holds it (`JobState`), loaded and stored

@@ -1,5 +1,5 @@
 """The job's side of the library: the job's rows saved (a bulk import's a part at a time:
-tasks/job/imported.py). The library is opened by tasks.store.open_library, at the `LibraryPath`
+tasks/job/batches.py). The library is opened by tasks.store.open_library, at the `LibraryPath`
 the entry point resolved."""
 
 from collections.abc import Mapping, Sequence

@@ -24,7 +24,7 @@ MEMORY_LIMIT = "300MB"
 THREADS = 1
 
 
-class Spill:
+class Scratch:
     """A fresh working database in a temporary folder under `where` (default: the system's),
     named `prefix`..., removed on close."""
 
@@ -47,7 +47,7 @@ class Spill:
             shutil.rmtree(self.folder, ignore_errors=True)
             raise
 
-    def __enter__(self) -> "Spill":
+    def __enter__(self) -> "Scratch":
         return self
 
     def __exit__(
