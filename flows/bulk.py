@@ -9,9 +9,9 @@ keeps of every citation past its batch (its id in input order, its match keys, i
 kept in a working database on disk (tasks/job/batches.py), not in memory: the dedupe runs there
 a group of records at a time, the library save streams from it, and the job folder is built
 from the stored rows a batch at a time (`finish_import`: three passes over them). So memory
-holds about a batch, whatever the list's length (#35.5: 1M references within 1.5x the peak of
-100k). The exports list every item; past citeproc.MAX_BIBLIOGRAPHY_ITEMS no bibliography is
-rendered, and past report.MAX_REPORTED_CITATIONS the report lists that many flagged citations and
+holds about a batch, whatever the list's length (bench/RESULTS.md: bulk-import-memory). The
+exports list every item; past citeproc.MAX_BIBLIOGRAPHY_ITEMS no bibliography is rendered, and
+past report.MAX_REPORTED_CITATIONS the report lists that many flagged citations and
 counts the rest (citations.parquet holds them all).
 
 A re-run of the same job on the same input skips the batches already stored (it reads them

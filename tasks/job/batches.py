@@ -7,8 +7,7 @@ holds a batch, not the list.
   dedupe reads (`dedupe_import`: tasks/dedupe/stored.py), and what that dedupe made;
 - the library save of those (`save_import`): one transaction, in which the library's DuckDB
   reads each table from a Parquet file the working database writes (rows handed to it as Arrow
-  frames stayed in memory until the commit: at 200,000 citations the save peaked at 846 MB,
-  from Parquet at 452 MB).
+  frames stayed in memory until the commit, nearly twice the peak).
 """
 
 import shutil
