@@ -3,12 +3,13 @@
     read -> identify -> look up + decide (chunked) -> support -> dedupe -> score -> render
     -> persist -> publish
 
-The stages up to the checked citations (read, identify, look up + decide) and claim support
-are here; dedupe, score, render and persist are the job package's (tasks/job), which owns how a
-job ends. `TASKS` runs the stages as Prefect tasks (the flows); `PLAIN` calls the same functions
-directly (bench/orchestration.py measures the difference). Checking is chunked: a task run
-costs milliseconds plus server time, so one per citation would dominate a large job; retries
-happen per request inside the registry clients, not per task."""
+The stages up to the checked citations (read, identify, look up + decide: this process's
+Checker, tasks/lookup/checker.py) and claim support are here; dedupe, score, render and persist
+are the job package's (tasks/job), which owns how a job ends. `TASKS` runs the stages as
+Prefect tasks (the flows); `PLAIN` calls the same functions directly (bench/orchestration.py
+measures the difference). Checking is chunked: a task run costs milliseconds plus server time,
+so one per citation would dominate a large job; retries happen per request inside the registry
+clients, not per task."""
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
