@@ -3,8 +3,9 @@
 The public data file (yearly, ~180M works, ~200 GB) is a folder of gzipped JSON files, each
 `{"items": [work, ...]}` holding a few thousand REST API work items. Each file is one input
 part (tasks/snapshots/store.py): read whole, so memory is bounded by the largest file, never by
-the dump; files are built in parallel by the store's process pool, and a killed build resumes
-at the first file not written. A file is gunzipped by ISA-L (isal: half zlib's CPU) and
+the dump (a file expanding past FILE_LIMIT is refused: tasks/snapshots/bounded.py); files are
+built in parallel by the store's process pool, and a killed build resumes at the first file not
+written. A file is gunzipped by ISA-L (isal: half zlib's CPU) and
 decoded by msgspec in one pass into typed works: only the fields kept become Python objects
 (references, licences, links, an author's affiliations and ORCID are skipped), and each work's
 row is built from them by tasks/registries/crossref_map's rules (slim_work's, as a live answer
@@ -27,22 +28,20 @@ rows 70 ms, Arrow, title keys and Parquet 40 ms.
 `since` keeps the works of that year or later (a work without a year is left out); `types`
 keeps the Crossref types named (`journal-article`, `proceedings-article`, ...). A file that is
 not gzipped `{"items": [...]}` JSON fails the build naming it; an item that is no work (not an
-object, no DOI) is skipped and reported with its file and position.
+object, no DOI) is skipped, counted and named (its file and position) in the build's summary.
 """
 
 import contextlib
 import functools
 import gc
-import logging
 import re
 from collections.abc import Collection, Generator, Iterator, Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 import pyarrow as pa
-from isal import igzip, isal_zlib
 
 from models.audit import Notice
 from tasks.identifiers import normalize_arxiv
@@ -56,12 +55,14 @@ from tasks.registries.crossref_map import (
     slim_work,
     work_notices,
 )
-from tasks.snapshots.schema import BATCH, WORKS, WORKS_TABLE
+from tasks.snapshots.bounded import MB, read_whole
+from tasks.snapshots.schema import BATCH, WORKS, WORKS_TABLE, Skipped
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
-log = logging.getLogger(__name__)
-
 ARXIV_PREFIX = "10.48550/arxiv."
+# What one file may expand to: the data file's are ~40 MB of JSON (5,000 works); one that
+# expands past this is refused, not held (a gzip bomb).
+FILE_LIMIT = 256 * MB
 # The work item's fields slim_work reads (and `indexed`, the record's date): all others are
 # skipped by the decoder.
 KEPT = (
@@ -124,7 +125,6 @@ class _TypedFile(msgspec.Struct):
     items: list[_TypedWork]  # type: ignore[valid-type]  # made by defstruct
 
 
-_CORRUPT = cast(type[Exception], isal_zlib.IsalError)  # its stubs call it an instance
 _FILE = msgspec.json.Decoder(_File)
 _TYPED_FILE = msgspec.json.Decoder(_TypedFile)
 _ITEM = msgspec.json.Decoder(_Work)
@@ -133,9 +133,9 @@ _NAMES = tuple(zip(_Work.__struct_fields__, _Work.__struct_encode_fields__, stri
 
 def read(
     path: Path, since: int | None = None, types: Collection[str] | None = None
-) -> Generator[pa.RecordBatch, None, int]:
+) -> Generator[pa.RecordBatch, None, Skipped]:
     """The works in one file of the public data file, in batches of the works schema; returns
-    how many broken items it skipped."""
+    the broken items it skipped."""
     rows: list[tuple[Any, ...]] = []
     for row in (works := _Works(path, since, types)):
         rows.append(row)
@@ -162,29 +162,27 @@ class _Works:
 
     def __init__(self, path: Path, since: int | None, types: Collection[str] | None) -> None:
         self.path, self.since, self.types = path, since, types
-        self.skipped = 0
+        self.skipped = Skipped()
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         with _uncollected():
+            text = read_whole(self.path, FILE_LIMIT)
             try:
-                raw = self.path.read_bytes()
-                text = igzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
-                del raw
                 try:  # one pass over the file when every item is a work of the documented shape
                     works: list[Any] = _TYPED_FILE.decode(text).items
                 except (
                     msgspec.ValidationError
                 ):  # else each item apart: any JSON, a broken one skipped
                     works = [_decoded(item) for item in _FILE.decode(text).items]
-            except (OSError, EOFError, _CORRUPT, msgspec.DecodeError) as exc:
+                del text  # the typed works hold none of it
+            except msgspec.DecodeError as exc:
                 what = f'not a gzipped {{"items": [...]}} JSON file of works ({exc})'
                 raise SnapshotFormatError(self.path, what) from None
             since, types = self.since, self.types
             for position, work in enumerate(works):
                 doi = getattr(work, "DOI", None)
                 if not isinstance(doi, str) or not doi.strip():
-                    log.warning("%s: item %d is no work with a DOI; skipped", self.path, position)
-                    self.skipped += 1
+                    self.skipped.add(f"{self.path}: item {position} is no work with a DOI")
                     continue
                 if types is not None and work.type not in types:
                     continue
