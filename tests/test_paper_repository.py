@@ -16,6 +16,8 @@ import jsonschema
 import pytest
 import yaml
 
+from flows.cli.audit import check_job
+
 ROOT = Path(__file__).parents[1]
 EXAMPLE_BIB = ROOT / "examples" / "references.bib"
 VENV_BIN = Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin"
@@ -147,9 +149,13 @@ def test_action_audit_step_annotates_summarises_and_gates(registry_env, tmp_path
     assert "`chapter one/refs.bib:wrongdoi2019`" in summary and "nosuchkey" in summary
 
 
-def test_pre_commit_hook_stops_a_commit_with_a_wrong_citation(registry_env, tmp_path):
+def test_pre_commit_hook_checks_staged_manuscripts_in_a_job_of_the_repository(
+    registry_env, tmp_path
+):
+    """Staged .tex and .bib: the hook runs on both (a key the .tex cites and no .bib holds
+    stops the commit, as a wrong DOI does), and keeps the repository's own job folder."""
     paper = paper_repository(tmp_path / "paper")
-    subprocess.run(["git", "-C", str(paper), "add", "refs.bib"], check=True)
+    subprocess.run(["git", "-C", str(paper), "add", "main.tex", "refs.bib"], check=True)
     env = {
         **os.environ,
         "PRE_COMMIT_HOME": str(tmp_path / "pre-commit"),
@@ -157,7 +163,7 @@ def test_pre_commit_hook_stops_a_commit_with_a_wrong_citation(registry_env, tmp_
         "XDG_CACHE_HOME": str(tmp_path / "cache"),  # `citeaudit check` keeps its job there
     }
     done = subprocess.run(
-        ["pre-commit", "try-repo", str(ROOT), "citeaudit-check", "--files", "refs.bib"],
+        ["pre-commit", "try-repo", str(ROOT), "citeaudit-check"],  # the staged files
         cwd=paper,
         env=env,
         capture_output=True,
@@ -168,3 +174,12 @@ def test_pre_commit_hook_stops_a_commit_with_a_wrong_citation(registry_env, tmp_
     assert "citeaudit" in done.stdout and "Failed" in done.stdout
     assert "refs.bib:wrongdoi2019" in done.stdout  # it says which entry failed, and why
     assert "DOI resolves to a different paper" in done.stdout
+    assert "nosuchkey" in done.stdout  # main.tex was checked: its missing key is named
+    (job,) = (tmp_path / "cache" / "citeaudit" / "checks").glob("check-*/")
+    assert job.name == check_job(paper) and job.name.startswith("check-paper-")
+    assert (job / "citations.parquet").is_file()
+
+
+def test_two_repositories_of_one_name_get_two_check_jobs(tmp_path):
+    one, other = (paper_repository(tmp_path / side / "paper") for side in ("a", "b"))
+    assert check_job(one / "sub" / "dir") == check_job(one) != check_job(other)
