@@ -1,8 +1,10 @@
 """`citeaudit fix INPUT.bib [-o OUT.bib]`: read -> identify -> look up -> rewrite the user's file.
 
 No Prefect run and no library: the file is audited in this process (the registries' own rate
-limits still apply) and rewritten by tasks/render/fix.py. The corrected BibTeX goes to OUT.bib
-(or stdout), the per-entry diff to stdout (or stderr when the BibTeX is on stdout).
+limits still apply) and rewritten by tasks/render/fix.py. Its progress shows as audit's does
+(flows/cli/run.py: bars on a terminal, a line now and then in a pipe or a log). The corrected
+BibTeX goes to OUT.bib (or stdout), the per-entry diff to stdout (or stderr when the BibTeX is
+on stdout).
 
 OUT.bib is checked before the audit (a new file, in a folder that exists) and written whole or
 not at all: to a temporary file beside it, flushed to disk, renamed into place; the diff and
@@ -13,12 +15,20 @@ encoding it names) and line endings.
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from flows.cli.app import fail, internal_error, usage_error
 from flows.cli.checks import registry_settings
+from flows.cli.run import progress_bars
+
+if TYPE_CHECKING:
+    from models.audit import Reference, ValidationResult
+    from tasks.registries.clients import Registries
+
+# Citations looked up between two progress reports (audit's default chunk).
+FIX_CHUNK = 200
 
 
 def fix(
@@ -59,18 +69,18 @@ def fix(
         usage_error(f"{input_bib}: {exc}")
     # the lookup's modules (the registry clients among them) once the arguments are right
     from tasks.citation_ids import assign_citation_ids
-    from tasks.lookup import lookup_references
     from tasks.registries.clients import Registries, RegistryPool
     from tasks.render.fix import fix_bibtex
     from tasks.store.jobfolder import write_output
 
     read = bibtex.read([input_bib])
     refs = assign_citation_ids(read.references)
-    if settings is None:
-        results = lookup_references(refs, None, offline=True)
-    else:
-        with Registries.from_settings(settings, RegistryPool()) as registries:
-            results = lookup_references(refs, registries)
+    with progress_bars():
+        if settings is None:
+            results = _looked_up(refs, None)
+        else:
+            with Registries.from_settings(settings, RegistryPool()) as registries:
+                results = _looked_up(refs, registries)
     fixed = fix_bibtex(text, refs, {r.citation_id: r for r in results})
     data = encoded_like(fixed.text, original)
     if output is None:
@@ -90,6 +100,23 @@ def fix(
         print(f"{error.where}: {error.reason}", file=report)
     print(fixed.diff(), end="", file=report)
     print(fixed.summary(len(refs)), file=report)
+
+
+def _looked_up(
+    refs: "list[Reference]", registries: "Registries | None"
+) -> "list[ValidationResult]":
+    """Every citation looked up (None: offline), a chunk at a time, each reported as audit's
+    `validate` stage is."""
+    from flows import progress
+    from tasks.citation_ids import plan_chunks
+    from tasks.lookup import lookup_references
+
+    results = []
+    progress.report("validate", 0, len(refs))
+    for chunk in plan_chunks(refs, FIX_CHUNK):
+        results += lookup_references(chunk, registries, offline=registries is None)
+        progress.report("validate", len(results), len(refs))
+    return results
 
 
 def _unwritable(output: Path, input_bib: Path) -> str | None:
