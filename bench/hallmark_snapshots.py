@@ -24,16 +24,20 @@ work, so the snapshots can decide each one).
 HALLMARK has no retraction case: no Retraction Watch snapshot is built.
 
 Each snapshot is built by `citeaudit snapshot build` (a real process; CITEAUDIT_SNAPSHOTS a
-folder under DIR), then the split is audited twice, the snapshots asked first:
+folder under DIR), then the split is audited three times, the snapshots asked first:
 offline       no registry at all (`lookup_references(offline=True)`, no server started): what
               no snapshot decides stays `unmatched` (no identifier, a title search was made) or
-              `unverified`; absence from a snapshot is never `not_found`
+              `unverified`, unless a complete snapshot's silence decides it
+              (tasks/lookup/absence.py)
+realistic     bench.hallmark's realistic registries without keys (S2 keyless and answering),
+              asked for what the snapshots left
 s2-refusing   bench.hallmark's `hallmark-s2-refusing` set-up (keyless, Semantic Scholar refusing
               every request, one attempt), what the snapshots left to the fake's live registries
 Printed per run as bench.hallmark prints it: precision, recall, F1 and FPR, recall per
 hallucination type, status counts, the biggest error classes, who decided (and, live, requests
-per citation); then how many entries the snapshots alone flag that S2's failure leaves
-`unverified` live, and the F1 had they been flagged (a what-if, not citeaudit's figure).
+per citation: all live requests over all citations, the goal's figure); then how many entries
+the snapshots alone flag that S2's failure leaves `unverified` live, and the F1 had they been
+flagged (a what-if, not citeaudit's figure).
 """
 
 import argparse
@@ -187,6 +191,12 @@ def main(argv: list[str]) -> int:
         report(entries, results, args.show_errors)
         decided = Counter(r.registry or "-" for r in results.values())
         print("decided by: " + ", ".join(f"{k} {v}" for k, v in decided.most_common()))
+        print("\n=== the realistic registries without keys, the snapshots first ===")
+        with fake_registry() as registry:
+            fill_realistic(registry, works, entries)
+            answering = with_unread(entries, audit(refs, registry, snapshots=snapshots))
+            report(entries, answering, args.show_errors)
+            report_requests(refs, answering, registry)
         print("\n=== without keys, Semantic Scholar refusing everything, the snapshots first ===")
         with fake_registry() as registry:
             fill_s2_down(registry, works, entries)

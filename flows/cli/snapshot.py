@@ -75,7 +75,8 @@ def build(
 
 @snapshot_app.command("status")
 def status() -> None:
-    """Each snapshot's date, records, size on disk and age."""
+    """Each snapshot's date, records, size on disk, age, and whether it was built whole
+    (complete: its absence decides) or filtered."""
     from rich.table import Table
 
     from tasks.snapshots.store import snapshots_root
@@ -87,13 +88,20 @@ def status() -> None:
         out.print(f"no snapshot built under {root}", highlight=False)
         return
     table = Table()
-    for column in ("snapshot", "date", "records", "size", "age", "built"):
+    for column in ("snapshot", "date", "records", "size", "age", "built", "complete"):
         table.add_column(column, justify="right" if column in ("records", "size") else "left")
     for s in found:
         age = "" if s.age_days is None else f"{s.age_days} days"
         note = "" if s.current else " (old format: build it again)"
+        whole = "yes" if s.complete else "no"
         table.add_row(
-            s.name, s.date or "", f"{s.records:,}", _size(s.bytes), age, s.built_at[:16] + note
+            s.name,
+            s.date or "",
+            f"{s.records:,}",
+            _size(s.bytes),
+            age,
+            s.built_at[:16] + note,
+            whole,
         )
     out.print(table)
     out.print(f"under {root}", highlight=False)

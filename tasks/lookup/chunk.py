@@ -10,6 +10,7 @@ from functools import partial
 from models.audit import Identifiers, Lookup, Reference, RegistryRecord, Status, ValidationResult
 from models.csl import CSLItem, named
 from tasks.identifiers import identifiers_of, is_arxiv_doi, normalize_arxiv
+from tasks.lookup.absence import impossible_year
 from tasks.lookup.routing import of_record, preprint_for_a_venue, registry_name, search_order
 from tasks.lookup.snapshots import Asked, LocalSnapshots
 from tasks.match.decide import decide_identified, decide_unidentified, names_another_paper
@@ -57,6 +58,9 @@ def lookup_references(
     (tasks/lookup/snapshots.py); past `deadline` (the job's, in epoch seconds) no live registry
     is asked: what is left stays `unverified`."""
     local = _ask_snapshots(refs, snapshots)
+    for index, ref in enumerate(refs):  # decided before any registry, with or without them
+        if ref.scholarly and index not in local.decided and (row := impossible_year(ref)):
+            local.decided[index] = row
     if offline or registries is None or (snapshots is not None and not _asks_any(registries)):
         why = "offline" if offline else "no registry clients configured"
         if registries is not None and not offline:

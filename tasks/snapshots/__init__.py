@@ -7,6 +7,8 @@
 
 `store.py` keeps them (a staging folder swapped in whole, resumable per input part, a manifest),
 `schema.py` declares the records, `index.py` indexes them and answers `by_ids` and `by_title`.
-A snapshot can verify a citation or show it a mismatch; it never proves a work absent: it is
-incomplete and dated (its `label`, `dblp@2026-11-01`, names the date in every row it decides).
+A snapshot can verify a citation or show it a mismatch, and is dated (its `label`,
+`dblp@2026-11-01`, names the date in every row it decides). One built whole from a registry's
+dump is `complete` (its manifest says so): its absence is the registry's answer as of its date
+(tasks/lookup/absence.py); one built with a filter (`--since`, `--types`) never proves absence.
 """

@@ -56,6 +56,7 @@ from tasks.registries.crossref_map import (
     slim_work,
     work_notices,
 )
+from tasks.snapshots.records import notice_date
 from tasks.snapshots.schema import BATCH, WORKS, WORKS_TABLE
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
@@ -314,22 +315,13 @@ def _year(year: Any) -> int | None:
 
 
 def _updates(notices: list[Notice]) -> list[dict[str, Any]] | None:
-    return [{"type": n.kind, "doi": n.identifier, "date": _date(n.date)} for n in notices] or None
+    return [
+        {"type": n.kind, "doi": n.identifier, "date": notice_date(n.date)} for n in notices
+    ] or None
 
 
 def _text(value: Any) -> str | None:
     return str(value) if value not in (None, "") else None
-
-
-def _date(iso: str | None) -> date | None:
-    """A notice's date as crossref_map gives it (`2024-01-05`, `2024-01`, `2024`): its first day."""
-    if not iso:
-        return None
-    parts = [int(p) for p in iso.split("-")[:3]] + [1, 1]
-    try:
-        return date(parts[0], parts[1], parts[2])
-    except ValueError:
-        return None
 
 
 def _date_parts(value: Any) -> date | None:

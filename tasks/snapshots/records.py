@@ -8,12 +8,26 @@ Crossref's `updated-by` as notices. A dump's date and a record's `withdrawn` fla
 caller's to name (`Snapshot.label`).
 """
 
+from datetime import date
 from typing import Any, get_args
 
 from models.audit import Notice, NoticeKind, Registry, RegistryRecord
 from models.csl import CSLItem
 
 _NOTICE_KINDS = set(get_args(NoticeKind))
+_NOTICE_SOURCES = {"pubmed": "pubmed"}  # who says so: PubMed's own links, else the publisher's
+
+
+def notice_date(iso: str | None) -> date | None:
+    """A notice's date as the registry maps give it (`2024-01-05`, `2024-01`, `2024`): its first
+    day."""
+    if not iso:
+        return None
+    parts = [int(p) for p in iso.split("-")[:3]] + [1, 1]
+    try:
+        return date(parts[0], parts[1], parts[2])
+    except ValueError:
+        return None
 
 
 def as_registry_record(record: dict[str, Any], registry: Registry) -> RegistryRecord:
@@ -54,7 +68,7 @@ def as_registry_record(record: dict[str, Any], registry: Registry) -> RegistryRe
                     kind=update["type"],
                     identifier=update.get("doi"),
                     date=when.isoformat() if when else None,
-                    source="publisher",
+                    source=_NOTICE_SOURCES.get(registry, "publisher"),
                 )
             )
     return found

@@ -91,6 +91,10 @@ NOTICES_TABLE = Table("notices", NOTICES, "date", ("doi", "pmid"), False)
 TABLES = {table.name: table for table in (WORKS_TABLE, NOTICES_TABLE)}
 
 
+# The `type` of a row that removes its `id`'s record from the parts before it (PubMed's
+# DeleteCitation); the index leaves the row itself out.
+DELETED = "deleted"
+
 BATCH = 20_000  # rows per record batch a builder hands the store
 
 
