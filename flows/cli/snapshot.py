@@ -17,12 +17,13 @@ from tasks.words import counted
 if TYPE_CHECKING:
     from tasks.snapshots.store import Builder
 
-NAMES = ("dblp", "arxiv", "retractions", "crossref")
+NAMES = ("dblp", "arxiv", "retractions", "crossref", "pubmed")
 INPUTS = {
     "dblp": "dblp.xml.gz, with dblp.dtd beside it (https://dblp.org/xml/)",
     "arxiv": "arXiv's metadata snapshot, JSON lines (Kaggle: Cornell-University/arxiv)",
     "retractions": "Retraction Watch's CSV as Crossref distributes it",
     "crossref": "the folder (or files) of Crossref's public data file, N.json.gz",
+    "pubmed": "PubMed's baseline and update files, pubmedYYnNNNN.xml.gz (or their folder)",
 }
 
 snapshot_app = typer.Typer(
@@ -137,11 +138,16 @@ def warn_if_stale() -> None:
 
 
 def _builder(name: str, since: int | None, types: list[str] | None) -> "Builder":
-    from tasks.snapshots import arxiv, crossref, dblp, retractions
+    from tasks.snapshots import arxiv, crossref, dblp, pubmed, retractions
 
     if name == "crossref":
         return crossref.builder(since, types)
-    builders = {"dblp": dblp.BUILDER, "arxiv": arxiv.BUILDER, "retractions": retractions.BUILDER}
+    builders = {
+        "dblp": dblp.BUILDER,
+        "arxiv": arxiv.BUILDER,
+        "retractions": retractions.BUILDER,
+        "pubmed": pubmed.BUILDER,
+    }
     return builders[name]
 
 

@@ -4,6 +4,9 @@
 |----------|-------------------------------------------------------|----------|-------|
 | `dblp`   | dblp.xml.gz with its dblp.dtd beside it               | dblp.py  | works |
 | `arxiv`  | arXiv's metadata snapshot (JSON lines), OAI-PMH updates | arxiv.py | works |
+| `crossref` | Crossref's public data file (N.json.gz)             | crossref.py | works |
+| `pubmed` | PubMed's baseline and update files (pubmedYYnNNNN.xml.gz) | pubmed.py | works |
+| `retractions` | Retraction Watch's CSV                           | retractions.py | notices |
 
 `store.py` keeps them (a staging folder swapped in whole, resumable per input part, a manifest),
 `schema.py` declares the records, `index.py` indexes them and answers `by_ids` and `by_title`.

@@ -250,11 +250,72 @@ def arxiv_jsonl() -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
+PUBMED_HEADER = (
+    '<?xml version="1.0" ?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, '
+    '1st January 2025//EN" "https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">\n'
+)
+PUBMED_ARTICLES = 40  # of the recorded ones, by PMID: enough for every case, a small fixture
+PUBMED_REVISED = "11618220"  # revised by the update file: retracted
+PUBMED_DELETED = "219391"  # deleted by the update file
+_REVISED_STAMP = "<DateRevised><Year>2026</Year><Month>11</Month><Day>20</Day></DateRevised>"
+_RETRACTION = (
+    '<CommentsCorrectionsList><CommentsCorrections RefType="RetractionIn"><RefSource>'
+    'Nature. 2026 Oct;600(1):1.</RefSource><PMID Version="1">39999999</PMID>'
+    "</CommentsCorrections></CommentsCorrectionsList>"
+)
+# A record without its MedlineCitation/PMID: skipped and counted.
+PUBMED_BROKEN = (
+    "<PubmedArticle><MedlineCitation><Article><Journal><Title>Broken J</Title></Journal>"
+    "<ArticleTitle>A record without a PMID.</ArticleTitle></Article></MedlineCitation>"
+    "</PubmedArticle>"
+)
+
+
+def pubmed_files() -> dict[str, bytes]:
+    """The first recorded PubMed articles as a baseline of two files (by PMID) and an update file
+    that revises one (now retracted, its notice linked) and deletes another."""
+    articles = sorted(
+        _read_jsonl_gz(SOURCES / "pubmed_articles.jsonl.gz"), key=lambda r: int(r["pmid"])
+    )
+    xml = {row["pmid"]: row["xml"] for row in articles[:PUBMED_ARTICLES]}
+    pmids = list(xml)
+    half = len(pmids) // 2
+    revised = re.sub(
+        r"<DateRevised>.*?</DateRevised>", _REVISED_STAMP, xml[PUBMED_REVISED], count=1
+    )
+    revised = revised.replace(
+        "</Article>",
+        '<PublicationTypeList><PublicationType UI="D016441">'
+        "Retracted Publication</PublicationType></PublicationTypeList></Article>",
+        1,
+    )
+    revised = revised.replace("</MedlineCitation>", f"{_RETRACTION}</MedlineCitation>", 1)
+    deleted = f'<DeleteCitation><PMID Version="1">{PUBMED_DELETED}</PMID></DeleteCitation>'
+    bodies = {
+        "pubmed26n0001.xml.gz": [xml[p] for p in pmids[:half]] + [PUBMED_BROKEN],
+        "pubmed26n0002.xml.gz": [xml[p] for p in pmids[half:]],
+        "pubmed26n0003.xml.gz": [revised, deleted],
+    }
+    return {
+        name: _gzipped(
+            PUBMED_HEADER + "<PubmedArticleSet>\n" + "\n".join(records) + "\n</PubmedArticleSet>\n"
+        )
+        for name, records in bodies.items()
+    }
+
+
+def _gzipped(text: str) -> bytes:
+    return gzip.compress(text.encode("utf-8"), mtime=0)
+
+
 def main() -> None:
     raw = (OUT / "dblp.xml.gz").open("wb")
     with raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
         gz.write(dblp_xml())
     (OUT / "arxiv-metadata-oai-snapshot.json").write_bytes(arxiv_jsonl())
+    (OUT / "pubmed").mkdir(exist_ok=True)
+    for name, body in pubmed_files().items():
+        (OUT / "pubmed" / name).write_bytes(body)
 
 
 if __name__ == "__main__":
