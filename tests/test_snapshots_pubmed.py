@@ -108,3 +108,38 @@ def _ref(key: str, pmid: str) -> Reference:
         item=CSLItem.from_csl(csl),
         ids=Identifiers(pmid=pmid),
     )
+
+
+def test_every_record_maps_as_the_live_client_maps_its_efetch_answer(root: Path) -> None:
+    """The builder reads the fields itself (lxml lookups): what it keeps must equal what
+    pubmed_map gives for the same XML."""
+    from lxml import etree
+
+    from tasks.registries.pubmed_map import pubmed_article_to_csl
+    from tasks.snapshots.records import as_registry_record
+
+    snap = open_snapshot(root, "pubmed")
+    assert snap is not None
+    with snap:
+        kept = {row["pmid"]: as_registry_record(row, "pubmed").item for row in _all(snap)}
+    for name in BASELINE:
+        for element in etree.fromstring(gzip.decompress((FIXTURES / name).read_bytes())):
+            try:
+                live = pubmed_article_to_csl(element).item
+            except ValueError:  # the constructed record without a PMID (nor an issue)
+                continue
+            if live.PMID in (PUBMED_DELETED, PUBMED_REVISED):
+                continue
+            ours = kept[live.PMID]
+            assert (ours.title, ours.DOI, ours.year(), ours.page, ours.volume, ours.issue) == (
+                live.title,
+                live.DOI,
+                live.year(),
+                live.page,
+                live.volume,
+                live.issue,
+            )
+            assert ours.container_title == live.container_title
+            assert [(n.family, n.given, n.literal) for n in ours.author or []] == [
+                (n.family, n.given, n.literal) for n in live.author or []
+            ]

@@ -9,7 +9,7 @@ deletions remove them (a row of type DELETED, which the index leaves out). Apply
 files to a snapshot is a build with `extend` and only those files.
 
 A record is mapped by the live client's rules (tasks/registries/pubmed_map.py), as an efetch
-answer is:
+answer is, its fields read by lxml's own lookups:
 
 | PubMed                                        | works                                      |
 |-----------------------------------------------|--------------------------------------------|
@@ -39,8 +39,17 @@ from typing import IO, Any, cast
 import pyarrow as pa
 from lxml import etree
 
-from models.audit import RegistryRecord
-from tasks.registries.pubmed_map import pubmed_article_to_csl
+from tasks.identifiers import normalize_pmid
+from tasks.registries.pubmed_map import (
+    NOTICE_KINDS,
+    RETRACTED_PUBLICATION_UI,
+    article_ids,
+    elocation_doi,
+    pagination_pages,
+    pub_date,
+    pubmed_article_to_csl,
+    ref_source_date,
+)
 from tasks.snapshots.records import notice_date
 from tasks.snapshots.schema import DELETED, WORKS, WORKS_TABLE, in_batches
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
@@ -102,34 +111,104 @@ def _deleted(element: Any) -> Generator[dict[str, Any], None, None]:
 
 
 def _row(element: Any) -> dict[str, Any] | None:
+    """A `<PubmedArticle>`'s row by pubmed_map's rules, read with lxml's own lookups (the
+    mapping to a CSL record, abstract and all, cost three times the XML's parse); a book's by
+    pubmed_map itself."""
+    citation = element.find("MedlineCitation")
+    article = citation.find("Article") if citation is not None else None
+    if element.tag != "PubmedArticle" or article is None:
+        return _book_row(element)
+    pmid = normalize_pmid(citation.findtext("PMID"))
+    journal = article.find("Journal")
+    if pmid is None or journal is None:
+        return None
+    issue = journal.find("JournalIssue")
+    issued = pub_date(issue.find("PubDate")) if issue is not None else None
+    return {
+        "id": pmid,
+        "doi": article_ids(element.find("PubmedData/ArticleIdList")).get("doi")
+        or elocation_doi(article),
+        "pmid": pmid,
+        "title": _flat(article.find("ArticleTitle")),
+        "authors": _authors(article) or None,
+        "year": issued["date-parts"][0][0] if issued else None,
+        "container": _flat(journal.find("Title")),
+        "volume": _flat(issue.find("Volume")) if issue is not None else None,
+        "issue": _flat(issue.find("Issue")) if issue is not None else None,
+        "pages": pagination_pages(article.find("Pagination")),
+        "type": "article-journal",
+        "updates": _notices(citation, article) or None,
+        "updated": _revised(element),
+    }
+
+
+def _flat(element: Any) -> str | None:
+    """An element's text, inline markup (<i>, <sup>) flattened, whitespace collapsed."""
+    if element is None:
+        return None
+    return " ".join("".join(element.itertext()).split()) or None
+
+
+def _spaced(text: str | None) -> str | None:
+    return " ".join(text.split()) or None if text else None
+
+
+def _authors(article: Any) -> list[dict[str, str | None]]:
+    """AuthorList as pubmed_map reads it: valid authors, a collective name as literal."""
+    names: list[dict[str, str | None]] = []
+    for author in article.iterfind("AuthorList/Author"):
+        if author.get("ValidYN", "Y") != "Y":
+            continue
+        # Names hold no markup: their text, spaces collapsed (as pubmed_map's _text does).
+        if family := _spaced(author.findtext("LastName")):
+            given = _spaced(author.findtext("ForeName")) or _spaced(author.findtext("Initials"))
+            names.append({"family": family, "given": given, "literal": None})
+        elif collective := _flat(author.find("CollectiveName")):
+            names.append({"family": None, "given": None, "literal": collective})
+    return names
+
+
+def _notices(citation: Any, article: Any) -> list[dict[str, Any]]:
+    """Retractions, corrections and concerns PubMed links (CommentsCorrections), by pubmed_map's
+    kinds; a Retracted Publication whose notice is not linked, one without identifier."""
+    found: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for link in citation.iterfind("CommentsCorrectionsList/CommentsCorrections"):
+        if (kind := NOTICE_KINDS.get(link.get("RefType", ""))) is None:
+            continue
+        pmid = normalize_pmid(link.findtext("PMID"))
+        when = notice_date(ref_source_date(_flat(link.find("RefSource"))))
+        found.setdefault((kind, pmid), {"type": kind, "doi": pmid, "date": when})
+    retracted = any(
+        kind.get("UI") == RETRACTED_PUBLICATION_UI or _flat(kind) == "Retracted Publication"
+        for kind in article.iterfind("PublicationTypeList/PublicationType")
+    )
+    if retracted and not any(kind == "retraction" for kind, _ in found):
+        found[("retraction", None)] = {"type": "retraction", "doi": None, "date": None}
+    return list(found.values())
+
+
+def _book_row(element: Any) -> dict[str, Any] | None:
     try:
         record = pubmed_article_to_csl(element)
     except ValueError:  # no MedlineCitation, Article or Journal: not a record we can read
         return None
-    pmid = record.identifier
-    if not pmid:
-        return None
     item = record.item
-    authors = [
-        {"family": None, "given": None, "literal": name.literal}
-        if name.literal
-        else {"family": name.family, "given": name.given, "literal": None}
-        for name in item.author or []
-        if name.literal or name.family
-    ]
+    if not record.identifier:
+        return None
     return {
-        "id": pmid,
+        "id": record.identifier,
         "doi": item.DOI,
-        "pmid": pmid,
+        "pmid": record.identifier,
         "title": item.title,
-        "authors": authors or None,
+        "authors": [
+            {"family": n.family, "given": n.given, "literal": n.literal}
+            for n in item.author or []
+            if n.family or n.literal
+        ]
+        or None,
         "year": item.year(),
         "container": item.container_title,
-        "volume": item.volume,
-        "issue": item.issue,
-        "pages": item.page,
         "type": item.type,
-        "updates": _updates(record),
         "updated": _revised(element),
     }
 
@@ -147,17 +226,6 @@ def _revised(element: Any) -> date | None:
             except ValueError:
                 continue
     return None
-
-
-def _updates(record: RegistryRecord) -> list[dict[str, Any]] | None:
-    """The record's notices; a Retracted Publication whose notice PubMed does not link, one
-    without identifier."""
-    updates = [
-        {"type": n.kind, "doi": n.identifier, "date": notice_date(n.date)} for n in record.notices
-    ]
-    if record.retracted and not any(u["type"] == "retraction" for u in updates):
-        updates.append({"type": "retraction", "doi": None, "date": None})
-    return updates or None
 
 
 def parts(inputs: Sequence[Path]) -> list[Path]:
