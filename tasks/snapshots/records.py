@@ -72,3 +72,18 @@ def as_registry_record(record: dict[str, Any], registry: Registry) -> RegistryRe
                 )
             )
     return found
+
+
+def name_parts(text: str) -> dict[str, str | None]:
+    """A name written whole, "Given Family", as an author of the works schema: "Laurens van
+    der Maaten" -> family "van der Maaten", given "Laurens"; dblp's homonym number ("Wei Wang
+    0001") dropped; a single word is a literal name."""
+    words = text.split()
+    if len(words) > 1 and len(words[-1]) == 4 and words[-1].isdecimal():  # "0001"
+        words.pop()
+    if len(words) < 2:
+        return {"family": None, "given": None, "literal": " ".join(words) or None}
+    start = len(words) - 1
+    while start > 1 and words[start - 1][:1].islower():  # particles: van, der, de, von
+        start -= 1
+    return {"family": " ".join(words[start:]), "given": " ".join(words[:start]), "literal": None}
