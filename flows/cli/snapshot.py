@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from flows.cli.main import err, fail, out, usage_error
+from flows.cli.app import err, fail, out, usage_error
 from tasks.words import counted
 
 if TYPE_CHECKING:

@@ -24,17 +24,18 @@ answer is, its fields read by lxml's own lookups:
 | Retracted Publication                         |                                            |
 | `DateRevised` (else `DateCompleted`)          | `updated` (the newest: the snapshot's date) |
 
-The XML is read by lxml's iterparse, each record cleared once read: no DTD loaded, no entity
-resolved, nothing fetched. A file that is not a `<PubmedArticleSet>` or ends before its close (a
-truncated download) fails the build naming it; a record without a PMID is skipped and counted.
+The XML is streamed (tasks/snapshots/bounded.py) into lxml's pull parser, each record cleared
+once read: no DTD loaded, no entity resolved, nothing fetched; a record longer than RECORD is
+refused (a bomb, not a record). A file that is not a `<PubmedArticleSet>` or ends before its
+close (a truncated download) fails the build naming it; a record without a PMID is skipped and
+counted.
 """
 
-import gzip
 import re
 from collections.abc import Generator, Sequence
 from datetime import date
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any
 
 import pyarrow as pa
 from lxml import etree
@@ -50,20 +51,15 @@ from tasks.registries.pubmed_map import (
     pubmed_article_to_csl,
     ref_source_date,
 )
+from tasks.snapshots.bounded import MB, chunks, too_large
 from tasks.snapshots.records import notice_date
 from tasks.snapshots.schema import DELETED, WORKS, WORKS_TABLE, in_batches
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
 ROOT = "PubmedArticleSet"
 RECORDS = ("PubmedArticle", "PubmedBookArticle")
+RECORD = 64 * MB  # bytes one record may hold (PubMed's largest are a few hundred KB)
 _FILE = re.compile(r"^pubmed\d+n(\d+)\.xml(\.gz)?$")
-
-
-def open_dump(path: Path) -> IO[bytes]:
-    """The file's bytes, gunzipped if it is gzipped."""
-    with path.open("rb") as handle:
-        gzipped = handle.read(2) == b"\x1f\x8b"
-    return cast(IO[bytes], gzip.open(path, "rb")) if gzipped else path.open("rb")
 
 
 def read(path: Path) -> Generator[pa.RecordBatch, None, int]:
@@ -74,18 +70,21 @@ def read(path: Path) -> Generator[pa.RecordBatch, None, int]:
 
 def _rows(path: Path) -> Generator[dict[str, Any], None, int]:
     skipped = 0
-    with open_dump(path) as stream:
-        events = etree.iterparse(
-            stream,
-            events=("end",),
-            tag=(*RECORDS, "DeleteCitation"),
-            load_dtd=False,
-            resolve_entities=False,
-            no_network=True,
-            remove_comments=True,
-        )
-        try:
-            for _, element in events:
+    parser = etree.XMLPullParser(
+        events=("end",),
+        tag=(*RECORDS, "DeleteCitation"),
+        load_dtd=False,
+        resolve_entities=False,
+        no_network=True,
+        remove_comments=True,
+    )
+    unread = 0  # bytes fed since the last record ended: one record may hold no more than RECORD
+    try:
+        for chunk in chunks(path):
+            parser.feed(chunk)
+            unread += len(chunk)
+            for _, element in parser.read_events():
+                unread = 0
                 if element.tag == "DeleteCitation":
                     yield from _deleted(element)
                 elif (row := _row(element)) is not None:
@@ -95,12 +94,13 @@ def _rows(path: Path) -> Generator[dict[str, Any], None, int]:
                 element.clear()
                 while element.getprevious() is not None:  # what came before is read: drop it
                     del element.getparent()[0]
-            root = events.root
-        except (etree.XMLSyntaxError, EOFError, OSError) as exc:
-            raise SnapshotFormatError(path, f"not a whole PubMed XML file ({exc})") from None
-    if root is None or root.tag != ROOT:
-        tag = root.tag if root is not None else "nothing"
-        raise SnapshotFormatError(path, f"<{tag}> is not a <{ROOT}>")
+            if unread > RECORD:
+                raise too_large(path, "a record (or what lies between two)", RECORD)
+        root = parser.close()
+    except etree.XMLSyntaxError as exc:
+        raise SnapshotFormatError(path, f"not a whole PubMed XML file ({exc})") from None
+    if root.tag != ROOT:
+        raise SnapshotFormatError(path, f"<{root.tag}> is not a <{ROOT}>")
     return skipped
 
 
