@@ -31,9 +31,7 @@ not gzipped `{"items": [...]}` JSON fails the build naming it; an item that is n
 object, no DOI) is skipped and reported with its file and position.
 """
 
-import contextlib
 import functools
-import gc
 import logging
 import re
 from collections.abc import Collection, Generator, Iterator, Sequence
@@ -58,7 +56,7 @@ from tasks.registries.crossref_map import (
 )
 from tasks.snapshots.bounded import MB, read_whole
 from tasks.snapshots.records import notice_date
-from tasks.snapshots.schema import BATCH, WORKS, WORKS_TABLE
+from tasks.snapshots.schema import BATCH, WORKS, WORKS_TABLE, tuples_batch, uncollected
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
 log = logging.getLogger(__name__)
@@ -144,20 +142,11 @@ def read(
     for row in (works := _Works(path, since, types)):
         rows.append(row)
         if len(rows) >= BATCH:
-            yield _batch(rows)
+            yield tuples_batch(rows)
             rows = []
     if rows:
-        yield _batch(rows)
+        yield tuples_batch(rows)
     return works.skipped
-
-
-def _batch(rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
-    """Rows (tuples of the works schema's columns) as a record batch, column by column."""
-    columns = zip(*rows, strict=True)
-    return pa.record_batch(
-        [pa.array(column, field.type) for column, field in zip(columns, WORKS, strict=True)],
-        schema=WORKS,
-    )
 
 
 class _Works:
@@ -169,7 +158,7 @@ class _Works:
         self.skipped = 0
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        with _uncollected():
+        with uncollected():
             text = read_whole(self.path, FILE_LIMIT)
             try:
                 try:  # one pass over the file when every item is a work of the documented shape
@@ -198,20 +187,6 @@ class _Works:
 
 
 YEAR = WORKS.names.index("year")
-
-
-@contextlib.contextmanager
-def _uncollected() -> Iterator[None]:
-    """Python's cycle collector paused: a file's works are ~200,000 objects, freed by reference
-    counting (they hold no cycles), and the collector walking them again and again as rows are
-    made cost a third of the reader's CPU."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _typed_row(work: Any) -> tuple[Any, ...]:
