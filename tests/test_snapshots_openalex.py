@@ -32,6 +32,11 @@ def snap(tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
     return opened
 
 
+def _recorded() -> list[dict]:
+    with gzip.open(RECORDED, "rt") as lines:
+        return [json.loads(line) for line in lines]
+
+
 def _all(snap: Snapshot) -> list[dict]:
     return list(snap._records(set(range(snap.manifest.records))).values())
 
@@ -40,10 +45,8 @@ def test_every_part_the_manifest_lists_a_later_partition_replacing_a_work(snap: 
     manifest = snap.manifest
     assert (manifest.records, manifest.skipped) == (122, 1)  # 120 recorded + 2; one line cut
     assert manifest.complete and manifest.date == OPENALEX_DATES[1]
-    first = json.loads(gzip.open(RECORDED, "rt").readline())
-    [revised] = snap.by_ids([("id", first["id"].rsplit("/", 1)[-1])])[
-        ("id", first["id"].rsplit("/", 1)[-1])
-    ]
+    key = ("id", _recorded()[0]["id"].rsplit("/", 1)[-1])
+    [revised] = snap.by_ids([key])[key]
     assert revised["title"].endswith("(Revised)")
 
 
@@ -61,8 +64,7 @@ def test_ids_kept_arxiv_by_location_pmid_doi_and_a_retraction(snap: Snapshot) ->
 
 def test_every_recorded_work_maps_as_the_live_client_maps_it(snap: Snapshot) -> None:
     kept = {row["id"]: as_registry_record(row, "openalex").item for row in _all(snap)}
-    for line in gzip.open(RECORDED, "rt").readlines()[1:120]:
-        work = json.loads(line)
+    for work in _recorded()[1:120]:
         live = openalex_work_to_csl(work).item
         ours = kept[work["id"].rsplit("/", 1)[-1]]
         assert (ours.title, ours.DOI, ours.year(), ours.type) == (
