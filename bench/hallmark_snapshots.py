@@ -3,9 +3,9 @@
     nice -n 15 uv run python -m bench.hallmark_snapshots [--show-errors] [--workdir DIR]
 
 The snapshots' inputs are written in the dumps' own formats from what bench.hallmark's realistic
-coverage lets the fake registry answer (`fill_realistic`: its DBLP hits, arXiv Atom entries and
-Crossref works), beside the real records the fake bundles (tests/fixtures/registry, recorded from
-../shared/data):
+coverage lets the fake registry answer (`fill_realistic`: its DBLP hits, arXiv Atom entries,
+Crossref works and OpenAlex works), beside the real records the fake bundles
+(tests/fixtures/registry, recorded from ../shared/data):
 
 | snapshot | input written                          | written by                                  |
 |----------|----------------------------------------|---------------------------------------------|
@@ -18,9 +18,12 @@ Crossref works), beside the real records the fake bundles (tests/fixtures/regist
 |          |                                        | arXiv's DataCite DOIs are not in Crossref's |
 |          |                                        | file; a work without `indexed` (the         |
 |          |                                        | benchmark's own) is indexed on DUMP_DATE    |
+| openalex | data/works/updated_date=2026-11-01/    | the fake's OpenAlex works (recorded, and    |
+|          | part_000.gz and the manifest           | the coverage's: all but one in twenty valid |
+|          |                                        | entries), dated by their partition          |
 
-Semantic Scholar and OpenAlex have no snapshot (in the realistic coverage DBLP holds every valid
-work, so the snapshots can decide each one).
+Semantic Scholar has no snapshot (in the realistic coverage DBLP holds every valid work, so the
+snapshots can decide each one).
 HALLMARK has no retraction case: no Retraction Watch snapshot is built.
 
 Each snapshot is built by `citeaudit snapshot build` (a real process; CITEAUDIT_SNAPSHOTS a
@@ -87,6 +90,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PART = 500  # works per Crossref file (the real ones hold a few thousand)
 DUMP_DATE = [2026, 11, 1]  # the `indexed` date of the benchmark's own Crossref works
 ARXIV_DOI = "10.48550/"
+OPENALEX_PARTITION = "updated_date=2026-11-01"  # the benchmark's OpenAlex works have no date
 
 
 def coverage(works: list[Work], entries: list[dict[str, Any]]) -> FakeRegistry:
@@ -117,11 +121,23 @@ def write_dumps(fake: FakeRegistry, folder: Path) -> dict[str, Path]:
     for number, start in enumerate(range(0, len(items), PART)):
         with gzip.open(crossref / f"{number}.json.gz", "wt", encoding="utf-8") as out:
             json.dump({"items": items[start : start + PART]}, out)
+    openalex = folder / "openalex"
+    works = openalex / "data" / "works"
+    part = works / OPENALEX_PARTITION / "part_000.gz"
+    part.parent.mkdir(parents=True, exist_ok=True)
+    stamp = {"updated_date": f"{OPENALEX_PARTITION.split('=')[1]}T00:00:00"}
+    alex = [{**work, **stamp} for _, work in sorted(fake.scholarly.openalex.items())]
+    with gzip.open(part, "wt", encoding="utf-8") as out:
+        out.write("".join(json.dumps(work) + "\n" for work in alex))
+    url = f"s3://openalex/data/works/{OPENALEX_PARTITION}/part_000.gz"
+    (works / "manifest").write_text(json.dumps({"entries": [{"url": url}]}))
     print(
         f"dumps: dblp.xml.gz {len(fake.scholarly.dblp):,} hits, arXiv {len(records):,} records, "
-        f"Crossref {len(items):,} works in {-(-len(items) // PART)} files"
+        f"Crossref {len(items):,} works in {-(-len(items) // PART)} files, "
+        f"OpenAlex {len(alex):,} works"
     )
-    return {"dblp": dblp / "dblp.xml.gz", "arxiv": arxiv, "crossref": crossref}
+    inputs = {"dblp": dblp / "dblp.xml.gz", "arxiv": arxiv, "crossref": crossref}
+    return {**inputs, "openalex": openalex}
 
 
 def build_all(inputs: dict[str, Path], root: Path) -> None:

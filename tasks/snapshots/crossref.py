@@ -56,7 +56,7 @@ from tasks.registries.crossref_map import (
 )
 from tasks.snapshots.bounded import MB, read_whole
 from tasks.snapshots.records import notice_date
-from tasks.snapshots.schema import BATCH, WORKS, WORKS_TABLE, tuples_batch, uncollected
+from tasks.snapshots.schema import WORKS, WORKS_TABLE, in_batches, tuples_batch, uncollected
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
 log = logging.getLogger(__name__)
@@ -138,14 +138,11 @@ def read(
 ) -> Generator[pa.RecordBatch, None, int]:
     """The works in one file of the public data file, in batches of the works schema; returns
     how many broken items it skipped."""
-    rows: list[tuple[Any, ...]] = []
-    for row in (works := _Works(path, since, types)):
-        rows.append(row)
-        if len(rows) >= BATCH:
-            yield tuples_batch(rows)
-            rows = []
-    if rows:
-        yield tuples_batch(rows)
+    return (yield from in_batches(_rows(_Works(path, since, types)), WORKS, tuples_batch))
+
+
+def _rows(works: "_Works") -> Generator[tuple[Any, ...], None, int]:
+    yield from works
     return works.skipped
 
 

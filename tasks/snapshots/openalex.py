@@ -36,7 +36,6 @@ import functools
 import json
 import re
 from collections.abc import Collection, Generator, Sequence
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +46,8 @@ from tasks.identifiers import normalize_arxiv, normalize_doi
 from tasks.match.venues import is_preprint_venue
 from tasks.registries.openalex import OPENALEX_TO_CSL_TYPE
 from tasks.snapshots.bounded import MB, lines
-from tasks.snapshots.records import name_parts
-from tasks.snapshots.schema import BATCH, WORKS_TABLE, tuples_batch, uncollected
+from tasks.snapshots.records import iso_date, name_parts
+from tasks.snapshots.schema import WORKS, WORKS_TABLE, in_batches, tuples_batch, uncollected
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
 LINE = 64 * MB  # bytes one work's line may hold (OpenAlex's largest are a few MB)
@@ -116,7 +115,15 @@ def read(
     sources: Collection[str] | None = None,
 ) -> Generator[pa.RecordBatch, None, int]:
     """One part's works in batches of the works schema; returns how many lines it skipped."""
-    rows: list[tuple[Any, ...]] = []
+    return (yield from in_batches(_rows(path, since, types, sources), WORKS, tuples_batch))
+
+
+def _rows(
+    path: Path,
+    since: int | None,
+    types: Collection[str] | None,
+    sources: Collection[str] | None,
+) -> Generator[tuple[Any, ...], None, int]:
     skipped = 0
     checked = False
     with uncollected():
@@ -138,12 +145,7 @@ def read(
             if (row := _row(work)) is None:
                 skipped += 1
                 continue
-            rows.append(row)
-            if len(rows) >= BATCH:
-                yield tuples_batch(rows)
-                rows = []
-    if rows:
-        yield tuples_batch(rows)
+            yield row
     return skipped
 
 
@@ -216,7 +218,7 @@ def _row(work: _Work) -> tuple[Any, ...] | None:
         None,
         None,
         [{"type": "retraction", "doi": None, "date": None}] if work.is_retracted else None,
-        _date(work.updated_date),
+        iso_date(work.updated_date),
     )
 
 
@@ -245,13 +247,6 @@ def _arxiv_id(work: _Work, doi: str | None) -> str | None:
             if url and (found := _ARXIV_PAGE.search(url)):
                 return normalize_arxiv(found.group(1))
     return None
-
-
-def _date(text: str | None) -> date | None:
-    try:
-        return date.fromisoformat(text[:10]) if text else None
-    except ValueError:
-        return None
 
 
 def parts(inputs: Sequence[Path]) -> list[Path]:

@@ -87,3 +87,11 @@ def name_parts(text: str) -> dict[str, str | None]:
     while start > 1 and words[start - 1][:1].islower():  # particles: van, der, de, von
         start -= 1
     return {"family": " ".join(words[start:]), "given": " ".join(words[:start]), "literal": None}
+
+
+def iso_date(text: str | None) -> date | None:
+    """The date an ISO timestamp or date begins with (`2024-01-05T10:00:00`); None for none."""
+    try:
+        return date.fromisoformat(text[:10]) if text else None
+    except ValueError:
+        return None

@@ -10,8 +10,9 @@ own date (dblp's newest `mdate`, arXiv's newest `update_date`), never the day it
 """
 
 import contextlib
+import functools
 import gc
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,11 +102,14 @@ BATCH = 20_000  # rows per record batch a builder hands the store
 
 
 def in_batches(
-    rows: Generator[dict[str, Any], None, int], schema: pa.Schema
+    rows: Generator[Any, None, int],
+    schema: pa.Schema,
+    to_batch: Callable[[list[Any]], pa.RecordBatch] | None = None,
 ) -> Generator[pa.RecordBatch, None, int]:
-    """A builder's rows in record batches of `schema`; returns what `rows` returns (how many
-    broken records it skipped)."""
-    batch: list[dict[str, Any]] = []
+    """A builder's rows (dicts; tuples with `to_batch`, tuples_batch) in record batches of
+    `schema`; returns what `rows` returns (how many broken records it skipped)."""
+    batch: list[Any] = []
+    made = to_batch or functools.partial(pa.RecordBatch.from_pylist, schema=schema)
     while True:
         try:
             batch.append(next(rows))
@@ -113,10 +117,10 @@ def in_batches(
             skipped: int = end.value
             break
         if len(batch) >= BATCH:
-            yield pa.RecordBatch.from_pylist(batch, schema=schema)
+            yield made(batch)
             batch = []
     if batch:
-        yield pa.RecordBatch.from_pylist(batch, schema=schema)
+        yield made(batch)
     return skipped
 
 
