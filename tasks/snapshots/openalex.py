@@ -52,7 +52,8 @@ from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
 LINE = 64 * MB  # bytes one work's line may hold (OpenAlex's largest are a few MB)
 _PART = re.compile(r"updated_date=(\d{4}-\d{2}-\d{2})/part_(\d+)\.gz$")
-_ARXIV_PAGE = re.compile(r"arxiv\.org/(?:abs|pdf)/(.+?)(?:\.pdf)?$", re.IGNORECASE)
+# Greedy and first-found: a URL repeating `arxiv.org/abs/` is read once (no lazy run to `$`).
+_ARXIV_PAGE = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#\s]+)", re.IGNORECASE)
 _WORK_ID = "https://openalex.org/W"
 
 
@@ -245,7 +246,7 @@ def _arxiv_id(work: _Work, doi: str | None) -> str | None:
     for location in work.locations or []:
         for url in (location.landing_page_url, location.pdf_url):
             if url and (found := _ARXIV_PAGE.search(url)):
-                return normalize_arxiv(found.group(1))
+                return normalize_arxiv(found.group(1).removesuffix(".pdf"))
     return None
 
 
