@@ -33,7 +33,6 @@ object, no DOI) is skipped and reported with its file and position.
 
 import functools
 import logging
-import re
 from collections.abc import Collection, Generator, Iterator, Sequence
 from datetime import date
 from pathlib import Path
@@ -55,7 +54,7 @@ from tasks.registries.crossref_map import (
     work_notices,
 )
 from tasks.snapshots.bounded import MB, read_whole
-from tasks.snapshots.records import notice_date
+from tasks.snapshots.records import notice_date, plain_doi
 from tasks.snapshots.schema import WORKS, WORKS_TABLE, in_batches, tuples_batch, uncollected
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
@@ -228,18 +227,9 @@ def _typed_row(work: Any) -> tuple[Any, ...]:
     )
 
 
-# A DOI as the data file gives it: 10.prefix/suffix, nothing before or after it, no
-# percent-encoding, no resolver, not ending in punctuation normalize_doi strips. Its normal form
-# is itself lower-cased (normalize_doi's regular expressions cost a tenth of a row).
-_PLAIN_DOI = re.compile(r"10\.\d{4,9}/[^\s\"'%]*[^\s\"'%.,;:/)\]}>]")
-
-
 def _doi(value: str) -> str:
     """crossref_map.doi_of(value), quickly for the plain DOIs nearly every work has."""
-    lowered = value.lower()
-    if _PLAIN_DOI.fullmatch(value) and "doi.org/" not in lowered:
-        return lowered
-    return doi_of(value)
+    return plain_doi(value) or doi_of(value)
 
 
 def _decoded(item: msgspec.Raw) -> Any:

@@ -46,7 +46,7 @@ from tasks.identifiers import normalize_arxiv, normalize_doi
 from tasks.match.venues import is_preprint_venue
 from tasks.registries.openalex import OPENALEX_TO_CSL_TYPE
 from tasks.snapshots.bounded import MB, lines
-from tasks.snapshots.records import iso_date, name_parts
+from tasks.snapshots.records import iso_date, name_parts, plain_doi
 from tasks.snapshots.schema import WORKS, WORKS_TABLE, in_batches, tuples_batch, uncollected
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
@@ -129,7 +129,7 @@ def _rows(
     checked = False
     with uncollected():
         for number, line in enumerate(lines(path, LINE), start=1):
-            if not line.strip():
+            if len(line) < 8 and not line.strip():  # a blank line (a work's is thousands long)
                 continue
             try:
                 work = _DECODE.decode(line)
@@ -191,7 +191,8 @@ def _row(work: _Work) -> tuple[Any, ...] | None:
     if not (work.id or "").startswith(_WORK_ID):
         return None
     ids = work.ids or _Ids()
-    doi = normalize_doi(work.doi or ids.doi)
+    given = work.doi or ids.doi
+    doi = (plain_doi(given) or normalize_doi(given)) if given else None
     source = work.primary_location.source if work.primary_location else None
     name = source.display_name if source else None
     repository = source is not None and source.type == "repository"
@@ -206,7 +207,7 @@ def _row(work: _Work) -> tuple[Any, ...] | None:
         (ids.pmid or "").rsplit("/", 1)[-1] or None,
         work.display_name or work.title,
         None,
-        [_author(a) for a in work.authorships or [] if _named(a)] or None,
+        [_split(author) for a in work.authorships or [] if (author := _named(a))] or None,
         year if year is not None and 0 < year < 10_000 else None,
         None if repository and not preprint_copy else name,
         None,
@@ -227,10 +228,6 @@ def _named(authorship: _Authorship) -> str:
     return (authorship.author.display_name if authorship.author else None) or (
         authorship.raw_author_name or ""
     )
-
-
-def _author(authorship: _Authorship) -> dict[str, str | None]:
-    return _split(_named(authorship))
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -8,6 +8,7 @@ Crossref's `updated-by` as notices. A dump's date and a record's `withdrawn` fla
 caller's to name (`Snapshot.label`).
 """
 
+import re
 from datetime import date
 from typing import Any, get_args
 
@@ -95,3 +96,19 @@ def iso_date(text: str | None) -> date | None:
         return date.fromisoformat(text[:10]) if text else None
     except ValueError:
         return None
+
+
+# A DOI as a dump gives it: 10.prefix/suffix, nothing before or after it, no percent-encoding, not
+# ending in punctuation normalize_doi strips. Its normal form is itself lower-cased
+# (normalize_doi's regular expressions cost a tenth of a row).
+_PLAIN_DOI = re.compile(r"10\.\d{4,9}/[^\s\"'%]*[^\s\"'%.,;:/)\]}>]")
+_RESOLVER = "https://doi.org/"
+
+
+def plain_doi(value: str) -> str | None:
+    """The normal form of a plain DOI, or of one behind doi.org's resolver (OpenAlex's form),
+    quickly; None for any other (the caller's normaliser decides)."""
+    doi = value[len(_RESOLVER) :] if value.startswith(_RESOLVER) else value
+    if _PLAIN_DOI.fullmatch(doi) and "doi.org/" not in doi.lower():
+        return doi.lower()
+    return None
