@@ -96,8 +96,8 @@ def _without_live(ref: Reference, index: int, local: Asked, why: str) -> Validat
         venue = ref.item.container_title or ref.item.event_title
         reason = (
             f"{why}; the local snapshot {decided.registry} holds it as a preprint (record "
-            f"{decided.matched_id}), no local snapshot at the venue claimed, '{venue}' (a "
-            "snapshot is incomplete: absence from it proves nothing)"
+            f"{decided.matched_id}), no local snapshot at the venue claimed, '{venue}' (and no "
+            "complete snapshot of its registry of record, dated after the year cited, decides)"
         )
         return decided.model_copy(update={"status": Status.UNVERIFIED, "reason": reason})
     return decided or local.undecided(ref, index, why) or _unverified(ref, why)

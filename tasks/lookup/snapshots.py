@@ -102,8 +102,8 @@ class Asked:
             reason = f"{why}; only the local snapshots {named} were asked: {closest.reason}"
             return closest.model_copy(update={"reason": reason})
         reason = (
-            f"{why}; not decided by the local snapshots {named} (a snapshot is incomplete: "
-            "absence from it proves nothing)"
+            f"{why}; not decided by the local snapshots {named} (absent from them, and no "
+            "complete snapshot's absence rule decides it)"
         )
         return ValidationResult(
             citation_id=ref.citation_id, status=Status.UNVERIFIED, reason=reason
