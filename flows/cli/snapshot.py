@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flows.cli.app import err, fail, out, usage_error
-from tasks.words import counted
+from tasks.plural import counted
 
 if TYPE_CHECKING:
     from tasks.snapshots.store import Builder
@@ -84,6 +84,10 @@ def build(
     out.print(
         f"{name}@{manifest.date}: {counted(manifest.records, 'record')}{skipped}", highlight=False
     )
+    for where in manifest.broken:  # each broken record named, as the dump wrote it
+        err.print(f"skipped: {where}", soft_wrap=True)
+    if manifest.skipped > len(manifest.broken):
+        err.print(f"and {manifest.skipped - len(manifest.broken)} more")
 
 
 @snapshot_app.command("status")
@@ -128,23 +132,35 @@ def remove(name: Annotated[str, typer.Argument(help="The snapshot to remove.")])
     from tasks.snapshots.store import remove as remove_snapshot
     from tasks.snapshots.store import snapshots_root
 
-    if remove_snapshot(snapshots_root(), name):
+    try:
+        removed = remove_snapshot(snapshots_root(), name)
+    except OSError as exc:  # a folder we may not change: as the build says it
+        usage_error(f"snapshot remove {name}: {exc}")
+    if removed:
         out.print(f"removed the {name} snapshot", highlight=False)
     else:
         err.print(f"no {name} snapshot built", highlight=False)
 
 
 def warn_if_stale() -> None:
-    """An audit's one warning when a snapshot it asks is older than 30 days."""
+    """An audit's one warning when a snapshot it asks is older than 30 days, and one for each
+    snapshot whose files are damaged (it is not asked: lookups go on as without it)."""
     from tasks.lookup.snapshots import stale_snapshots
-    from tasks.snapshots.store import snapshots_root
+    from tasks.snapshots.store import damaged, snapshots_root
 
-    old = stale_snapshots(snapshots_root())
+    broken = damaged(snapshots_root())
+    for said in broken.values():
+        err.print(
+            f"warning: local snapshot {said}: skipped; run `citeaudit snapshot build` again",
+            style="yellow",
+            soft_wrap=True,
+        )
+    old = stale_snapshots(snapshots_root(), skipped=broken)
     if old:
         err.print(
-            f"[yellow]warning: local snapshot {', '.join(old)}: run `citeaudit snapshot build` "
-            "again for newer works[/yellow]",
-            highlight=False,
+            f"warning: local snapshot {', '.join(old)}: run `citeaudit snapshot build` "
+            "again for newer works",
+            style="yellow",
             soft_wrap=True,
         )
 

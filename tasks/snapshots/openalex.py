@@ -47,7 +47,14 @@ from tasks.match.venues import is_preprint_venue
 from tasks.registries.openalex import OPENALEX_TO_CSL_TYPE
 from tasks.snapshots.bounded import MB, lines
 from tasks.snapshots.records import iso_date, name_parts, plain_doi
-from tasks.snapshots.schema import WORKS, WORKS_TABLE, in_batches, tuples_batch, uncollected
+from tasks.snapshots.schema import (
+    WORKS,
+    WORKS_TABLE,
+    Skipped,
+    in_batches,
+    tuples_batch,
+    uncollected,
+)
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
 LINE = 64 * MB  # bytes one work's line may hold (OpenAlex's largest are a few MB)
@@ -114,8 +121,8 @@ def read(
     since: int | None = None,
     types: Collection[str] | None = None,
     sources: Collection[str] | None = None,
-) -> Generator[pa.RecordBatch, None, int]:
-    """One part's works in batches of the works schema; returns how many lines it skipped."""
+) -> Generator[pa.RecordBatch, None, Skipped]:
+    """One part's works in batches of the works schema; returns the lines it skipped, named."""
     return (yield from in_batches(_rows(path, since, types, sources), WORKS, tuples_batch))
 
 
@@ -124,8 +131,8 @@ def _rows(
     since: int | None,
     types: Collection[str] | None,
     sources: Collection[str] | None,
-) -> Generator[tuple[Any, ...], None, int]:
-    skipped = 0
+) -> Generator[tuple[Any, ...], None, Skipped]:
+    skipped = Skipped()
     checked = False
     with uncollected():
         for number, line in enumerate(lines(path, LINE), start=1):
@@ -133,10 +140,10 @@ def _rows(
                 continue
             try:
                 work = _DECODE.decode(line)
-            except msgspec.DecodeError:  # no JSON, or a field of another type
+            except msgspec.DecodeError as exc:  # no JSON, or a field of another type
                 if not checked:
                     _check(path, number, _id_of(line))
-                skipped += 1
+                skipped.add(f"{path}:{number}: {exc}")
                 continue
             if not checked:
                 _check(path, number, work.id or "no id")
@@ -144,7 +151,7 @@ def _rows(
             if not _kept(work, since, types, sources):
                 continue
             if (row := _row(work)) is None:
-                skipped += 1
+                skipped.add(f"{path}:{number}: no OpenAlex work id ({work.id!r})")
                 continue
             yield row
     return skipped

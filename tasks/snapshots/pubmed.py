@@ -53,7 +53,7 @@ from tasks.registries.pubmed_map import (
 )
 from tasks.snapshots.bounded import MB, chunks, too_large
 from tasks.snapshots.records import notice_date
-from tasks.snapshots.schema import DELETED, WORKS, WORKS_TABLE, in_batches
+from tasks.snapshots.schema import DELETED, WORKS, WORKS_TABLE, Skipped, in_batches
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
 ROOT = "PubmedArticleSet"
@@ -62,14 +62,15 @@ RECORD = 64 * MB  # bytes one record may hold (PubMed's largest are a few hundre
 _FILE = re.compile(r"^pubmed\d+n(\d+)\.xml(\.gz)?$")
 
 
-def read(path: Path) -> Generator[pa.RecordBatch, None, int]:
+def read(path: Path) -> Generator[pa.RecordBatch, None, Skipped]:
     """One baseline or update file's records (and deletions), in batches of the works schema;
-    returns how many broken records it skipped."""
+    returns the broken records it skipped, named."""
     return (yield from in_batches(_rows(path), WORKS))
 
 
-def _rows(path: Path) -> Generator[dict[str, Any], None, int]:
-    skipped = 0
+def _rows(path: Path) -> Generator[dict[str, Any], None, Skipped]:
+    skipped = Skipped()
+    number = 0  # the record's place in the file
     parser = etree.XMLPullParser(
         events=("end",),
         tag=(*RECORDS, "DeleteCitation"),
@@ -85,12 +86,13 @@ def _rows(path: Path) -> Generator[dict[str, Any], None, int]:
             unread += len(chunk)
             for _, element in parser.read_events():
                 unread = 0
+                number += 1
                 if element.tag == "DeleteCitation":
                     yield from _deleted(element)
                 elif (row := _row(element)) is not None:
                     yield row
                 else:
-                    skipped += 1
+                    skipped.add(f"{path}: record {number} has no PMID, Article or Journal")
                 element.clear()
                 while element.getprevious() is not None:  # what came before is read: drop it
                     del element.getparent()[0]

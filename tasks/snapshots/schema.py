@@ -13,8 +13,8 @@ import contextlib
 import functools
 import gc
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -99,22 +99,47 @@ TABLES = {table.name: table for table in (WORKS_TABLE, NOTICES_TABLE)}
 DELETED = "deleted"
 
 BATCH = 20_000  # rows per record batch a builder hands the store
+R = TypeVar("R")
+NAMED = 20  # broken records named in a build's summary (the rest are counted)
+
+
+@dataclass
+class Skipped:
+    """The broken records a builder left out: how many, and where the first NAMED are and what
+    is wrong with them (`dump.json:12: $.title: expected str, got array`)."""
+
+    count: int = 0
+    named: list[str] = field(default_factory=list)
+
+    def add(self, where: str) -> None:
+        self.count += 1
+        if len(self.named) < NAMED:
+            self.named.append(where)
+
+    def merge(self, other: "int | Skipped | None") -> None:
+        """Add what another part (or piece) skipped: a count, or counted and named."""
+        if isinstance(other, Skipped):
+            self.count += other.count
+            self.named.extend(other.named[: NAMED - len(self.named)])
+        elif other:
+            self.count += other
 
 
 def in_batches(
-    rows: Generator[Any, None, int],
+    rows: Generator[Any, None, R],
     schema: pa.Schema,
     to_batch: Callable[[list[Any]], pa.RecordBatch] | None = None,
-) -> Generator[pa.RecordBatch, None, int]:
+) -> Generator[pa.RecordBatch, None, R]:
     """A builder's rows (dicts; tuples with `to_batch`, tuples_batch) in record batches of
-    `schema`; returns what `rows` returns (how many broken records it skipped)."""
+    `schema`; returns what `rows` returns (the broken records it skipped: how many, or a
+    Skipped naming them)."""
     batch: list[Any] = []
     made = to_batch or functools.partial(pa.RecordBatch.from_pylist, schema=schema)
     while True:
         try:
             batch.append(next(rows))
         except StopIteration as end:
-            skipped: int = end.value
+            skipped: R = end.value
             break
         if len(batch) >= BATCH:
             yield made(batch)
@@ -129,7 +154,7 @@ def tuples_batch(rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
     (a builder's quick path: no dict per row)."""
     columns = zip(*rows, strict=True)
     return pa.record_batch(
-        [pa.array(column, field.type) for column, field in zip(columns, WORKS, strict=True)],
+        [pa.array(column, kind.type) for column, kind in zip(columns, WORKS, strict=True)],
         schema=WORKS,
     )
 
