@@ -55,14 +55,28 @@ def list_records(
     http: RegistryHttp, path: str, metadata_prefix: str, since: date | None = None
 ) -> Iterator[bytes]:
     """Each page of `ListRecords` (records changed on or after `since`), as sent."""
+    return (page.body for page in pages(http, path, metadata_prefix, since))
+
+
+def pages(
+    http: RegistryHttp,
+    path: str,
+    metadata_prefix: str,
+    since: date | None = None,
+    token: str | None = None,
+) -> Iterator[Page]:
+    """Each page of `ListRecords` with the token of the next; from `token` when given (a
+    harvest resumed where it stopped)."""
     params: dict[str, str | int] = {"verb": "ListRecords", "metadataPrefix": metadata_prefix}
     if since is not None:
         params["from"] = since.isoformat()
+    if token is not None:
+        params = {"verb": "ListRecords", "resumptionToken": token}
     while True:
         page = http.get(path, _page, params=params).value
         if page is None or page.empty:
             return
-        yield page.body
+        yield page
         if page.token is None:
             return
         params = {"verb": "ListRecords", "resumptionToken": page.token}
