@@ -235,7 +235,7 @@ class Fetcher:
             total = _total(response, offset if status == 206 else 0) or remote.size
             done = offset if status == 206 else 0
             with part.open(mode) as out:
-                for chunk in response.iter_raw(CHUNK):
+                for chunk in response.iter_raw():  # as received: a cut keeps what came
                     out.write(chunk)
                     done += len(chunk)
                     self._progress(remote.name, done, total)

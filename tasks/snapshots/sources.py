@@ -22,6 +22,7 @@ the fetcher and the settings, so `snapshot update` asks it again for what is new
 import json
 import re
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date
@@ -251,7 +252,7 @@ def _from_kaggle(f: Fetcher, s: FetchSettings, folder: Path) -> FetchResult:
             with opened.open(member) as source, tmp.open("wb") as out:
                 while chunk := source.read(1 << 20):
                     out.write(chunk)
-    except (zipfile.BadZipFile, KeyError) as exc:
+    except (zipfile.BadZipFile, zlib.error, KeyError) as exc:
         archive.unlink()
         raise ChecksumMismatch(f"arxiv.zip from Kaggle: {exc}; deleted, fetch it again") from None
     tmp.replace(target)
