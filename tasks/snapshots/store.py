@@ -122,6 +122,7 @@ class Manifest:
     inputs: list[dict[str, object]] = field(default_factory=list)
     skipped: int = 0  # broken records the builders left out
     format_version: int = FORMAT_VERSION
+    options: dict[str, object] = field(default_factory=dict)  # the builder's: an update's too
 
     @classmethod
     def read(cls, folder: Path) -> "Manifest":
@@ -228,6 +229,7 @@ def build(
             built_at=datetime.now(UTC).isoformat(timespec="seconds"),
             inputs=[p["input"] for p in written],
             skipped=sum(p["skipped"] for p in written),
+            options=builder.options,
         )
         manifest = replace(manifest, bytes=_size(staging))
         (staging / "manifest.json").write_text(json.dumps(asdict(manifest), indent=1))
