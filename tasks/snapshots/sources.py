@@ -31,7 +31,7 @@ from xml.etree.ElementTree import Element
 
 import defusedxml.ElementTree as SafeET
 import httpx
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tasks.errors import UsageError
@@ -100,6 +100,16 @@ class FetchSettings(BaseSettings):
         if self.kaggle_username and self.kaggle_key:
             return httpx.BasicAuth(self.kaggle_username, self.kaggle_key.get_secret_value())
         return None
+
+
+def read_fetch_settings() -> FetchSettings:
+    """The fetch settings in the environment now; a bad value is a usage error naming it."""
+    try:
+        return FetchSettings()
+    except ValidationError as exc:
+        raise UsageError(
+            "; ".join(f"CITEAUDIT_{str(e['loc'][0]).upper()}: {e['msg']}" for e in exc.errors())
+        ) from None
 
 
 # Seconds between two requests to each publisher (their bulk hosts publish no limit: a pause

@@ -47,7 +47,7 @@ class Request:
     method: str
     path: str
     range: str | None
-    status: int
+    status: int  # 0: the client went away before the answer was sent
     user_agent: str
 
 
@@ -156,7 +156,10 @@ class _Handler(BaseHTTPRequestHandler):
         split = urlsplit(self.path)
         path = unquote(split.path)
         params = {k: v[-1] for k, v in parse_qs(split.query).items()}
-        status = self._reply(dumps, path, params, head)
+        try:
+            status = self._reply(dumps, path, params, head)
+        except (BrokenPipeError, ConnectionResetError):  # the client is gone (killed)
+            status, self.close_connection = 0, True
         dumps._record(
             Request(
                 self.command,
