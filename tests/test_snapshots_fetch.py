@@ -222,3 +222,14 @@ def test_an_oai_pmh_harvest_cut_midway_goes_on_from_its_token_to_the_same_pages(
     assert resumed == len(list(whole.iterdir())) - 3
     assert sorted(p.name for p in cut.iterdir()) == sorted(p.name for p in whole.iterdir())
     assert all((cut / page.name).read_bytes() == page.read_bytes() for page in whole.iterdir())
+
+
+def test_a_busy_publisher_is_asked_again_after_its_retry_after(
+    server: DumpServer, tmp_path: Path
+) -> None:
+    _publish(server.root)
+    server.unavailable(path_ends="retraction_watch.csv")
+    result = fetch("retractions", _settings(server, tmp_path / "downloads"))
+    gets = server.gets("retraction_watch.csv")
+    assert [g.status for g in gets] == [503, 200]
+    assert result.fetched == ["retraction_watch.csv"]
