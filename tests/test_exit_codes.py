@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.cli.main import gate_failed, parse_gate
+from flows.cli.summary import gate_failed, parse_gate
 from models.audit import InputError
 from models.job import JobSummary
 from tasks.read.inputs import read_inputs

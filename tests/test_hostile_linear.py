@@ -52,6 +52,10 @@ MAKERS: dict[str, Callable[[], str]] = {
         "# Report\n\n" + "\n\n".join([POISON] * 4) + "\n\n## References\n\n1. " + POISON
     ),
     "paper.md": lambda: "Text [" + "@a " * (5 * MB // 3),  # the bracket is never closed
+    # A heading whose text ends in a long run of spaces (4 KB took 98.6 s).
+    "heading.md": lambda: (
+        "# a" + " " * (3 * MB) + "x\n\n## References\n\n1. Smith, 2020. A work.\n"
+    ),
     "paper.tex": lambda: "\\cite{" + "\\input " * (5 * MB // 7),
 }
 

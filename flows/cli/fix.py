@@ -17,6 +17,9 @@ from typing import Annotated
 
 import typer
 
+from flows.cli.app import fail, internal_error, usage_error
+from flows.cli.checks import registry_settings
+
 
 def fix(
     input_bib: Annotated[Path, typer.Argument(metavar="INPUT.bib", help="Your BibTeX file.")],
@@ -27,7 +30,6 @@ def fix(
     offline: Annotated[bool, typer.Option(help="Do not contact the registries.")] = False,
 ) -> None:
     """Correct INPUT.bib from the registries, mark what cannot be trusted, show what changed."""
-    from flows.cli.main import fail, internal_error, registry_settings, usage_error
     from tasks.read.kinds import (
         NotABibliography,
         check_bibliographies,

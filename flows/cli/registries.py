@@ -1,17 +1,43 @@
-"""`citeaudit registries`: which registries an audit asks, and why any is not asked."""
+"""`citeaudit registries`: which registries an audit asks, and why any is not asked. The settings
+(pydantic) load only when the command runs."""
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
-from tasks.registries.limits import HostLimits
-from tasks.registries.settings import REGISTRY_NAMES, RegistrySettings, registry_status
+from flows.cli.app import out
+from flows.cli.checks import registry_settings
+
+if TYPE_CHECKING:
+    from tasks.registries.limits import HostLimits
+    from tasks.registries.settings import RegistrySettings
 
 
-def registry_rows(settings: RegistrySettings) -> list[tuple[str, str]]:
+def registries() -> None:
+    """List the registries an audit asks, their pace and credentials, and why any is not."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from tasks.registries.settings import REGISTRY_NAMES
+
+    # a borderless grid: a long line wraps at its spaces within its own column
+    table = Table.grid(padding=(0, 2))
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")
+    for name, text in registry_rows(registry_settings()):
+        table.add_row(name, Text(text))  # Text: a URL's brackets are not markup
+    out.print(table)
+    out.print(
+        "Choose with CITEAUDIT_REGISTRIES, a comma-separated subset of "
+        f"{', '.join(REGISTRY_NAMES)}.",
+        highlight=False,
+    )
+
+
+def registry_rows(settings: "RegistrySettings") -> list[tuple[str, str]]:
     """Per registry, its name and what to say of it: asked or not (and why), then its base URL,
     then its pace and credentials, each on a line of its own (an 80-column terminal fits a URL
     whole there, not beside the rest). Keys are named, never shown."""
+    from tasks.registries.settings import registry_status
+
     limits: dict[str, HostLimits] = {
         "crossref": settings.crossref_limits(),
         "pubmed": settings.pubmed_limits(),
@@ -51,18 +77,3 @@ def registry_rows(settings: RegistrySettings) -> list[tuple[str, str]]:
 
 def _given(variable: str, present: bool, effect: str) -> str:
     return f"{variable} set ({effect})" if present else f"{variable} not set"
-
-
-def show_registries(out: Console, settings: RegistrySettings) -> None:
-    # a borderless grid: a long line wraps at its spaces within its own column
-    table = Table.grid(padding=(0, 2))
-    table.add_column(no_wrap=True)
-    table.add_column(overflow="fold")
-    for name, text in registry_rows(settings):
-        table.add_row(name, Text(text))  # Text: a URL's brackets are not markup
-    out.print(table)
-    out.print(
-        "Choose with CITEAUDIT_REGISTRIES, a comma-separated subset of "
-        f"{', '.join(REGISTRY_NAMES)}.",
-        highlight=False,
-    )

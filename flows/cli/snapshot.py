@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from flows.cli.main import err, fail, out, progress_bars, usage_error
+from flows.cli.app import err, fail, out, usage_error
+from flows.cli.run import progress_bars
 from tasks.words import counted
 
 if TYPE_CHECKING:

@@ -19,18 +19,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from flows.cli.main import (
-    DbOption,
-    JobOption,
-    OfflineOption,
-    OutOption,
-    audit,
-    check_job,
-    out,
-    parse_gate,
-    registry_settings,
-    usage_error,
-)
+from flows.cli.app import DbOption, JobOption, OfflineOption, OutOption, out, usage_error
+from flows.cli.audit import run_audit
+from flows.cli.checks import check_job, registry_settings
+from flows.cli.summary import gate_failed, parse_gate
 
 if TYPE_CHECKING:
     from tasks.registries.zotero import ZoteroLibrary
@@ -74,7 +66,7 @@ def zotero_audit(
     if write_back and local:
         usage_error("--write-back: Zotero's local API is read-only; use the web API")
     # before the items are fetched: the gate, and the job id that names OUT/zotero/JOB.json
-    parse_gate(fail_on)
+    gate = parse_gate(fail_on)
     check_job(job)
     settings = registry_settings()
     if write_back and settings.zotero_api_key is None:
@@ -96,23 +88,11 @@ def zotero_audit(
     source.parent.mkdir(parents=True, exist_ok=True)
     source.write_text(json.dumps(items, ensure_ascii=False, indent=1) + "\n")
     out.print(f"{library.where}: {len(items)} items read into {source}", highlight=False)
-    gate: typer.Exit | None = None
-    try:
-        audit(
-            [source],
-            job=job,
-            out_dir=out_dir,
-            db=db,
-            offline=offline,
-            input_format="zotero",
-            fail_on=fail_on,
-        )
-    except typer.Exit as exc:
-        gate = exc  # the findings are written back before the gate's exit
-    if write_back:
+    summary = run_audit([source], job, out_dir, db, offline, input_format="zotero")
+    if write_back:  # before the gate's exit
         _write_back(library, items, out_dir / job, fix)
-    if gate is not None:
-        raise gate
+    if gate_failed(summary, gate):
+        raise typer.Exit(1)
 
 
 def _write_back(library: "ZoteroLibrary", items: list[Any], folder: Path, fix: bool) -> None:

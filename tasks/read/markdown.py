@@ -35,7 +35,9 @@ from tasks.textnorm import words
 
 FORMAT = "markdown"
 
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+# A heading's text is taken whole and its closing `#`s stripped in Python (`_heading_title`):
+# a lazy `(.*?)` before `\s*#*\s*$` backtracked cubically over a long run of spaces.
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s++(.*+)$")
 _BOLD_HEADING = re.compile(r"^\s*(?:\*\*|__)([^*_]+?)(?:\*\*|__):?\s*$")
 _SECTION_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*[.)]?|[IVXLC]+[.)]|[ivxlc]+[.)])\s+")
 # The whole heading names the list ("Literature review" is a section of the text).
@@ -68,11 +70,12 @@ _ABBREVIATIONS = frozenset(
     | {"dr", "prof", "sect", "tab", "vol", "pp"}
 )
 _PARENTHESES = re.compile(r"\(([^()]*\d{4}[a-z]?)\)")
-_AUTHOR_YEAR = re.compile(rf"^(?P<who>[A-Z][^\d,;()]*?),?\s+(?P<year>{YEARS})[a-z]?$")
+# `who`: words, each space run possessive (a lazy `[^\d,;()]*?` tried `\s+` from each space).
+_AUTHOR_YEAR = re.compile(rf"^(?P<who>[A-Z](?:\s*+[^\d,;()\s])*+),?\s+(?P<year>{YEARS})[a-z]?$")
 _ET_AL_OR_COAUTHOR = re.compile(r"(?<!\s)\s++(?:and|&|et al\.?)(?:\s|$)")
 _YEAR = re.compile(rf"\b({YEARS})\b")
 _BODY_DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>]+")
-_BODY_PMID = re.compile(r"\bPMID\s*:?\s*\d{1,9}\b", re.IGNORECASE)
+_BODY_PMID = re.compile(r"\bPMID\s*+:?\s*+\d{1,9}\b", re.IGNORECASE)
 _BODY_URL = re.compile(r"https?://[^\s<>\"')\]]+", re.IGNORECASE)
 _MAX_RANGE = 50  # `[2-4]` expands; a typo like `[2-4000]` must not
 _QUOTED = 100  # how much of a sentence an error message quotes
@@ -108,6 +111,15 @@ def detect(path: Path, head: str) -> bool:
     if path.suffix.lower() in (".md", ".markdown"):
         return True
     return any(_HEADING.match(line) for line in head.splitlines())
+
+
+def _heading_title(line: str) -> str | None:
+    """The text of a heading line (`## Refs ##`, `**Refs:**`); None for any other line."""
+    if heading := _HEADING.match(line):
+        return heading.group(2).rstrip().rstrip("#").strip()  # its closing `#`s dropped
+    if bold := _BOLD_HEADING.match(line):
+        return bold.group(1).strip()
+    return None
 
 
 def read_markdown_file(path: Path) -> ReadResult:
@@ -236,11 +248,10 @@ def _split_report(text: str) -> _Report:
             continue
         if in_code:
             continue
-        heading = _HEADING.match(line) or _BOLD_HEADING.match(line)
-        if heading:
+        title = _heading_title(line)
+        if title is not None:
             end_paragraph()
             current = None
-            title = heading.group(heading.lastindex or 1).strip()
             in_references = _REFERENCE_HEADINGS.match(_SECTION_NUMBER.sub("", title)) is not None
             continue
         if footnote := _FOOTNOTE.match(line):

@@ -6,7 +6,9 @@
 | `arxiv`  | arXiv's metadata snapshot (JSON lines), OAI-PMH updates | arxiv.py | works |
 
 `store.py` keeps them (a staging folder swapped in whole, resumable per input part, a manifest),
-`schema.py` declares the records, `index.py` indexes them and answers `by_ids` and `by_title`.
+`bounded.py` reads a dump's files in bounded memory (every builder reads through it: a gzip
+bomb or an endless line is refused, not held), `schema.py` declares the records, `index.py`
+indexes them and answers `by_ids` and `by_title`.
 A snapshot can verify a citation or show it a mismatch; it never proves a work absent: it is
 incomplete and dated (its `label`, `dblp@2026-11-01`, names the date in every row it decides).
 """

@@ -36,6 +36,7 @@ from tasks.errors import UsageError
 from tasks.identifiers import normalize_arxiv, normalize_doi
 from tasks.registries.http import RegistryHttp
 from tasks.registries.oai import OAI, OaiError, pages
+from tasks.snapshots.bounded import MB, chunks, lines, read_whole
 from tasks.snapshots.fetch import state_folder, write_json
 from tasks.snapshots.schema import WORKS, WORKS_TABLE, in_batches
 from tasks.snapshots.store import Builder, Manifest, SnapshotFormatError, build, current
@@ -45,39 +46,43 @@ FIELDS = ("id", "title", "authors_parsed", "versions", "update_date")
 ARXIV_NS = "{http://arxiv.org/OAI/arXiv/}"
 OAI_PATH = "/oai2"  # on CITEAUDIT_ARXIV_URL (export.arxiv.org), the host of the query API
 
+# A metadata line is a few KB (a collaboration's thousands of authors: a few hundred); an
+# OAI-PMH page of ListRecords, a few MB. Longer ones are refused, never held.
+LINE_LIMIT = 8 * MB
+PAGE_LIMIT = 64 * MB
+
 _WITHDRAWN = re.compile(r"\bwithdrawn\b", re.IGNORECASE)
 
 
 def read(path: Path) -> Generator[pa.RecordBatch, None, int]:
-    """One part: the metadata snapshot (JSON lines) or a harvested OAI-PMH page."""
-    with path.open("rb") as handle:
-        xml = handle.read(64).lstrip().startswith(b"<")
+    """One part: the metadata snapshot (JSON lines, gzipped or not) or a harvested OAI-PMH
+    page."""
+    xml = next(chunks(path, 64), b"").lstrip().startswith(b"<")
     return (yield from in_batches(_oai_page(path) if xml else _json_lines(path), WORKS))
 
 
 def _json_lines(path: Path) -> Generator[dict[str, Any], None, int]:
     skipped = 0
     checked = False
-    with path.open(encoding="utf-8", errors="replace") as lines:
-        for number, line in enumerate(lines, start=1):
-            try:
-                item = json.loads(line)
-            except ValueError:
-                skipped += 1
-                continue
-            if not isinstance(item, dict):
-                skipped += 1
-                continue
-            if not checked and item.get("id"):
-                if missing := [f for f in FIELDS if f not in item]:
-                    what = f"line {number} has no {', '.join(missing)}: not arXiv's format"
-                    raise SnapshotFormatError(path, what)
-                checked = True
-            row = _from_json(item)
-            if row is None:
-                skipped += 1
-                continue
-            yield row
+    for number, line in enumerate(lines(path, LINE_LIMIT), start=1):
+        try:
+            item = json.loads(line.decode("utf-8", errors="replace"))
+        except ValueError:
+            skipped += 1
+            continue
+        if not isinstance(item, dict):
+            skipped += 1
+            continue
+        if not checked and item.get("id"):
+            if missing := [f for f in FIELDS if f not in item]:
+                what = f"line {number} has no {', '.join(missing)}: not arXiv's format"
+                raise SnapshotFormatError(path, what)
+            checked = True
+        row = _from_json(item)
+        if row is None:
+            skipped += 1
+            continue
+        yield row
     return skipped
 
 
@@ -106,7 +111,7 @@ def _from_json(item: dict[str, Any]) -> dict[str, Any] | None:
 
 def _oai_page(path: Path) -> Generator[dict[str, Any], None, int]:
     try:
-        root = SafeET.parse(path).getroot()
+        root = SafeET.fromstring(read_whole(path, PAGE_LIMIT))
     except SafeET.ParseError as exc:
         raise SnapshotFormatError(path, f"not an OAI-PMH page ({exc})") from None
     if root.tag != f"{OAI}OAI-PMH":

@@ -3,8 +3,9 @@
 The public data file (yearly, ~180M works, ~200 GB) is a folder of gzipped JSON files, each
 `{"items": [work, ...]}` holding a few thousand REST API work items. Each file is one input
 part (tasks/snapshots/store.py): read whole, so memory is bounded by the largest file, never by
-the dump; files are built in parallel by the store's process pool, and a killed build resumes
-at the first file not written. A file is gunzipped by ISA-L (isal: half zlib's CPU) and
+the dump (a file expanding past FILE_LIMIT is refused: tasks/snapshots/bounded.py); files are
+built in parallel by the store's process pool, and a killed build resumes at the first file not
+written. A file is gunzipped by ISA-L (isal: half zlib's CPU) and
 decoded by msgspec in one pass into typed works: only the fields kept become Python objects
 (references, licences, links, an author's affiliations and ORCID are skipped), and each work's
 row is built from them by tasks/registries/crossref_map's rules (slim_work's, as a live answer
@@ -38,11 +39,10 @@ import re
 from collections.abc import Collection, Generator, Iterator, Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 import pyarrow as pa
-from isal import igzip, isal_zlib
 
 from models.audit import Notice
 from tasks.identifiers import normalize_arxiv
@@ -56,12 +56,16 @@ from tasks.registries.crossref_map import (
     slim_work,
     work_notices,
 )
+from tasks.snapshots.bounded import MB, read_whole
 from tasks.snapshots.schema import BATCH, WORKS, WORKS_TABLE
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
 log = logging.getLogger(__name__)
 
 ARXIV_PREFIX = "10.48550/arxiv."
+# What one file may expand to: the data file's are ~40 MB of JSON (5,000 works); one that
+# expands past this is refused, not held (a gzip bomb).
+FILE_LIMIT = 256 * MB
 # The work item's fields slim_work reads (and `indexed`, the record's date): all others are
 # skipped by the decoder.
 KEPT = (
@@ -124,7 +128,6 @@ class _TypedFile(msgspec.Struct):
     items: list[_TypedWork]  # type: ignore[valid-type]  # made by defstruct
 
 
-_CORRUPT = cast(type[Exception], isal_zlib.IsalError)  # its stubs call it an instance
 _FILE = msgspec.json.Decoder(_File)
 _TYPED_FILE = msgspec.json.Decoder(_TypedFile)
 _ITEM = msgspec.json.Decoder(_Work)
@@ -166,17 +169,16 @@ class _Works:
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         with _uncollected():
+            text = read_whole(self.path, FILE_LIMIT)
             try:
-                raw = self.path.read_bytes()
-                text = igzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
-                del raw
                 try:  # one pass over the file when every item is a work of the documented shape
                     works: list[Any] = _TYPED_FILE.decode(text).items
                 except (
                     msgspec.ValidationError
                 ):  # else each item apart: any JSON, a broken one skipped
                     works = [_decoded(item) for item in _FILE.decode(text).items]
-            except (OSError, EOFError, _CORRUPT, msgspec.DecodeError) as exc:
+                del text  # the typed works hold none of it
+            except msgspec.DecodeError as exc:
                 what = f'not a gzipped {{"items": [...]}} JSON file of works ({exc})'
                 raise SnapshotFormatError(self.path, what) from None
             since, types = self.since, self.types

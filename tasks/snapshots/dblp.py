@@ -21,10 +21,11 @@ Within a piece, lxml's iterparse clears each record once read.
 
 A DTD that declares record types or drops fields this reader does not know is a dump of another
 format: the build stops naming dblp.dtd and what changed. A dump that ends before its
-`</dblp>` (a truncated download) stops it too.
+`</dblp>` (a truncated download) stops it too, and so does one that names any external entity
+but the dblp.dtd beside it (a `SYSTEM "file:///..."` entity would read a local file into the
+snapshot): no other file is ever read, by the dump or by its DTD.
 """
 
-import gzip
 import io
 import re
 from collections.abc import Generator, Iterator, Sequence
@@ -37,6 +38,7 @@ import pyarrow as pa
 from lxml import etree
 
 from tasks.identifiers import is_arxiv_doi, normalize_arxiv, normalize_doi
+from tasks.snapshots.bounded import chunks, too_large
 from tasks.snapshots.schema import WORKS, WORKS_TABLE, in_batches
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
@@ -57,9 +59,11 @@ _CORR = re.compile(r"^abs/(.+)$")
 
 
 PIECE = 1 << 24  # bytes of XML per piece: ~28,000 records of ~600 bytes
+RECORD = 1 << 23  # bytes one record may hold (dblp's largest are a few KB)
 # A record ends with its closing tag (the records a build skips too: a piece may end with one).
 _ENDS = tuple(f"</{tag}>".encode() for tag in [*TYPES, *SKIPPED])
 _ROOT, _ROOT_END = b"<dblp>", b"</dblp>"
+_DOCTYPE = b'<!DOCTYPE dblp SYSTEM "dblp.dtd"><dblp/>'  # what loads the DTD alone
 
 
 @dataclass(frozen=True)
@@ -82,34 +86,29 @@ def read(path: Path) -> Generator[pa.RecordBatch, None, int]:
 
 
 def pieces(path: Path) -> Iterator[Piece]:
-    """The dump cut into pieces of whole records."""
+    """The dump cut into pieces of whole records; one holding no record's end within RECORD
+    bytes past a piece is refused (memory stays bounded whatever the dump expands to)."""
     dtd = path.parent / "dblp.dtd"
     check_dtd(dtd, path)
-    try:
-        yield from _cut(path, dtd)
-    except EOFError:
-        what = "the gzip stream ends early; a truncated download?"
-        raise SnapshotFormatError(path, what) from None
-
-
-def _cut(path: Path, dtd: Path) -> Iterator[Piece]:
-    with gzip.open(path) if path.name.endswith(".gz") else path.open("rb") as stream:
-        held = stream.read(PIECE)
-        root = held.find(_ROOT)
-        if root < 0:
-            raise SnapshotFormatError(path, "no <dblp> element where the dump begins")
-        header, held = held[: root + len(_ROOT)], held[root + len(_ROOT) :]
-        while more := stream.read(PIECE):
-            held += more
-            if cut := _last_record_end(held):
-                yield Piece(path, dtd, header, held[:cut])
-                held = held[cut:]
-        rest = held.strip()
-        if not rest.endswith(_ROOT_END):
-            what = "not well-formed XML (it ends before </dblp>); a truncated download?"
-            raise SnapshotFormatError(path, what)
-        if rest := rest[: -len(_ROOT_END)].strip():
-            yield Piece(path, dtd, header, rest)
+    stream = chunks(path, PIECE)
+    held = next(stream, b"")
+    root = held.find(_ROOT)
+    if root < 0:
+        raise SnapshotFormatError(path, "no <dblp> element where the dump begins")
+    header, held = held[: root + len(_ROOT)], held[root + len(_ROOT) :]
+    for more in stream:
+        held += more
+        if cut := _last_record_end(held):
+            yield Piece(path, dtd, header, held[:cut])
+            held = held[cut:]
+        if len(held) > PIECE + RECORD:
+            raise too_large(path, "a record (or what lies between two)", RECORD)
+    rest = held.strip()
+    if not rest.endswith(_ROOT_END):
+        what = "not well-formed XML (it ends before </dblp>); a truncated download?"
+        raise SnapshotFormatError(path, what)
+    if rest := rest[: -len(_ROOT_END)].strip():
+        yield Piece(path, dtd, header, rest)
 
 
 def _last_record_end(held: bytes) -> int:
@@ -134,21 +133,24 @@ def read_piece(piece: Piece) -> Generator[pa.RecordBatch, None, int]:
         no_network=True,
         huge_tree=True,
     )
-    events.resolvers.add(_Beside(piece.dtd))
+    events.resolvers.add(_Beside(piece.dtd, piece.path))
     return (yield from in_batches(_records(piece.path, events), WORKS))
 
 
 class _Beside(etree.Resolver):
-    """The dump's DTD is the dblp.dtd beside it, whatever path its DOCTYPE names."""
+    """The dump's DTD is the dblp.dtd beside it, whatever path its DOCTYPE names; any other
+    external entity (a local file, a URL) refuses the dump: lxml would otherwise read it."""
 
-    def __init__(self, dtd: Path) -> None:
+    def __init__(self, dtd: Path, dump: Path) -> None:
         super().__init__()
         self._dtd = str(dtd)
+        self._dump = dump
 
     def resolve(self, system_url: str, public_id: str, context: Any) -> Any:
         if system_url and system_url.endswith("dblp.dtd"):
             return self.resolve_filename(self._dtd, context)
-        return None
+        what = f"refused: it names an external entity ({system_url or public_id}), not dblp.dtd"
+        raise SnapshotFormatError(self._dump, what)
 
 
 def _records(path: Path, events: Any) -> Generator[dict[str, Any], None, int]:
@@ -173,10 +175,15 @@ def check_dtd(dtd: Path, xml: Path) -> None:
     """Stop unless `dtd` declares the dump format this reader knows."""
     if not dtd.is_file():
         raise SnapshotFormatError(xml, f"no dblp.dtd beside it ({dtd}): download both")
+    # Loaded as the dump loads it, through _Beside: the DTD's own entities read no other file.
+    parser = etree.XMLParser(load_dtd=True, no_network=True, resolve_entities=True)
+    parser.resolvers.add(_Beside(dtd, xml))
     try:
-        declared = etree.DTD(str(dtd))
-    except etree.DTDParseError as exc:
+        declared = etree.fromstring(_DOCTYPE, parser).getroottree().docinfo.externalDTD
+    except etree.XMLSyntaxError as exc:
         raise SnapshotFormatError(dtd, f"not a DTD ({exc})") from None
+    if declared is None:
+        raise SnapshotFormatError(dtd, "not a DTD")
     elements = {e.name: e for e in declared.iterelements()}
     if "dblp" not in elements:
         raise SnapshotFormatError(dtd, "declares no <dblp> element")

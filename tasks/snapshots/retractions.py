@@ -27,14 +27,14 @@ import codecs
 import csv
 import logging
 import re
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from datetime import date
 from pathlib import Path
-from typing import IO
 
 import pyarrow as pa
 
 from tasks.identifiers import normalize_doi, normalize_pmid
+from tasks.snapshots.bounded import MB, chunks, lines
 from tasks.snapshots.schema import NOTICES, NOTICES_TABLE, in_batches
 from tasks.snapshots.store import Builder, SnapshotFormatError
 
@@ -64,6 +64,8 @@ COLUMNS = (
     "Notes",
 )
 
+LINE_LIMIT = 8 * MB  # a line of the CSV (a row is well under 1 KB); a longer one refuses the file
+
 _US_DATE = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})(?:\s+\d{1,2}:\d{2}(?::\d{2})?)?$")
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
 _NATURE = re.compile(r"[\s-]+")
@@ -80,43 +82,40 @@ def read_notices(path: Path) -> Generator[dict[str, object], None, int]:
     """The notices of the CSV at `path`, one dict per good row, in the file's order; returns
     how many broken rows it skipped."""
     skipped = 0
-    with _open(path) as handle:
-        reader = csv.reader(handle, strict=False)
-        names = [name.strip() for name in next(reader, [])]
-        while names and not names[-1]:  # the export ends each line with a comma
-            names.pop()
-        missing = [c for c in COLUMNS if c not in names]
-        new = [n for n in names if n not in COLUMNS]
-        if missing or new:
-            changed = [f"no {', '.join(missing)}"] if missing else []
-            changed += [f"new {', '.join(new)}"] if new else []
-            raise SnapshotFormatError(
-                path, "Retraction Watch's columns changed: " + "; ".join(changed)
+    reader = csv.reader(_text_lines(path), strict=False)
+    names = [name.strip() for name in next(reader, [])]
+    while names and not names[-1]:  # the export ends each line with a comma
+        names.pop()
+    missing = [c for c in COLUMNS if c not in names]
+    new = [n for n in names if n not in COLUMNS]
+    if missing or new:
+        changed = [f"no {', '.join(missing)}"] if missing else []
+        changed += [f"new {', '.join(new)}"] if new else []
+        raise SnapshotFormatError(path, "Retraction Watch's columns changed: " + "; ".join(changed))
+    at = {name: i for i, name in enumerate(names)}
+    end = reader.line_num
+    for fields in reader:
+        line, end = end + 1, reader.line_num  # a quoted newline spans lines: its first
+        if not any(f.strip() for f in fields):
+            continue  # a blank line
+        while len(fields) > len(names) and not fields[-1]:
+            fields = fields[:-1]
+        if len(fields) != len(names):
+            log.warning(
+                "%s:%d: broken row skipped: %d fields, the header has %d",
+                path,
+                line,
+                len(fields),
+                len(names),
             )
-        at = {name: i for i, name in enumerate(names)}
-        end = reader.line_num
-        for fields in reader:
-            line, end = end + 1, reader.line_num  # a quoted newline spans lines: its first
-            if not any(f.strip() for f in fields):
-                continue  # a blank line
-            while len(fields) > len(names) and not fields[-1]:
-                fields = fields[:-1]
-            if len(fields) != len(names):
-                log.warning(
-                    "%s:%d: broken row skipped: %d fields, the header has %d",
-                    path,
-                    line,
-                    len(fields),
-                    len(names),
-                )
-                skipped += 1
-                continue
-            row = {name: fields[i].strip() for name, i in at.items()}
-            if not row["Record ID"]:
-                log.warning("%s:%d: broken row skipped: no Record ID", path, line)
-                skipped += 1
-                continue
-            yield _notice(row, f"{path}:{line}")
+            skipped += 1
+            continue
+        row = {name: fields[i].strip() for name, i in at.items()}
+        if not row["Record ID"]:
+            log.warning("%s:%d: broken row skipped: no Record ID", path, line)
+            skipped += 1
+            continue
+        yield _notice(row, f"{path}:{line}")
     return skipped
 
 
@@ -164,20 +163,20 @@ def _pmid(text: str) -> str | None:
     return None if text.strip().lower() in _ABSENT else normalize_pmid(text)
 
 
-def _open(path: Path) -> IO[str]:
-    """The file as text: UTF-8 when every byte of it is (checked in chunks), else Windows-1252."""
+def _text_lines(path: Path) -> Iterator[str]:
+    """The file's lines as text (each with its line end: the csv module keeps a quoted newline
+    in its field): UTF-8 when every byte of it is (checked in chunks), else Windows-1252."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     encoding = "utf-8-sig"
-    with open(path, "rb") as raw:
-        try:
-            while chunk := raw.read(1 << 20):
-                decoder.decode(chunk)
-            decoder.decode(b"", final=True)
-        except UnicodeDecodeError:
-            encoding = "cp1252"
-            log.warning("%s is not UTF-8: read as Windows-1252", path)
-    # newline="": the csv module handles line ends itself, so quoted newlines stay in a field.
-    return open(path, encoding=encoding, errors="replace", newline="")
+    try:
+        for chunk in chunks(path):
+            decoder.decode(chunk)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        encoding = "cp1252"
+        log.warning("%s is not UTF-8: read as Windows-1252", path)
+    for line in lines(path, LINE_LIMIT):
+        yield line.decode(encoding, errors="replace")
 
 
 BUILDER = Builder("retractions", NOTICES_TABLE, read)
