@@ -12,11 +12,11 @@ import pytest
 from tasks.registries.settings import RegistrySettings
 from tasks.snapshots import crossref, dblp
 from tasks.snapshots.index import open_snapshot
-from tasks.snapshots.sources import FetchSettings
+from tasks.snapshots.sources import FetchSettings, fetch
 from tasks.snapshots.store import build
 from tasks.snapshots.update import NoSnapshot, update
 from tests.fake_registry import FakeRegistry
-from tests.fake_registry.dumps import DumpServer, dblp_release
+from tests.fake_registry.dumps import DumpServer, dblp_release, pubmed_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "snapshots"
 ANNUAL = sorted((FIXTURES / "crossref").glob("*.json.gz"))
@@ -34,7 +34,7 @@ def _records(root: Path, name: str) -> dict[str, dict[str, Any]]:
     assert snapshot is not None
     with snapshot:
         found = snapshot.by_ids([("id", i) for i in sorted(ids)])
-    return {key[1]: records[0] for key, records in found.items()}
+    return {key[1]: records[0] for key, records in found.items() if records}
 
 
 def _fetch_settings(server: DumpServer, downloads: Path) -> FetchSettings:
@@ -118,3 +118,38 @@ def test_crossref_update_with_nothing_new_keeps_the_snapshot(tmp_path: Path) -> 
 def test_an_incremental_update_needs_the_snapshot(tmp_path: Path) -> None:
     with pytest.raises(NoSnapshot, match="no crossref snapshot"):
         update("crossref", tmp_path, FetchSettings(), RegistrySettings())  # type: ignore[call-arg]
+
+
+PUBMED = sorted((FIXTURES / "pubmed").glob("pubmed*.xml.gz"))
+
+
+def test_pubmed_update_fetches_only_the_new_update_file_and_equals_a_rebuild(
+    tmp_path: Path,
+) -> None:
+    pubmed = pytest.importorskip("tasks.snapshots.pubmed")  # the builder (#41.1) lands apart
+    if len(PUBMED) < 3:
+        pytest.skip("PubMed's fixture files are not there yet")
+    root = tmp_path / "snapshots"
+    with DumpServer(tmp_path / "www") as server:
+        www = server.root / "pubmed"
+        pubmed_file(www / "baseline", PUBMED[0].name, PUBMED[0].read_bytes())
+        pubmed_file(www / "updatefiles", PUBMED[1].name, PUBMED[1].read_bytes())
+        settings = FetchSettings(  # type: ignore[call-arg]
+            downloads=tmp_path / "downloads",
+            pubmed_dump_url=f"{server.url}/pubmed",
+            fetch_pace_s=0.0,
+            fetch_reserve_bytes=0,
+        )
+        first = fetch("pubmed", settings)
+        build(pubmed.BUILDER, [first.folder / f for f in first.fetched], root)
+        pubmed_file(www / "updatefiles", PUBMED[2].name, PUBMED[2].read_bytes())
+        server_log = len(server.log)
+        result = update("pubmed", root, settings, RegistrySettings())
+        files = [r.path for r in server.log[server_log:] if r.path.endswith(".xml.gz")]
+
+    assert result.how == "extended"
+    assert result.fetched == [f"updatefiles/{PUBMED[2].name}"]
+    assert all(PUBMED[2].name in f for f in files)  # HEAD and GET of the new file only
+    full = tmp_path / "full"
+    build(pubmed.BUILDER, PUBMED, full)
+    assert _records(root, "pubmed") == _records(full, "pubmed")
