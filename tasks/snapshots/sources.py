@@ -132,7 +132,26 @@ def fetcher(name: str, settings: FetchSettings, progress: Progress | None = None
 # -- what each publisher lists -------------------------------------------------------------
 
 
-def dblp_files(f: Fetcher, s: FetchSettings, _since: date | None = None) -> list[Remote]:
+# Whether a file of the dump (its name under the dump's folder) is wanted: asked before any
+# request about it, so a fetch or an update asks only about the files it takes.
+Keep = Callable[[str], bool]
+
+
+def everything(_name: str) -> bool:
+    return True
+
+
+def updated_since(day: date) -> Keep:
+    """OpenAlex's parts of the `updated_date=` partitions from `day` on."""
+
+    def keep(name: str) -> bool:
+        found = _PARTITION.search(name)
+        return found is not None and date.fromisoformat(found.group(1)) >= day
+
+    return keep
+
+
+def dblp_files(f: Fetcher, s: FetchSettings, _keep: Keep = everything) -> list[Remote]:
     """dblp.xml.gz with the md5 dblp publishes beside it, and the DTD the build loads."""
     base = s.dblp_dump_url.rstrip("/")
     md5 = parse_md5(f.text(f"{base}/dblp.xml.gz.md5"))
@@ -142,21 +161,20 @@ def dblp_files(f: Fetcher, s: FetchSettings, _since: date | None = None) -> list
     ]
 
 
-def retraction_files(f: Fetcher, s: FetchSettings, _since: date | None = None) -> list[Remote]:
+def retraction_files(f: Fetcher, s: FetchSettings, _keep: Keep = everything) -> list[Remote]:
     return [f.remote(s.retractions_url, "retraction_watch.csv")]
 
 
-def openalex_files(f: Fetcher, s: FetchSettings, since: date | None = None) -> list[Remote]:
-    """The works manifest, then each part it lists (updated `since` or later when given), its
-    size and md5 as the bucket's listing gives them."""
+def openalex_files(f: Fetcher, s: FetchSettings, keep: Keep = everything) -> list[Remote]:
+    """The works manifest, then each part it lists that `keep` wants, its size and md5 as the
+    bucket's listing gives them."""
     base = s.openalex_bucket_url.rstrip("/")
     manifest = json.loads(f.text(f"{base}/data/works/manifest"))
     listed = dict(_s3_objects(f, base, "data/works/"))
     wanted = []
     for entry in manifest.get("entries", []):
         key = str(entry.get("url", "")).split("://", 1)[-1].partition("/")[2]  # s3://openalex/K
-        day = _PARTITION.search(key)
-        if since is not None and (day is None or date.fromisoformat(day.group(1)) < since):
+        if not keep(key):
             continue
         size, etag = listed.get(key, (entry.get("meta", {}).get("content_length"), None))
         md5 = etag if etag and "-" not in etag else None  # a multipart upload's ETag is no md5
@@ -179,15 +197,17 @@ def _s3_objects(f: Fetcher, base: str, prefix: str) -> Iterator[tuple[str, tuple
         params = {**params, "continuation-token": token}
 
 
-def pubmed_files(f: Fetcher, s: FetchSettings, since: date | None = None) -> list[Remote]:
-    """The baseline's files and the updates', each with the md5 NCBI publishes beside it.
-    `since`: the update files only (what `update` adds to a snapshot)."""
+def pubmed_files(f: Fetcher, s: FetchSettings, keep: Keep = everything) -> list[Remote]:
+    """The baseline's files and the updates' that `keep` wants, each with the md5 NCBI
+    publishes beside it."""
     base = s.pubmed_dump_url.rstrip("/")
     remotes = []
-    for folder in ("updatefiles",) if since else ("baseline", "updatefiles"):
+    for folder in ("baseline", "updatefiles"):
         for name in sorted(set(_PUBMED_FILE.findall(f.text(f"{base}/{folder}/")))):
-            url = f"{base}/{folder}/{name}"
-            remotes.append(f.remote(url, f"{folder}/{name}", parse_md5(f.text(f"{url}.md5"))))
+            if keep(f"{folder}/{name}"):
+                url = f"{base}/{folder}/{name}"
+                md5 = parse_md5(f.text(f"{url}.md5"))
+                remotes.append(f.remote(url, f"{folder}/{name}", md5))
     return remotes
 
 
@@ -197,7 +217,7 @@ def pubmed_number(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-Lister = Callable[[Fetcher, FetchSettings, date | None], list[Remote]]
+Lister = Callable[[Fetcher, FetchSettings, Keep], list[Remote]]
 LISTERS: dict[str, Lister] = {
     "dblp": dblp_files,
     "retractions": retraction_files,
@@ -237,7 +257,8 @@ def fetch(
     with fetcher(name, settings, progress) as f:
         if name == "arxiv":
             return _from_kaggle(f, settings, folder)
-        got = f.fetch(LISTERS[name](f, settings, since), folder, settings.fetch_reserve_bytes)
+        keep = updated_since(since) if since else everything
+        got = f.fetch(LISTERS[name](f, settings, keep), folder, settings.fetch_reserve_bytes)
     return FetchResult(name, folder, [r.name for r in got])
 
 

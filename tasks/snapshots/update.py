@@ -21,7 +21,7 @@ import gzip
 import importlib
 import json
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import date, timedelta
@@ -37,9 +37,11 @@ from tasks.snapshots.sources import (
     LISTERS,
     FetchResult,
     FetchSettings,
+    Keep,
     fetch,
     fetcher,
     pubmed_number,
+    updated_since,
 )
 from tasks.snapshots.store import Builder, InputFile, Manifest, build, current
 
@@ -175,14 +177,9 @@ def _new_files(
     name: str, root: Path, settings: FetchSettings, before: Manifest, progress: Progress | None
 ) -> Updated:
     """The files published after those the snapshot was built from, fetched and added."""
-    built = [Path(str(i["path"])).name for i in before.inputs]
-    newer = NEWER.get(name)
-    if newer is None:
-        raise UsageError(f"{name}: no incremental update is known for this snapshot")
     folder = settings.folder(name)
     with fetcher(name, settings, progress) as f:
-        since = date.fromisoformat(before.date) + timedelta(days=1) if before.date else None
-        wanted = [r for r in LISTERS[name](f, settings, since) if newer(r.name, built, before)]
+        wanted = LISTERS[name](f, settings, _newer(name, before))
         got = f.fetch(wanted, folder, settings.fetch_reserve_bytes)
     parts = [folder / r.name for r in got if r.name.endswith(".gz")]
     if not parts:
@@ -191,18 +188,13 @@ def _new_files(
     return Updated(name, "extended", after, [r.name for r in got])
 
 
-def _openalex_newer(file: str, _built: list[str], before: Manifest) -> bool:
-    """A part of a partition after the snapshot's date (the lister left out the older ones)."""
-    return "updated_date=" in file
-
-
-def _pubmed_newer(file: str, built: list[str], _before: Manifest) -> bool:
-    numbers = [n for n in map(pubmed_number, built) if n is not None]
-    number = pubmed_number(file)
-    return number is not None and number > max(numbers, default=0)
-
-
-NEWER: dict[str, Callable[[str, list[str], Manifest], bool]] = {
-    "openalex": _openalex_newer,
-    "pubmed": _pubmed_newer,
-}
+def _newer(name: str, before: Manifest) -> Keep:
+    """OpenAlex: the partitions after the snapshot's date; PubMed: the update files numbered
+    after the last one it was built from."""
+    if name == "openalex":
+        return updated_since(
+            date.fromisoformat(before.date) + timedelta(days=1) if before.date else date.min
+        )
+    built = [pubmed_number(Path(str(i["path"])).name) for i in before.inputs]
+    last = max((n for n in built if n is not None), default=0)
+    return lambda file: (pubmed_number(file) or 0) > last
