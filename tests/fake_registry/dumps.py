@@ -34,10 +34,11 @@ from datetime import UTC, datetime
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 from xml.sax.saxutils import escape
+
+from tests.fake_registry.serving import Serving
 
 S3_NS = "http://s3.amazonaws.com/doc/2006-03-01/"
 
@@ -59,7 +60,7 @@ class _Fault:
     fraction: float = 0.5
 
 
-class DumpServer:
+class DumpServer(Serving):
     """A folder served over HTTP as the dumps' publishers serve theirs."""
 
     def __init__(self, root: Path, *, page_keys: int = 1000, rate: float | None = None) -> None:
@@ -70,32 +71,13 @@ class DumpServer:
         self._faults: list[_Fault] = []
         self._log: list[Request] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
 
-    def start(self) -> Self:
-        self._server = _Server(("127.0.0.1", 0), _Handler, self)
-        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
+    def _new_server(self) -> ThreadingHTTPServer:
+        return _Server(("127.0.0.1", 0), _Handler, self)
 
     @property
     def url(self) -> str:
-        assert self._server is not None, "start() the server first"
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self.base_url
 
     # -- faults and log ----------------------------------------------------------------------
 
@@ -322,7 +304,7 @@ def openalex_partition(root: Path, day: str, parts: list[list[dict[str, Any]]]) 
     for number, records in enumerate(parts):
         lines = "".join(json.dumps(r) + "\n" for r in records).encode()
         (folder / f"part_{number:03d}.gz").write_bytes(gzip.compress(lines, mtime=0))
-    entries = []
+    entries: list[dict[str, Any]] = []
     for part in sorted(works.glob("updated_date=*/part_*.gz")):
         count = len(gzip.decompress(part.read_bytes()).splitlines())
         key = part.relative_to(root)
