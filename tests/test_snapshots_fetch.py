@@ -233,3 +233,18 @@ def test_a_busy_publisher_is_asked_again_after_its_retry_after(
     gets = server.gets("retraction_watch.csv")
     assert [g.status for g in gets] == [503, 200]
     assert result.fetched == ["retraction_watch.csv"]
+
+
+def test_arxiv_without_a_kaggle_token_is_harvested_and_the_pages_build(tmp_path: Path) -> None:
+    from tasks.snapshots.store import build
+    from tasks.snapshots.update import fetch_dump
+
+    with FakeRegistry(rate_limits=False) as registry:
+        registries = registry.settings(arxiv_max_rate=100.0)
+        settings = FetchSettings(downloads=tmp_path / "downloads")  # type: ignore[call-arg]
+        result = fetch_dump("arxiv", settings, registries)
+        asked = registry.count("arxiv_oai")
+    pages = sorted(p.name for p in result.folder.iterdir())
+    assert result.fetched == [f"{asked} OAI-PMH pages"] and pages[0] == "page-00001.xml"
+    manifest = build(arxiv.BUILDER, [result.folder], tmp_path / "snapshots")
+    assert manifest.records == len(registry.scholarly.arxiv)
