@@ -134,7 +134,7 @@ class Notice(BaseModel):
     identifier: str | None = Field(None, description="the notice's DOI or PMID")
     url: str | None = None
     date: str | None = Field(None, description="ISO 8601: YYYY, YYYY-MM or YYYY-MM-DD")
-    source: str | None = Field(None, description="publisher, retraction-watch or pubmed")
+    source: str | None = Field(None, description="publisher, retraction-watch, pubmed or arxiv")
     reason: str | None = None
 
 

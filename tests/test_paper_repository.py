@@ -86,7 +86,7 @@ def test_action_audit_step_annotates_summarises_and_gates(registry_env, tmp_path
     assert written["exit-code"] == "1", done.stdout + done.stderr  # a mismatch trips the gate
 
     log = json.loads(Path(written["sarif"]).read_text())
-    jsonschema.validate(log, sarif_schema())
+    jsonschema.validate(log, sarif_schema(), format_checker=jsonschema.FormatChecker())
     results = log["runs"][0]["results"]
     by_rule = {r["ruleId"]: r for r in results}
     mismatch = by_rule["citeaudit/mismatch"]

@@ -11,11 +11,16 @@ a one-line `Error: ...` answer the agent can act on, never an exception out of t
 
 from typing import Any
 
-from crewai.tools import BaseTool
 from pydantic import BaseModel, Field, PrivateAttr
 
 from flows.agents.service import SOURCE_KINDS, AgentError, AgentService, Answer, one_line_error
+from tasks.errors import MissingExtra
 from tasks.registries.clients import RegistryPool
+
+try:
+    from crewai.tools import BaseTool
+except ModuleNotFoundError as exc:
+    raise MissingExtra("crewai", "the CrewAI tool") from exc
 
 OPERATIONS = ("add", "validate", "format", "export", "list")
 

@@ -25,8 +25,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-out = Console()
-err = Console(stderr=True)
+# Verbatim: what is printed carries user data (entry keys, titles, paths), which Rich's markup
+# would eat (`[support]`) and its emoji codes rewrite (`:cat:`); styles are given as `style=`.
+out = Console(markup=False, emoji=False, highlight=False)
+err = Console(stderr=True, markup=False, emoji=False, highlight=False)
 
 
 # The options several commands share, declared once.

@@ -3,7 +3,6 @@ printed, then `--fail-on`'s gate. `run_audit` is the one way a command audits (`
 calls it too): it gives the summary back, and the caller applies its gate."""
 
 import os
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -17,6 +16,7 @@ from flows.cli.app import (
     OfflineOption,
     OutOption,
     WorkersOption,
+    internal_error,
     usage_error,
 )
 from flows.cli.checks import checked_params
@@ -98,7 +98,12 @@ def audit(
         inputs, job, out_dir, db, offline, input_format, chunk_size, workers, chosen_styles
     )
     if sarif is not None:
-        shutil.copyfile(out_dir / job / "citeaudit.sarif", sarif)
+        from tasks.store.jobfolder import write_output
+
+        try:
+            write_output(sarif, (out_dir / job / "citeaudit.sarif").read_bytes())
+        except OSError as exc:
+            internal_error(f"--sarif {sarif}: not written ({exc.strerror or exc}); it is as it was")
     if gate_failed(summary, gate):
         raise typer.Exit(1)
 

@@ -62,6 +62,7 @@ def fix(
     from tasks.lookup import lookup_references
     from tasks.registries.clients import Registries, RegistryPool
     from tasks.render.fix import fix_bibtex
+    from tasks.store.jobfolder import write_output
 
     read = bibtex.read([input_bib])
     refs = assign_citation_ids(read.references)
@@ -78,7 +79,7 @@ def fix(
         sys.stdout.buffer.flush()
     else:
         try:
-            _write(output, data)
+            write_output(output, data)
         except OSError as exc:
             internal_error(f"{output}: not written ({exc.strerror or exc}); it is as it was")
     report = sys.stderr if output is None else sys.stdout
@@ -104,17 +105,3 @@ def _unwritable(output: Path, input_bib: Path) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"cannot write in {folder}"
     return None
-
-
-def _write(output: Path, data: bytes) -> None:
-    """The whole fixed file at `output`, or `output` as it was. A device or pipe (/dev/stdout)
-    is written as a stream: there is no file to keep."""
-    from tasks.store.jobfolder import write_atomically
-
-    if output.exists() and not output.is_file():
-        with output.open("wb") as stream:
-            stream.write(data)
-        return
-    target = output.resolve()  # through a symbolic link, to the file it names
-    mode = target.stat().st_mode & 0o7777 if target.exists() else None
-    write_atomically(target, data, mode)

@@ -75,7 +75,7 @@ def _bars() -> "Iterator[Listener]":
     )
 
     with Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),

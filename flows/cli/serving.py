@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from flows.cli.app import DbOption, OfflineOption, out, usage_error
+from flows.cli.app import DbOption, OfflineOption, fail, out, usage_error
 from flows.cli.checks import check_out, library_path
 from flows.cli.run import prefect_api
 
@@ -50,10 +50,12 @@ def mcp_server(
     if out_dir is not None:
         check_out(out_dir)
     library = library_path(db)
+    from tasks.errors import MissingExtra
+
     try:
         from flows.agents.mcp import serve
-    except ImportError as exc:
-        usage_error(f"the MCP server needs the mcp extra: pip install 'citeaudit[mcp]' ({exc})")
+    except MissingExtra as exc:
+        fail(exc)
     serve(library, str(out_dir) if out_dir else None, offline, http, host, port, token)
 
 

@@ -75,6 +75,11 @@ def build(
     out.print(
         f"{name}@{manifest.date}: {counted(manifest.records, 'record')}{skipped}", highlight=False
     )
+    # Each broken record named (the dump's own text: printed as it is, no markup read in it).
+    for where in manifest.broken:
+        err.print(f"skipped: {where}", markup=False, emoji=False, highlight=False, soft_wrap=True)
+    if manifest.skipped > len(manifest.broken):
+        err.print(f"and {manifest.skipped - len(manifest.broken)} more", highlight=False)
 
 
 @snapshot_app.command("fetch")
@@ -201,23 +206,37 @@ def remove(name: Annotated[str, typer.Argument(help="The snapshot to remove.")])
     from tasks.snapshots.store import remove as remove_snapshot
     from tasks.snapshots.store import snapshots_root
 
-    if remove_snapshot(snapshots_root(), name):
+    try:
+        removed = remove_snapshot(snapshots_root(), name)
+    except OSError as exc:  # a folder we may not change: as the build says it
+        usage_error(f"snapshot remove {name}: {exc}")
+    if removed:
         out.print(f"removed the {name} snapshot", highlight=False)
     else:
         err.print(f"no {name} snapshot built", highlight=False)
 
 
 def warn_if_stale() -> None:
-    """An audit's one warning when a snapshot it asks is older than 30 days."""
+    """An audit's one warning when a snapshot it asks is older than 30 days, and one for each
+    snapshot whose files are damaged (it is not asked: lookups go on as without it)."""
     from tasks.lookup.snapshots import stale_snapshots
-    from tasks.snapshots.store import snapshots_root
+    from tasks.snapshots.store import damaged, snapshots_root
 
-    old = stale_snapshots(snapshots_root())
+    broken = damaged(snapshots_root())
+    for said in broken.values():
+        err.print(
+            f"warning: local snapshot {said}: skipped; run `citeaudit snapshot build` again",
+            style="yellow",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    old = stale_snapshots(snapshots_root(), skipped=broken)
     if old:
         err.print(
-            f"[yellow]warning: local snapshot {', '.join(old)}: run `citeaudit snapshot build` "
-            "again for newer works[/yellow]",
-            highlight=False,
+            f"warning: local snapshot {', '.join(old)}: run `citeaudit snapshot build` "
+            "again for newer works",
+            style="yellow",
             soft_wrap=True,
         )
 

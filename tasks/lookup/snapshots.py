@@ -22,7 +22,7 @@ has its title searched too: a published version verifies it; else the live searc
 venue, and with none to ask the reference stays `unverified` (chunk.py).
 """
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast, get_args
@@ -226,12 +226,13 @@ class LocalSnapshots:
                         )
 
 
-def stale_snapshots(root: Path) -> list[str]:
-    """The snapshots under `root` older than STALE_DAYS, each `name@date (N days old)`."""
+def stale_snapshots(root: Path, skipped: Collection[str] = ()) -> list[str]:
+    """The snapshots under `root` older than STALE_DAYS, each `name@date (N days old)`; not
+    those named in `skipped` (damaged: not asked)."""
     return [
         f"{s.name}@{s.date} ({s.age_days} days old)"
         for s in status(root)
-        if s.age_days is not None and s.age_days > STALE_DAYS
+        if s.age_days is not None and s.age_days > STALE_DAYS and s.name not in skipped
     ]
 
 

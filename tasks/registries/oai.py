@@ -15,12 +15,13 @@ from datetime import date
 
 import httpx
 
+from tasks.errors import InfrastructureError
 from tasks.registries.http import InvalidResponse, RegistryHttp, xml_body
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 
 
-class OaiError(Exception):
+class OaiError(InfrastructureError):
     """The repository refused the request by OAI-PMH's rules (its error code and message)."""
 
     def __init__(self, code: str, message: str) -> None:

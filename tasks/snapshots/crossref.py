@@ -19,7 +19,7 @@ rows 70 ms, Arrow, title keys and Parquet 40 ms.
 | `DOI`                                         | `id`, `doi` (10.48550/arXiv.X also `arxiv_id`) |
 | `title`, `subtitle` (the first of each)       | `title`, `subtitle`, markup removed        |
 | `author`                                      | `authors` (organisations as `literal`)     |
-| `issued`, else `published-print`, ...         | `year`                                     |
+| `issued`, else `published-print`, `-online`, `published` (never `created`) | `year`     |
 | `container-title`, `volume`, `issue`, `page`  | `container`, `volume`, `issue`, `pages`    |
 | `type`                                        | `type` (CSL); `posted-content` is `informal` |
 | `updated-by` (`update-to` on its own DOI)     | `updates`: retraction, correction, concern |
@@ -28,13 +28,12 @@ rows 70 ms, Arrow, title keys and Parquet 40 ms.
 `since` keeps the works of that year or later (a work without a year is left out); `types`
 keeps the Crossref types named (`journal-article`, `proceedings-article`, ...). A file that is
 not gzipped `{"items": [...]}` JSON fails the build naming it; an item that is no work (not an
-object, no DOI) is skipped and reported with its file and position.
+object, no DOI) is skipped, counted and named (its file and position) in the build's summary.
 """
 
 import contextlib
 import functools
 import gc
-import logging
 import re
 from collections.abc import Collection, Generator, Iterator, Sequence
 from datetime import date
@@ -57,10 +56,8 @@ from tasks.registries.crossref_map import (
     work_notices,
 )
 from tasks.snapshots.bounded import MB, read_whole
-from tasks.snapshots.schema import BATCH, WORKS, WORKS_TABLE
+from tasks.snapshots.schema import BATCH, WORKS, WORKS_TABLE, Skipped
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
-
-log = logging.getLogger(__name__)
 
 ARXIV_PREFIX = "10.48550/arxiv."
 # What one file may expand to: the data file's are ~40 MB of JSON (5,000 works); one that
@@ -77,7 +74,7 @@ KEPT = (
     "issued",
     "published-print",
     "published-online",
-    "created",
+    "published",
     "volume",
     "issue",
     "page",
@@ -86,7 +83,7 @@ KEPT = (
     "update-to",
     "indexed",
 )
-DATED = ("issued", "published-print", "published-online", "created", "indexed")
+DATED = ("issued", "published-print", "published-online", "published", "indexed")
 
 
 class _Person(msgspec.Struct):
@@ -136,9 +133,9 @@ _NAMES = tuple(zip(_Work.__struct_fields__, _Work.__struct_encode_fields__, stri
 
 def read(
     path: Path, since: int | None = None, types: Collection[str] | None = None
-) -> Generator[pa.RecordBatch, None, int]:
+) -> Generator[pa.RecordBatch, None, Skipped]:
     """The works in one file of the public data file, in batches of the works schema; returns
-    how many broken items it skipped."""
+    the broken items it skipped."""
     rows: list[tuple[Any, ...]] = []
     for row in (works := _Works(path, since, types)):
         rows.append(row)
@@ -165,7 +162,7 @@ class _Works:
 
     def __init__(self, path: Path, since: int | None, types: Collection[str] | None) -> None:
         self.path, self.since, self.types = path, since, types
-        self.skipped = 0
+        self.skipped = Skipped()
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         with _uncollected():
@@ -185,8 +182,7 @@ class _Works:
             for position, work in enumerate(works):
                 doi = getattr(work, "DOI", None)
                 if not isinstance(doi, str) or not doi.strip():
-                    log.warning("%s: item %d is no work with a DOI; skipped", self.path, position)
-                    self.skipped += 1
+                    self.skipped.add(f"{self.path}: item {position} is no work with a DOI")
                     continue
                 if types is not None and work.type not in types:
                     continue
@@ -218,7 +214,7 @@ def _typed_row(work: Any) -> tuple[Any, ...]:
     the decoded struct, without the dicts (half the reader's Python)."""
     doi = _doi(work.DOI)
     year = None
-    for dated in (work.issued, work.published_print, work.published_online, work.created):
+    for dated in (work.issued, work.published_print, work.published_online, work.published):
         if dated is not None and (first := given_parts(dated.parts)):
             year = first[0]
             break

@@ -21,7 +21,8 @@ Within a piece, lxml's iterparse clears each record once read.
 
 A DTD that declares record types or drops fields this reader does not know is a dump of another
 format: the build stops naming dblp.dtd and what changed. A dump that ends before its
-`</dblp>` (a truncated download) stops it too, and so does one that names any external entity
+`</dblp>` (a truncated download) stops it too, as does one using an entity its DTD does not
+declare (`J&foobar;rgen`), and one that names any external entity
 but the dblp.dtd beside it (a `SYSTEM "file:///..."` entity would read a local file into the
 snapshot): no other file is ever read, by the dump or by its DTD.
 """
@@ -166,9 +167,23 @@ def _records(path: Path, events: Any) -> Generator[dict[str, Any], None, int]:
             else:
                 yield row
     except etree.XMLSyntaxError as exc:
+        _undeclared(path, events)
         what = f"not well-formed XML ({exc}); a truncated download?"
         raise SnapshotFormatError(path, what) from None
+    _undeclared(path, events)
     return skipped
+
+
+_UNDECLARED = {etree.ErrorTypes.WAR_UNDECLARED_ENTITY, etree.ErrorTypes.ERR_UNDECLARED_ENTITY}
+
+
+def _undeclared(path: Path, events: Any) -> None:
+    """Refuse the dump if it uses an entity dblp.dtd does not declare (`J&foobar;rgen`): libxml2
+    may only warn of one and leave the text garbled around it."""
+    for entry in events.error_log:
+        if entry.type in _UNDECLARED:
+            what = f"{entry.message}: an entity dblp.dtd does not declare; not dblp's XML"
+            raise SnapshotFormatError(path, what)
 
 
 def check_dtd(dtd: Path, xml: Path) -> None:

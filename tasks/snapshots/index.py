@@ -68,7 +68,7 @@ from rapidfuzz.fuzz import ratio
 
 from tasks.match.titles import title_similarity
 from tasks.snapshots.schema import FORMAT_VERSION, TABLES, Table
-from tasks.snapshots.store import TITLE_KEY, Manifest, current
+from tasks.snapshots.store import TITLE_KEY, Manifest, current, damage
 from tasks.store.names import sql_string
 from tasks.textnorm import STOPWORDS, normalise_title
 
@@ -560,8 +560,11 @@ def _holding(candidates: np.ndarray, rids: np.ndarray) -> np.ndarray:
 
 
 def open_snapshot(root: Path, name: str) -> Snapshot | None:
-    """The snapshot `name` under `root`, or None if none is built (or built by another format)."""
+    """The snapshot `name` under `root`, or None if none is built, it was built by another
+    format, or its files are not those built (store.damage: the audit's warning names it)."""
     folder = current(root, name)
-    if folder is None or Manifest.read(folder).format_version != FORMAT_VERSION:
+    if folder is None or damage(folder) is not None:
+        return None
+    if Manifest.read(folder).format_version != FORMAT_VERSION:
         return None
     return Snapshot(folder)

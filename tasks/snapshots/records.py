@@ -4,14 +4,16 @@ The decision table compares a citation with a RegistryRecord whatever answered, 
 from a dump is mapped as the registry's own client maps its answers (tasks/registries/dblp.py,
 arxiv.py, crossref_map.py): dblp's key and short venue; an arXiv preprint keyed by its id with
 arXiv's DOI, the published version's DOI as `is-preprint-of`; a title joined with its subtitle;
-Crossref's `updated-by` as notices. A dump's date and a record's `withdrawn` flag are the
-caller's to name (`Snapshot.label`).
+Crossref's `updated-by` as notices; an arXiv paper its authors withdrew as a retraction notice
+(Crossref's `withdrawal` is one too), so the row, the report and `--fail-on retracted` flag it.
+A dump's date is the caller's to name (`Snapshot.label`).
 """
 
 from typing import Any, get_args
 
 from models.audit import Notice, NoticeKind, Registry, RegistryRecord
 from models.csl import CSLItem
+from tasks.registries.arxiv import withdrawal
 
 _NOTICE_KINDS = set(get_args(NoticeKind))
 
@@ -46,6 +48,9 @@ def as_registry_record(record: dict[str, Any], registry: Registry) -> RegistryRe
     found = RegistryRecord(
         registry=registry, identifier=record["id"], item=item, relations=relations
     )
+    if arxiv and record.get("withdrawn"):
+        when = record.get("updated")
+        found.add_notice(withdrawal(record["id"], when.isoformat() if when else None))
     for update in record.get("updates") or []:
         if update.get("type") in _NOTICE_KINDS:
             when = update.get("date")

@@ -10,8 +10,8 @@ own date (dblp's newest `mdate`, arXiv's newest `update_date`), never the day it
 """
 
 from collections.abc import Generator
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -92,19 +92,43 @@ TABLES = {table.name: table for table in (WORKS_TABLE, NOTICES_TABLE)}
 
 
 BATCH = 20_000  # rows per record batch a builder hands the store
+R = TypeVar("R")
+NAMED = 20  # broken records named in a build's summary (the rest are counted)
+
+
+@dataclass
+class Skipped:
+    """The broken records a builder left out: how many, and where the first NAMED are and what
+    is wrong with them (`dump.json:12: $.title: expected str, got array`)."""
+
+    count: int = 0
+    named: list[str] = field(default_factory=list)
+
+    def add(self, where: str) -> None:
+        self.count += 1
+        if len(self.named) < NAMED:
+            self.named.append(where)
+
+    def merge(self, other: "int | Skipped | None") -> None:
+        """Add what another part (or piece) skipped: a count, or counted and named."""
+        if isinstance(other, Skipped):
+            self.count += other.count
+            self.named.extend(other.named[: NAMED - len(self.named)])
+        elif other:
+            self.count += other
 
 
 def in_batches(
-    rows: Generator[dict[str, Any], None, int], schema: pa.Schema
-) -> Generator[pa.RecordBatch, None, int]:
-    """A builder's rows in record batches of `schema`; returns what `rows` returns (how many
-    broken records it skipped)."""
+    rows: Generator[dict[str, Any], None, R], schema: pa.Schema
+) -> Generator[pa.RecordBatch, None, R]:
+    """A builder's rows in record batches of `schema`; returns what `rows` returns (the broken
+    records it skipped: how many, or a Skipped naming them)."""
     batch: list[dict[str, Any]] = []
     while True:
         try:
             batch.append(next(rows))
         except StopIteration as end:
-            skipped: int = end.value
+            skipped: R = end.value
             break
         if len(batch) >= BATCH:
             yield pa.RecordBatch.from_pylist(batch, schema=schema)

@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from models.audit import Checked, CitationSupport, Claim, Status, Verdict
+from tasks.errors import install_command
 from tasks.registries.judge import JudgeClient
 from tasks.support import cross, encoder
 from tasks.support.relevance import Embeds, Pair, Support, score_pairs
 
-OFF = "off: install the support extra (pip install 'citeaudit[support]')"
+OFF = f"off: needs the support extra: {install_command('support')}"
 
 
 class Judges(Protocol):

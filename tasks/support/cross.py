@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from tasks.errors import MissingExtra
 from tasks.support.encoder import VOCABULARY, SupportUnavailable, available
 from tasks.support.relevance import sentences, shortlist
 
@@ -129,9 +130,7 @@ def shipped() -> bool:
 
 def _checked(onnx_file: Path) -> Path:
     if not available() or not onnx_file.is_file():
-        raise SupportUnavailable(
-            "claim support needs the support extra: pip install 'citeaudit[support]'"
-        )
+        raise MissingExtra("support", "claim support")
     if hashlib.sha256(onnx_file.read_bytes()).hexdigest() != MODEL_SHA256:
         raise SupportUnavailable(f"{onnx_file} is not the model claim support was measured with")
     return onnx_file

