@@ -248,3 +248,12 @@ def test_arxiv_without_a_kaggle_token_is_harvested_and_the_pages_build(tmp_path:
     assert result.fetched == [f"{asked} OAI-PMH pages"] and pages[0] == "page-00001.xml"
     manifest = build(arxiv.BUILDER, [result.folder], tmp_path / "snapshots")
     assert manifest.records == len(registry.scholarly.arxiv)
+
+
+def test_kaggles_zip_is_asked_again_only_if_it_changed(server: DumpServer, tmp_path: Path) -> None:
+    _publish(server.root)
+    settings = _settings(server, tmp_path / "downloads", **_kaggle("arxiv"))
+    assert fetch("arxiv", settings).fetched == [ARXIV_FILE]
+    again = fetch("arxiv", settings)
+    gets = server.gets("Cornell-University/arxiv")
+    assert again.fetched == [] and [g.status for g in gets] == [200, 304]

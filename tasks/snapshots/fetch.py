@@ -176,20 +176,30 @@ class Fetcher:
         done = _read_fetched(state)
         todo = [r for r in remotes if not _unchanged(r, done.get(r.name), folder)]
         check_space(folder, todo, state, reserve)
+        fetched = []
         for remote in todo:
-            done[remote.name] = self.download(remote, folder, state)
-            write_json(state / "fetched.json", {k: asdict(v) for k, v in done.items()})
-        return todo
+            before = done.get(remote.name) if (folder / remote.name).is_file() else None
+            got = self.download(remote, folder, state, before)
+            if got is not before:
+                done[remote.name] = got
+                fetched.append(remote)
+                write_json(state / "fetched.json", {k: asdict(v) for k, v in done.items()})
+        return fetched
 
-    def download(self, remote: Remote, folder: Path, state: Path) -> Fetched:
-        """One file, resumed from its part if a fetch was killed; checked, then renamed in."""
+    def download(
+        self, remote: Remote, folder: Path, state: Path, before: Fetched | None = None
+    ) -> Fetched:
+        """One file, resumed from its part if a fetch was killed; checked, then renamed in.
+        `before`: the file fetched earlier, asked for only if it changed since (a publisher
+        that announces nothing ahead answers 304): then returned as it is."""
         part = state / "parts" / f"{remote.name}.part"
         meta = part.with_name(part.name + ".json")
         part.parent.mkdir(parents=True, exist_ok=True)
         kept = _read_json(meta) if part.is_file() else None
         if kept is None or kept.get("url") != remote.url:
             part.write_bytes(b"")
-            kept = {"url": remote.url, "version": remote.version}
+            unless = before.version if before else None
+            kept = {"url": remote.url, "version": remote.version, "unless": unless}
             write_json(meta, kept)
         attempt = 0
         while True:
@@ -204,12 +214,19 @@ class Fetcher:
                 wait = exc.wait if isinstance(exc, _Retryable) else None
                 self._sleep(self._wait(attempt, wait))
                 continue
+            if complete is None and before is not None:  # not modified since
+                part.unlink()
+                meta.unlink(missing_ok=True)
+                return before
             if complete:
                 break
         return self._finish(remote, part, meta, folder)
 
-    def _continue(self, remote: Remote, part: Path, meta: Path, kept: dict[str, Any]) -> bool:
-        """Ask for what the part lacks and append it; whether the part is now whole."""
+    def _continue(
+        self, remote: Remote, part: Path, meta: Path, kept: dict[str, Any]
+    ) -> bool | None:
+        """Ask for what the part lacks and append it; whether the part is now whole (None: not
+        modified since the file held)."""
         offset = part.stat().st_size
         if remote.size is not None and offset == remote.size:
             return True
@@ -218,9 +235,14 @@ class Fetcher:
             headers["Range"] = f"bytes={offset}-"
             if kept.get("version"):
                 headers["If-Range"] = str(kept["version"])
+        elif unless := kept.get("unless"):
+            etag = unless.startswith(('"', "W/"))
+            headers["If-None-Match" if etag else "If-Modified-Since"] = str(unless)
         self._pace()
         with self._client.stream("GET", remote.url, headers=headers) as response:
             status = response.status_code
+            if status == 304 and not offset:
+                return None
             if status == 416 and offset and remote.size is None:
                 return True  # nothing after what we hold: the part is the file
             if status in RETRYABLE:

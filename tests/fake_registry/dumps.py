@@ -8,7 +8,7 @@ server on 127.0.0.1 serving a folder the way their hosts serve files.
 - any file: GET and HEAD, `Content-Length`, a strong `ETag` (the file's md5, as S3 gives for
   an object uploaded whole), `Last-Modified`, `Accept-Ranges: bytes`; `Range: bytes=N-` (and
   `N-M`) answered 206 with `Content-Range`, or 416 past the end; `If-Range` with another ETag
-  gets the whole file (200), as RFC 9110 says;
+  gets the whole file (200), as RFC 9110 says; `If-None-Match` with its ETag: 304;
 - a folder (a path ending in `/`): its files as an HTML index of links, as NCBI's FTP site over
   HTTPS and Apache list them (`pubmed/baseline/`);
 - `/?list-type=2&prefix=P[&continuation-token=T]` at the root: S3's ListObjectsV2 XML
@@ -177,6 +177,12 @@ class _Handler(BaseHTTPRequestHandler):
             )
         start, end, status = 0, len(body), 200
         wanted = self.headers.get("Range")
+        if not wanted and self.headers.get("If-None-Match") == etag:
+            self.send_response(304)
+            self.send_header("ETag", etag)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return 304
         if_range = self.headers.get("If-Range")
         if wanted and (if_range is None or if_range == etag):
             first, _, last = wanted.removeprefix("bytes=").partition("-")
