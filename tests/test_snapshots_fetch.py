@@ -257,3 +257,12 @@ def test_kaggles_zip_is_asked_again_only_if_it_changed(server: DumpServer, tmp_p
     again = fetch("arxiv", settings)
     gets = server.gets("Cornell-University/arxiv")
     assert again.fetched == [] and [g.status for g in gets] == [200, 304]
+
+
+def test_a_harvest_the_disk_cannot_hold_stops_after_its_first_page(tmp_path: Path) -> None:
+    with FakeRegistry(rate_limits=False) as registry:
+        folder = tmp_path / "arxiv"
+        with pytest.raises(NotEnoughSpace, match="OAI-PMH|nothing was fetched|fetch"):
+            arxiv.harvest(_oai(registry), folder, reserve=10**18)
+        asked = registry.count("arxiv_oai")
+    assert asked == 1 and len(list(folder.iterdir())) == 1

@@ -34,6 +34,8 @@ class Page:
     body: bytes  # the page as the repository sent it
     token: str | None  # resumption token of the next page; None on the last
     empty: bool  # noRecordsMatch: nothing to harvest
+    records: int = 0  # on this page
+    listed: int | None = None  # in the whole list, as the token's completeListSize says
 
 
 def _page(response: httpx.Response) -> Page:
@@ -48,8 +50,13 @@ def _page(response: httpx.Response) -> Page:
     listed = root.find(f"{OAI}ListRecords")
     if listed is None:
         raise InvalidResponse("OAI-PMH answer without ListRecords")
-    token = (listed.findtext(f"{OAI}resumptionToken") or "").strip()
-    return Page(response.content, token or None, False)
+    resumption = listed.find(f"{OAI}resumptionToken")
+    token = (resumption.text or "").strip() if resumption is not None else ""
+    size = resumption.get("completeListSize", "") if resumption is not None else ""
+    records = len(listed.findall(f"{OAI}record"))
+    return Page(
+        response.content, token or None, False, records, int(size) if size.isdigit() else None
+    )
 
 
 def list_records(

@@ -40,7 +40,7 @@ from tasks.registries.arxiv import WITHDRAWN
 from tasks.registries.http import RegistryHttp
 from tasks.registries.oai import OAI, OaiError, pages
 from tasks.snapshots.bounded import MB, chunks, lines, read_whole
-from tasks.snapshots.fetch import state_folder, write_json
+from tasks.snapshots.fetch import Remote, check_space, state_folder, write_json
 from tasks.snapshots.schema import WORKS, WORKS_TABLE, Skipped, in_batches
 from tasks.snapshots.store import Builder, Manifest, SnapshotFormatError, build, current
 from tasks.textnorm import strip_markup
@@ -259,10 +259,14 @@ def update(http: RegistryHttp, root: Path) -> Manifest:
     return manifest
 
 
-def harvest(http: RegistryHttp, folder: Path, since: date | None = None) -> int:
+def harvest(
+    http: RegistryHttp, folder: Path, since: date | None = None, reserve: int | None = None
+) -> int:
     """Every page of arXiv's OAI-PMH `ListRecords` (changed since `since`, else all) saved into
     `folder` as page-NNNNN.xml, at arXiv's pace (`http`'s limiter); a harvest killed midway
-    goes on from the token of the last page saved. The pages saved by this call."""
+    goes on from the token of the last page saved. The pages saved by this call. `reserve`:
+    the first page's size times the pages the list announces must fit on the disk, less
+    these bytes (else NotEnoughSpace, that page alone written)."""
     state_file = state_folder(folder) / "harvest.json"  # beside the pages, not among them
     wanted = since.isoformat() if since else None
     state = json.loads(state_file.read_text()) if state_file.is_file() else None
@@ -285,10 +289,15 @@ def harvest(http: RegistryHttp, folder: Path, since: date | None = None) -> int:
             state = {**state, "pages": number, "token": page.token, "done": page.token is None}
             write_json(state_file, state)
             saved += 1
+            if number == 1 and reserve is not None and page.listed and page.records:
+                ahead = len(page.body) * (page.listed - page.records) // page.records
+                check_space(
+                    folder, [Remote("", "OAI-PMH pages", ahead)], state_file.parent, reserve
+                )
     except OaiError as exc:
         if exc.code != "badResumptionToken" or saved:
             raise
         write_json(state_file, {**state, "since": "expired"})  # its token is gone: anew
-        return harvest(http, folder, since)
+        return harvest(http, folder, since, reserve)
     write_json(state_file, {**state, "done": True})
     return saved

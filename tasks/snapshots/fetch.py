@@ -42,6 +42,7 @@ import httpx
 from tasks.errors import InfrastructureError, UsageError
 from tasks.registries.limits import parse_retry_after
 from tasks.registries.transports import redact
+from tasks.words import counted
 
 CHUNK = 1 << 20
 SMALL = 64 << 20  # the most a listing, a manifest or an .md5 file may be
@@ -350,7 +351,8 @@ def check_space(folder: Path, todo: list[Remote], state: Path, reserve: int) -> 
     free = shutil.disk_usage(folder).free - reserve
     if needed > free:
         raise NotEnoughSpace(
-            f"{folder}: {len(todo)} files of {_gb(needed)} to fetch, {_gb(max(free, 0))} free"
+            f"{folder}: {counted(len(todo), 'file')} of {_gb(needed)} to fetch,"
+            f" {_gb(max(free, 0))} free"
             f" (keeping {_gb(reserve)} free): nothing was fetched"
         )
 

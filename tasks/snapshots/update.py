@@ -97,7 +97,9 @@ def fetch_dump(
             settings,
             since=since,
             progress=progress,
-            harvest=lambda folder: arxiv.harvest(stacks.http["arxiv"], folder),
+            harvest=lambda folder: arxiv.harvest(
+                stacks.http["arxiv"], folder, reserve=settings.fetch_reserve_bytes
+            ),
         )
 
 
