@@ -40,7 +40,8 @@ MEASURE = """
 import flows.quiet  # before prefect
 import json, resource, sys, time
 from pathlib import Path
-from flows.bulk import file_digests, import_batches, store_batch
+from flows.bulk import file_digests, import_batches
+from tasks.job.imported import store_batch
 from flows.steps import PLAIN
 from models.job import JobParams
 from tasks.job.imported import citation_count

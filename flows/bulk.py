@@ -31,7 +31,6 @@ from flows.runners import task_runner
 from flows.steps import TASKS, Stages, identify, quoted, read_batches, stage_task
 from models.audit import Checked, Claim, InputError, ReadResult
 from models.job import BulkSummary, JobParams, JobSummary
-from tasks import frames
 from tasks.citation_ids import link_claims
 from tasks.dedupe.job import job_records
 from tasks.dedupe.stored import add_new
@@ -45,10 +44,11 @@ from tasks.job.imported import (
     dedupe_import,
     import_spill,
     metric_scores,
+    store_batch,
     stored_rows,
 )
-from tasks.job.library import BULK_MEMORY, BULK_THREADS
-from tasks.score.metrics import Tally, assessment, citation_scores
+from tasks.job.library import BULK_THREADS
+from tasks.score.metrics import Tally, assessment
 from tasks.spill import Spill
 from tasks.store.library import open_library, write_lock
 from tasks.store.lock import job_lock
@@ -79,18 +79,6 @@ def input_fingerprint(digests: Sequence[str], input_format: str | None, batch_si
 def batches_done_step(job_id: str, fingerprint: str, db: LibraryPath) -> set[int]:
     with open_library(db, threads=BULK_THREADS) as library:
         return library.bulk_batches_done(job_id, fingerprint)
-
-
-def store_batch(
-    job_id: str, batch: int, fingerprint: str, checked: Sequence[Checked], db: LibraryPath
-) -> int:
-    """One batch's rows, scored, and its `done` mark (tasks/store/bulk.py); how many rows."""
-    frame = frames.citations_frame(job_id, checked).join(
-        citation_scores(checked), on="citation_id", how="left", maintain_order="left"
-    )
-    with open_library(db, threads=BULK_THREADS, memory_limit=BULK_MEMORY) as library:
-        library.save_bulk_batch(job_id, batch, fingerprint, frame)
-    return frame.height
 
 
 store_batch_step = stage_task("store-batch")(store_batch)

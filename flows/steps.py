@@ -13,7 +13,6 @@ happen per request inside the registry clients, not per task."""
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
@@ -40,16 +39,13 @@ from tasks.job.audited import AuditedJob, Rendered
 from tasks.job.end import dedupe, score
 from tasks.job.folder import write_job
 from tasks.job.render import RunsAhead, render, render_ahead
-from tasks.lookup import lookup_references
-from tasks.lookup.snapshots import LocalSnapshots
+from tasks.lookup.checker import process_checker, process_registries
 from tasks.read.inputs import read_inputs, stream_inputs
 from tasks.read.kinds import check_bibliographies
 from tasks.registries import read_settings
-from tasks.registries.clients import Registries, RegistryPool
 from tasks.render import citeproc
 from tasks.render.citeproc import Ahead
 from tasks.score.metrics import Assessment
-from tasks.snapshots.store import snapshots_root
 from tasks.store.names import LibraryPath
 from tasks.support.claims import support_claims
 
@@ -59,26 +55,6 @@ R = TypeVar("R")
 # A stop signal ends the process with os._exit: pandoc runs (render's, and those render_ahead
 # started) would run on as orphans, as they inherit the blocked stop signals; so it kills them.
 interrupt.on_stop(citeproc.stop_all_pandoc)
-
-# The registry clients of this process, for the stages Prefect runs as tasks: a task's
-# arguments cannot carry live clients into a worker thread or a Dask worker process, so the
-# process is their scope (all its worker threads share one limiter per registry). Everything
-# below the stages takes its clients as arguments.
-PROCESS_POOL = RegistryPool()
-
-
-def process_registries() -> Registries:
-    """This process's client set for the settings in its environment now: a task reads them
-    where it runs (a thread here, a Dask worker process), as they never travel as parameters."""
-    return PROCESS_POOL.registries(read_settings())
-
-
-@cache
-def process_snapshots() -> LocalSnapshots | None:
-    """This process's local snapshots (CITEAUDIT_SNAPSHOTS), opened once and shared by its
-    threads as its registry clients are; None when none is built."""
-    return LocalSnapshots.open(snapshots_root())
-
 
 # --- read, identify -------------------------------------------------------------------------
 
@@ -122,26 +98,6 @@ def job_deadline() -> float:
     return read_settings().job_ends_at()
 
 
-def check_chunk(
-    refs: Sequence[Reference], registries: Registries | None, deadline: float | None = None
-) -> list[Checked]:
-    """Ask the registries about one chunk (None: offline) and decide each citation's status.
-    The two go together: where a search is routed next depends on what the last candidates
-    decided. Past `deadline` nothing is asked: what is left stays `unverified`."""
-    offline = registries is None
-    results = lookup_references(
-        refs, registries, offline=offline, deadline=deadline, snapshots=process_snapshots()
-    )
-    return [Checked(reference=r, result=v) for r, v in zip(refs, results, strict=True)]
-
-
-def check_chunk_here(
-    refs: Sequence[Reference], offline: bool, deadline: float | None = None
-) -> list[Checked]:
-    """`check_chunk` with this process's clients (the stage's task body)."""
-    return check_chunk(refs, None if offline else process_registries(), deadline)
-
-
 @dataclass(frozen=True)
 class CheckedChunk:
     """What the look-up task returns: Prefect links each element of a list a task returns to
@@ -154,7 +110,8 @@ class CheckedChunk:
 def check_chunk_task(
     refs: Sequence[Reference], offline: bool, deadline: float | None = None
 ) -> CheckedChunk:
-    return CheckedChunk(check_chunk_here(refs, offline, deadline))
+    """One chunk checked by this process's checker (tasks/lookup/checker.py)."""
+    return CheckedChunk(process_checker(offline, deadline).check(refs))
 
 
 def unchecked(refs: Sequence[Reference], error: str) -> list[Checked]:
@@ -183,8 +140,9 @@ def check_all(
     checked: list[Checked] = []
     deadline = job_deadline()
     progress.report("validate", 0, len(refs))
+    checker = process_checker(offline, deadline)
     for chunk in plan_chunks(refs, chunk_size):
-        checked.extend(check_chunk_here(chunk, offline, deadline))
+        checked.extend(checker.check(chunk))
         progress.report("validate", len(checked), len(refs))
     return checked
 

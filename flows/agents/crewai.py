@@ -1,4 +1,4 @@
-"""The agent service as a CrewAI tool (the `citeaudit[crewai]` extra): `CitationManager`.
+"""The agent service as a CrewAI tool (the `crewai` extra): `CitationManager`.
 
 It takes the IVCAP citation tracker's arguments (operation = add / validate / format / export /
 list, doi, pmid, url, citation_ids, format_type, page_number, export_format), plus arxiv,

@@ -1,4 +1,4 @@
-"""The agent service as an MCP server (the `citeaudit[mcp]` extra): `citeaudit mcp`.
+"""The agent service as an MCP server (the `mcp` extra): `citeaudit mcp`.
 
 Five tools, named and shaped as a contract: add_citation, validate_citations, format_citations,
 export_citations, list_citations. Each answers with the service's plain text (for the model)

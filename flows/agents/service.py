@@ -30,7 +30,6 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from flows import steps
 from models.audit import Checked, CitationSupport, Claim, Reference, Status, ValidationResult
 from models.csl import CSLItem
 from tasks.citation_ids import citation_id_for, unused_id
@@ -44,6 +43,7 @@ from tasks.job.agent import (
     store_added,
     store_state,
 )
+from tasks.lookup.checker import Checker, process_snapshots
 from tasks.read.plaintext import reference_from_line
 from tasks.registries import RegistrySettings, read_settings
 from tasks.registries.clients import Registries, RegistryPool
@@ -253,9 +253,14 @@ class AgentService:
     def _lookup(self, refs: Sequence[Reference]) -> list[ValidationResult]:
         """The batch flow's check of one chunk; past a job's deadline from now (an agent must
         not wait on a registry forever) what is left stays `unverified`."""
-        registries = None if self.offline else self.registries()
-        checked = steps.check_chunk(refs, registries, self.settings().job_ends_at())
-        return [c.result for c in checked]
+        settings = self.settings()
+        with Checker(
+            None if self.offline else settings,
+            pool=self.pool,
+            snapshots=process_snapshots(),
+            deadline=settings.job_ends_at(),
+        ) as checker:
+            return [c.result for c in checker.check(refs)]
 
     def settings(self) -> RegistrySettings:
         """The service's registry settings: given, or read from the environment once."""

@@ -59,19 +59,15 @@ def fix(
         usage_error(f"{input_bib}: {exc}")
     # the lookup's modules (the registry clients among them) once the arguments are right
     from tasks.citation_ids import assign_citation_ids
-    from tasks.lookup import lookup_references
-    from tasks.registries.clients import Registries, RegistryPool
+    from tasks.lookup.checker import Checker
     from tasks.render.fix import fix_bibtex
     from tasks.store.jobfolder import write_output
 
     read = bibtex.read([input_bib])
     refs = assign_citation_ids(read.references)
-    if settings is None:
-        results = lookup_references(refs, None, offline=True)
-    else:
-        with Registries.from_settings(settings, RegistryPool()) as registries:
-            results = lookup_references(refs, registries)
-    fixed = fix_bibtex(text, refs, {r.citation_id: r for r in results})
+    with Checker(settings) as checker:
+        checked = checker.check(refs)
+    fixed = fix_bibtex(text, refs, {c.citation_id: c.result for c in checked})
     data = encoded_like(fixed.text, original)
     if output is None:
         sys.stdout.flush()

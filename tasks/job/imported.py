@@ -20,6 +20,8 @@ from models.audit import Checked
 from tasks.dedupe.stored import add_library, add_previous, dedupe_stored
 from tasks.frames import checked_from_row
 from tasks.job.library import BULK_MEMORY, BULK_THREADS, shared_rows
+from tasks.job.render import citation_rows
+from tasks.score.metrics import citation_scores
 from tasks.spill import Spill
 from tasks.store.library import open_library
 from tasks.store.names import LibraryPath, check_job_id
@@ -75,6 +77,16 @@ def stored_rows(
     for ids in ordered_ids(spill, batch_size):
         with open_library(db, threads=BULK_THREADS, memory_limit=BULK_MEMORY) as library:
             yield library.rows_in_order("citations", job_id, ids)
+
+
+def store_batch(
+    job_id: str, batch: int, fingerprint: str, checked: Sequence[Checked], db: LibraryPath
+) -> int:
+    """One batch's rows, scored, and its `done` mark (tasks/store/bulk.py); how many rows."""
+    frame = citation_rows(job_id, checked, citation_scores(checked))
+    with open_library(db, threads=BULK_THREADS, memory_limit=BULK_MEMORY) as library:
+        library.save_bulk_batch(job_id, batch, fingerprint, frame)
+    return frame.height
 
 
 def checked_of(rows: pl.DataFrame) -> list[Checked]:

@@ -70,22 +70,27 @@ def render_ahead(checked: Sequence[Checked], styles: Sequence[str]) -> RunsAhead
     return citeproc.rendering_ahead(listed, styles, in_text=IN_TEXT)
 
 
-def citation_table(
-    citations: pl.DataFrame, scores: pl.DataFrame, works: pl.DataFrame
+def citation_rows(
+    job_id: str,
+    checked: Sequence[Checked],
+    scores: pl.DataFrame,
+    works: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """The job's citation rows (`frames.citations_frame`) with their scores and work columns, as
-    the library and citations.parquet hold them."""
+    """The one builder of citation rows: a row per checked citation (`frames.citations_frame`)
+    with its scores and, once deduped, its work columns, as the library and citations.parquet
+    hold them (a whole job, a bulk import's batch, a re-check)."""
     # in the citations' order (input order): a hash join alone need not keep it
-    return citations.join(scores, on="citation_id", how="left", maintain_order="left").join(
-        works, on="citation_id", how="left", maintain_order="left"
+    rows = frames.citations_frame(job_id, checked).join(
+        scores, on="citation_id", how="left", maintain_order="left"
     )
+    if works is None:
+        return rows
+    return rows.join(works, on="citation_id", how="left", maintain_order="left")
 
 
 def job_tables(audited: AuditedJob) -> dict[str, pl.DataFrame]:
     job_id, scores, works = audited.job_id, audited.scores, audited.works
-    citations = citation_table(
-        frames.citations_frame(job_id, audited.checked), scores.citation_scores, works.columns
-    )
+    citations = citation_rows(job_id, audited.checked, scores.citation_scores, works.columns)
     return {"citations": citations, **other_tables(job_id, audited.job, works, scores)}
 
 

@@ -37,11 +37,13 @@ it could not be asked and no other decided it; an error while checking one refer
 that reference's `unverified` reason. Each result records the registries asked and the requests
 spent on it per registry (a batched request counts as its share).
 
-The package: `routing` (which registries index a reference's kind of work), `snapshots` (the
-local snapshots asked first) and `chunk` (one chunk of references asked of them:
-`lookup_references`, the function the Prefect task wraps).
+The package: `checker` (the `Checker` every entry point builds: registry clients or none,
+snapshots, deadline; `.check(references)`), `routing` (which registries index a reference's kind
+of work), `snapshots` (the local snapshots asked first) and `chunk` (one chunk of references
+asked of them: `lookup_references`, the function the checker calls).
 """
 
+from tasks.lookup.checker import Checker
 from tasks.lookup.chunk import lookup_references
 
-__all__ = ["lookup_references"]
+__all__ = ["Checker", "lookup_references"]
