@@ -23,14 +23,14 @@ from flows import artifacts, progress
 from flows.steps import stage_task
 from models.audit import Checked, Reference
 from models.job import RecheckSummary
-from tasks.changes import (
+from tasks.frames import reference_from_row
+from tasks.job.changes import (
     CHANGES_SCHEMA,
     chunks_by_identifier,
     detect_changes,
     stale_before,
     worth_applying,
 )
-from tasks.frames import reference_from_row
 from tasks.job.recheck import rechecked_rows, save_recheck
 from tasks.lookup.checker import PROCESS_POOL, Checker
 from tasks.registries import read_settings

@@ -3,12 +3,13 @@
     read -> identify -> look up + decide (chunked) -> support -> dedupe -> score -> render
     -> persist -> publish
 
-The stages up to the checked citations (read, identify, look up + decide) and claim support
-are here; dedupe, score, render and persist are the job package's (tasks/job), which owns how a
-job ends. `TASKS` runs the stages as Prefect tasks (the flows); `PLAIN` calls the same functions
-directly (bench/orchestration.py measures the difference). Checking is chunked: a task run
-costs ~10 ms plus server time, so one per citation would dominate a 10,000-citation job; retries
-happen per request inside the registry clients, not per task."""
+The stages up to the checked citations (read, identify, look up + decide: this process's
+Checker, tasks/lookup/checker.py) and claim support are here; dedupe, score, render and persist
+are the job package's (tasks/job), which owns how a job ends. `TASKS` runs the stages as
+Prefect tasks (the flows); `PLAIN` calls the same functions directly (bench/orchestration.py
+measures the difference). Checking is chunked: a task run costs milliseconds plus server time,
+so one per citation would dominate a large job; retries happen per request inside the registry
+clients, not per task."""
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
@@ -101,8 +102,8 @@ def job_deadline() -> float:
 @dataclass(frozen=True)
 class CheckedChunk:
     """What the look-up task returns: Prefect links each element of a list a task returns to
-    the task's state until the flow run ends (~200 bytes a citation, 200 MB for a bulk import
-    of a million); an object holding the list is linked once."""
+    the task's state until the flow run ends (hundreds of bytes a citation, for a bulk import
+    held to its end); an object holding the list is linked once."""
 
     checked: list[Checked]
 
@@ -173,8 +174,8 @@ def publish(rendered: Rendered) -> None:
 def stage_task(name: str) -> Callable[[Callable[P, R]], Task[P, R]]:
     """Our Prefect task decorator: no cache policy. Results are never persisted, so a cache key
     is never used, yet Prefect would compute one for every run by serializing all its inputs
-    (JSON, else cloudpickle): a bulk import's finishing tasks copied every citation's frames
-    (~150 MB at 40,000), and each checked chunk was encoded once more."""
+    (JSON, else cloudpickle): a bulk import's finishing tasks copied every citation's frames,
+    and each checked chunk was encoded once more."""
     return task(name=name, cache_policy=NO_CACHE)
 
 
@@ -191,7 +192,7 @@ publish_task = stage_task("publish-artifacts")(publish)
 
 def quoted(stage: Task[P, R]) -> Callable[P, R]:
     """A task called with its arguments in `quote(...)`: Prefect would otherwise walk every
-    nested model looking for futures (11 s of a 1,363-citation job), though none holds one."""
+    nested model looking for futures (seconds of a mid-sized job), though none holds one."""
 
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
         return stage(*(quote(a) for a in args), **{k: quote(v) for k, v in kwargs.items()})  # type: ignore[arg-type]

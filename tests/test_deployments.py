@@ -29,7 +29,7 @@ from prefect.exceptions import ObjectNotFound
 from prefect.flows import load_flow_from_entrypoint
 from pydantic import TypeAdapter
 
-from flows.serve import REPO_ROOT, build_deployments, load_project
+from flows.serve_deployments import REPO_ROOT, build_deployments, load_project
 
 FLOWS = {"audit_job", "crew_report", "bulk_import", "scheduled_audit", "snapshot_update"}
 REPORT = Path(__file__).parent / "fixtures" / "reflists" / "crew_report.md"

@@ -278,7 +278,6 @@ def test_an_audit_warns_once_of_a_damaged_snapshot_and_goes_on_without_it(
 ) -> None:
     """The index's identifiers shuffled (its size unchanged): one warning naming the snapshot
     and the file, not the stale one too; lookups ask no snapshot (never its wrong answers)."""
-    import flows.cli.main  # noqa: F401  (the CLI's modules load from its main)
     from flows.cli.snapshot import warn_if_stale
 
     root = tmp_path / "snapshots"

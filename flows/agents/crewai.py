@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from flows.agents.service import SOURCE_KINDS, AgentError, AgentService, Answer, one_line_error
+from flows.agents.arguments import one_line_error
+from flows.agents.service import SOURCE_KINDS, AgentError, AgentService, Answer
 from tasks.errors import MissingExtra
 from tasks.registries.clients import RegistryPool
 

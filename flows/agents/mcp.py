@@ -18,7 +18,8 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from flows.agents.service import AgentService, Answer, one_line_error
+from flows.agents.arguments import one_line_error
+from flows.agents.service import AgentService, Answer
 from tasks.errors import MissingExtra
 from tasks.render.citeproc import STYLES
 from tasks.store.names import LibraryPath

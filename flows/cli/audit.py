@@ -116,14 +116,28 @@ def check(
     offline: OfflineOption = False,
 ) -> None:
     """Audit INPUTS as a gate (a pre-commit hook, a CI step): audit's summary, then exit 1 if an
-    outcome of --fail-on occurs. The job folder and its library stay in citeaudit's cache
-    folder, not in the repository; the HTTP cache keeps a re-run to what changed."""
+    outcome of --fail-on occurs. The job folder (one per repository) and its library stay in
+    citeaudit's cache folder, not in the repository; the HTTP cache keeps a re-run to what
+    changed."""
     import platformdirs
 
     gate = parse_gate(fail_on)
     home = platformdirs.user_cache_path("citeaudit") / "checks"
     home.mkdir(parents=True, exist_ok=True)
     db = os.environ.get("CITEAUDIT_DB") or str(home / "checks.duckdb")
-    summary = run_audit(inputs, "check", home, db, offline)
+    summary = run_audit(inputs, check_job(Path.cwd()), home, db, offline)
     if gate_failed(summary, gate):
         raise typer.Exit(1)
+
+
+def check_job(where: Path) -> str:
+    """The job `check` keeps for the repository holding `where` (the nearest folder up with a
+    `.git`, else `where`): its name and a digest of its path, so two repositories of one name
+    never share a job folder, and one repository's re-runs replace its own."""
+    import hashlib
+    import re
+
+    where = where.resolve()
+    root = next((d for d in (where, *where.parents) if (d / ".git").exists()), where)
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", root.name).strip("-")[:40] or "repository"
+    return f"check-{name}-{hashlib.sha256(str(root).encode()).hexdigest()[:10]}"

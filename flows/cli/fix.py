@@ -1,8 +1,10 @@
 """`citeaudit fix INPUT.bib [-o OUT.bib]`: read -> identify -> look up -> rewrite the user's file.
 
 No Prefect run and no library: the file is audited in this process (the registries' own rate
-limits still apply) and rewritten by tasks/render/fix.py. The corrected BibTeX goes to OUT.bib
-(or stdout), the per-entry diff to stdout (or stderr when the BibTeX is on stdout).
+limits still apply) and rewritten by tasks/render/fix.py. Its progress shows as audit's does
+(flows/cli/run.py: bars on a terminal, a line now and then in a pipe or a log). The corrected
+BibTeX goes to OUT.bib (or stdout), the per-entry diff to stdout (or stderr when the BibTeX is
+on stdout).
 
 OUT.bib is checked before the audit (a new file, in a folder that exists) and written whole or
 not at all: to a temporary file beside it, flushed to disk, renamed into place; the diff and
@@ -13,12 +15,20 @@ encoding it names) and line endings.
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from flows.cli.app import fail, internal_error, usage_error
 from flows.cli.checks import registry_settings
+from flows.cli.run import progress_bars
+
+if TYPE_CHECKING:
+    from models.audit import Checked, Reference
+    from tasks.lookup.checker import Checker
+
+# Citations looked up between two progress reports (audit's default chunk).
+FIX_CHUNK = 200
 
 
 def fix(
@@ -65,8 +75,8 @@ def fix(
 
     read = bibtex.read([input_bib])
     refs = assign_citation_ids(read.references)
-    with Checker(settings) as checker:
-        checked = checker.check(refs)
+    with progress_bars(), Checker(settings) as checker:
+        checked = _checked(refs, checker)
     fixed = fix_bibtex(text, refs, {c.citation_id: c.result for c in checked})
     data = encoded_like(fixed.text, original)
     if output is None:
@@ -86,6 +96,19 @@ def fix(
         print(f"{error.where}: {error.reason}", file=report)
     print(fixed.diff(), end="", file=report)
     print(fixed.summary(len(refs)), file=report)
+
+
+def _checked(refs: "list[Reference]", checker: "Checker") -> "list[Checked]":
+    """Every citation checked, a chunk at a time, each reported as audit's `validate` stage is."""
+    from flows import progress
+    from tasks.citation_ids import plan_chunks
+
+    checked: list[Checked] = []
+    progress.report("validate", 0, len(refs))
+    for chunk in plan_chunks(refs, FIX_CHUNK):
+        checked += checker.check(chunk)
+        progress.report("validate", len(checked), len(refs))
+    return checked
 
 
 def _unwritable(output: Path, input_bib: Path) -> str | None:

@@ -15,7 +15,7 @@ import typer
 
 from flows.cli.app import err, fail, out, usage_error
 from flows.cli.run import progress_bars
-from tasks.words import counted
+from tasks.plural import counted
 
 if TYPE_CHECKING:
     from tasks.snapshots.store import Builder
@@ -75,11 +75,10 @@ def build(
     out.print(
         f"{name}@{manifest.date}: {counted(manifest.records, 'record')}{skipped}", highlight=False
     )
-    # Each broken record named (the dump's own text: printed as it is, no markup read in it).
-    for where in manifest.broken:
-        err.print(f"skipped: {where}", markup=False, emoji=False, highlight=False, soft_wrap=True)
+    for where in manifest.broken:  # each broken record named, as the dump wrote it
+        err.print(f"skipped: {where}", soft_wrap=True)
     if manifest.skipped > len(manifest.broken):
-        err.print(f"and {manifest.skipped - len(manifest.broken)} more", highlight=False)
+        err.print(f"and {manifest.skipped - len(manifest.broken)} more")
 
 
 @snapshot_app.command("fetch")
@@ -227,8 +226,6 @@ def warn_if_stale() -> None:
         err.print(
             f"warning: local snapshot {said}: skipped; run `citeaudit snapshot build` again",
             style="yellow",
-            markup=False,
-            highlight=False,
             soft_wrap=True,
         )
     old = stale_snapshots(snapshots_root(), skipped=broken)

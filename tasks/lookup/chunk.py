@@ -1,5 +1,5 @@
 """One chunk of references asked of the registries, by the routing of the package docstring
-(tasks/lookup/__init__.py): the function the Prefect task wraps."""
+(tasks/lookup/__init__.py): the function the Checker (checker.py) calls."""
 
 import logging
 import math

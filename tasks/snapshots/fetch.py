@@ -40,9 +40,9 @@ from typing import Any
 import httpx
 
 from tasks.errors import InfrastructureError, UsageError
+from tasks.plural import counted
 from tasks.registries.limits import parse_retry_after
 from tasks.registries.transports import redact
-from tasks.words import counted
 
 CHUNK = 1 << 20
 SMALL = 64 << 20  # the most a listing, a manifest or an .md5 file may be

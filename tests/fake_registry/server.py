@@ -578,6 +578,8 @@ class _Handler(BaseHTTPRequestHandler):
                 reply = registry._too_many(target, pool)
             if target.service == "crossref":
                 reply.headers.update(registry._crossref_headers(pool))
+            elif target.service == "eutils" and pool.limit.rate is not None:
+                reply.headers.setdefault("X-RateLimit-Limit", str(pool.limit.rate))
             # Logged before answering, so a client that has its answer sees it counted.
             registry._record(
                 RequestRecord(
