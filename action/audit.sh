@@ -9,7 +9,17 @@ set -uo pipefail
 out="${CITEAUDIT_OUT:?}"
 sarif="$out/citeaudit.sarif"
 mkdir -p "$out"
-read -r -a paths <<<"${CITEAUDIT_PATHS:?}"
+# One path a line (a path may hold spaces), else space-separated on its one line.
+if [[ "${CITEAUDIT_PATHS:?}" == *$'\n'* ]]; then
+    paths=()
+    while IFS= read -r line; do
+        line="${line#"${line%%[![:space:]]*}"}"
+        line="${line%"${line##*[![:space:]]}"}"
+        [ -n "$line" ] && paths+=("$line")
+    done <<<"$CITEAUDIT_PATHS"
+else
+    read -r -a paths <<<"$CITEAUDIT_PATHS"
+fi
 
 citeaudit audit "${paths[@]}" --job paper --out "$out" \
     --fail-on "${CITEAUDIT_FAIL_ON:-not_found,mismatch,retracted,missing}" --sarif "$sarif"

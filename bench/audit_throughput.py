@@ -16,7 +16,10 @@ process (no PREFECT_API_URL) in a temporary CITEAUDIT_HOME with the background s
 
 By default the client is told the lowered limits (CITEAUDIT_CROSSREF_MAX_RATE). With `--learn`
 it is not, as when Crossref lowers its limits under load (#35): it starts from the documented
-10/s and must take the 1/s from the answers' headers.
+10/s and must take the 1/s from the answers' headers. The limiter's own share is printed apart:
+the spacing of Crossref's requests from the second on against 1/rate (1/0.9 = 1.11 at the
+default safety margin), and the wall left after the last registry answer (the job's scoring,
+dedupe, rendering and writing, CPU-bound: what the load of a shared machine stretches).
 
     uv run python -m bench.audit_throughput [--learn]
 """
@@ -24,12 +27,13 @@ it is not, as when Crossref lowers its limits under load (#35): it starts from t
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import psutil
 
 from bench.startup import cli_env, server_stopped_after, timed
-from tests.fake_registry import FakeRegistry
+from tests.fake_registry import FakeRegistry, RequestRecord
 from tests.reliability_data import bundled_pmids, bundled_works
 
 CROSSREF_RATE = 1  # a tenth of the polite pool's 10/s
@@ -91,9 +95,11 @@ def main() -> None:
                 audit(work, env, "warm-up", lines[:1])
                 one = audit(work, env, "one", lines[1:2])
                 before = len(registry.log)
+                started = time.monotonic()
                 many = audit(work, env, "many", lines)
         print("client told the limits" if not learn else "client learning the limits")
         report(registry, before, len(lines), one, many)
+        report_pace(registry.log[before:], started + many[0])
     finally:
         registry.stop()
 
@@ -122,6 +128,19 @@ def report(
     print(f"  CPU per citation after start-up: {cli_ms:.2f} ms in the CLI process, {all_ms:.2f} ms "
           f"with the background Prefect server's (goal <= 3 ms: "
           f"{'met' if all_ms <= 3 else 'MISSED'})")  # fmt: skip
+
+
+def report_pace(log: list[RequestRecord], ended: float) -> None:
+    """The limiter alone: Crossref's requests from the second on against its advertised
+    spacing, and how long the audit ran after the registries' last answer."""
+    arrivals = [r.at for r in log if r.service == "crossref"]
+    if len(arrivals) < 2:
+        return
+    spacing = (arrivals[-1] - arrivals[0]) / (len(arrivals) - 1) * CROSSREF_RATE
+    first_gap = (arrivals[1] - arrivals[0]) * CROSSREF_RATE
+    print(f"  Crossref requests 2..{len(arrivals)}: {spacing:.2f} x the advertised spacing "
+          f"(first gap {first_gap:.2f}); after the last registry answer: "
+          f"{ended - max(r.at for r in log):.1f} s")  # fmt: skip
 
 
 if __name__ == "__main__":

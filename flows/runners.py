@@ -17,6 +17,7 @@ import os
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any, cast
 
+from tasks.errors import MissingExtra
 from tasks.registries import read_settings
 
 if TYPE_CHECKING:
@@ -36,9 +37,7 @@ def runner_choice(kind: str | None = None, workers: int | None = None) -> tuple[
     if kind not in KINDS:
         raise ValueError(f"unknown task runner {kind!r} (known: {', '.join(KINDS)})")
     if kind == "dask" and find_spec("prefect_dask") is None:  # optional engine
-        raise ValueError(
-            "CITEAUDIT_TASK_RUNNER=dask needs the dask extra: pip install 'citeaudit[dask]'"
-        )
+        raise MissingExtra("dask", "CITEAUDIT_TASK_RUNNER=dask")
     return kind, workers
 
 

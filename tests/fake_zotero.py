@@ -9,10 +9,15 @@ answered in `failed` with code 412, the others saved with the library's new vers
         zotero.edit("CHEN2020")         # the user changes an item (its version moves on)
         FakeZotero(page_cap=2, edit_after_read={"CHEN2020"})   # pages of 2; an edit mid-audit
         zotero.refuse_next(429, backoff=1)   # the next request answered 429 with Backoff
+        zotero.refuse_writes = 500      # every write answered 500 (Zotero failing)
         zotero.requests                 # (method, path) of every request
         zotero.posted                   # the objects of every write, as sent
+        FakeZotero(endless="repeat")    # every listing answered with the same full page
+        FakeZotero(endless="fresh", total_results=250)   # full pages of new notes, without end
 
-A request with another key is answered 403, as the API answers an invalid key.
+A request with another key is answered 403, as the API answers an invalid key. A hostile
+server's pages (`endless`) are answered up to `patience` requests, then 500: a client that
+would page forever fails instead of hanging the test.
 """
 
 import copy
@@ -22,11 +27,12 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Literal, Self
 from urllib.parse import parse_qs, urlsplit
 
 ITEMS = Path(__file__).parent / "fixtures" / "zotero" / "items.json"
 WRITE_BATCH = 50
+ENDLESS_CAP = 100
 
 
 class FakeZotero:
@@ -36,11 +42,17 @@ class FakeZotero:
         items: Path = ITEMS,
         page_cap: int = 100,
         edit_after_read: set[str] | None = None,
+        endless: Literal["repeat", "fresh"] | None = None,
+        total_results: int | None = None,
+        patience: int = ENDLESS_CAP,
     ) -> None:
         self.api_key = api_key
         self.page_cap = page_cap  # a smaller page than asked, so that paging is exercised
         # the user edits these items once they have been read
         self.edit_after_read = set(edit_after_read or ())
+        self.endless = endless
+        self.total_results = total_results  # what an endless server claims (None: no header)
+        self.patience = patience  # requests an endless server answers before its 500
         self.items: dict[str, dict[str, Any]] = {i["key"]: i for i in json.loads(items.read_text())}
         self.version = max(i["version"] for i in self.items.values())
         self.library_id = next(iter(self.items.values()))["library"]["id"]
@@ -48,6 +60,7 @@ class FakeZotero:
         self.write_batches: list[int] = []
         self.posted: list[list[dict[str, Any]]] = []  # each write's objects, as sent
         self._refusals: list[tuple[int, dict[str, str]]] = []
+        self.refuse_writes: int | None = None
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
@@ -102,6 +115,19 @@ class FakeZotero:
         start = int(query.get("start", ["0"])[0])
         limit = min(int(query.get("limit", ["25"])[0]), self.page_cap)
         return found[start : start + limit], len(found)
+
+    def _endless(self, query: dict[str, list[str]]) -> list[Any]:
+        """A full page of notes: the same each time (`repeat`), or new ones (`fresh`)."""
+        start = 0 if self.endless == "repeat" else int(query.get("start", ["0"])[0])
+        limit = min(int(query.get("limit", ["25"])[0]), self.page_cap)
+        return [
+            {
+                "key": f"E{number:07d}",
+                "version": 1,
+                "data": {"key": f"E{number:07d}", "itemType": "note", "note": "x" * 1000},
+            }
+            for number in range(start, start + limit)
+        ]
 
     def _write(self, objects: list[dict[str, Any]]) -> dict[str, Any]:
         outcome: dict[str, Any] = {"successful": {}, "success": {}, "unchanged": {}, "failed": {}}
@@ -162,6 +188,17 @@ class FakeZotero:
                 if self._refused():
                     return
                 split = urlsplit(self.path)
+                if fake.endless:
+                    if len(fake.requests) > fake.patience:
+                        self._answer(500, "the fake's patience ran out")
+                        return
+                    extra = {"Total-Results": str(fake.total_results)}
+                    self._answer(
+                        200,
+                        fake._endless(parse_qs(split.query)),
+                        **(extra if fake.total_results is not None else {}),
+                    )
+                    return
                 page, total = fake._listing(parse_qs(split.query), split.path)
                 query = parse_qs(split.query)
                 start = int(query.get("start", ["0"])[0])
@@ -179,6 +216,9 @@ class FakeZotero:
                 if self._refused():
                     return
                 objects = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if fake.refuse_writes is not None:
+                    self._answer(fake.refuse_writes, "Zotero failed to write")
+                    return
                 if len(objects) > WRITE_BATCH:
                     self._answer(413, f"Only {WRITE_BATCH} objects can be written at a time")
                     return

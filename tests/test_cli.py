@@ -60,16 +60,9 @@ def test_jobs_fits_an_80_column_terminal(registry_env, tmp_path):
         )
         for job in ("crew-run-17", long_job)
     ]
-    listed = subprocess.run(
-        [sys.executable, "-m", "flows.cli", "jobs", "--db", db],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "80"},
-        timeout=120,
-    )
-    assert listed.returncode == 0, listed.stderr
-    lines = listed.stdout.splitlines()
-    assert max(len(line) for line in lines) <= 80, listed.stdout
+    shown_text = in_terminal([sys.executable, "-m", "flows.cli", "jobs", "--db", db], 80)
+    lines = [line for line in shown_text.splitlines() if line.strip()]
+    assert max(len(line) for line in lines) <= 80, shown_text
     shown: list[list[list[str]]] = []  # per job, its row's lines, split into cells
     for line in lines:
         if line.startswith("│"):
@@ -86,6 +79,26 @@ def test_jobs_fits_an_80_column_terminal(registry_env, tmp_path):
         counts = {f"{n} {status}" for status, n in summary.status_counts.items() if n}
         assert {cells[3] for cells in row if cells[3]} == counts  # each whole, on its own line
         assert len(counts) > 1
+
+
+def test_jobs_and_the_summary_piped_keep_long_names_whole(registry_env, tmp_path):
+    """Piped (grep, a CI log), no line is broken at a terminal's width: the long job id and
+    the outputs' path stay whole on their lines, in `jobs` and in a job's summary."""
+    db, job = str(tmp_path / "library.duckdb"), "crew-run-17-of-the-literature-review-" + "x" * 60
+    out = tmp_path / ("a-folder-whose-name-is-longer-than-a-terminal-line-" + "y" * 40)
+    params = JobParams(inputs=[str(REPORT)], job_id=job, out_dir=str(out), db=db, styles=[])
+    run_pipeline(params)
+    for args in (["jobs"], ["report", job, "--out", str(out)]):
+        piped = subprocess.run(
+            [sys.executable, "-m", "flows.cli", *args, "--db", db],
+            capture_output=True,
+            text=True,
+            env={k: v for k, v in os.environ.items() if k != "COLUMNS"},
+            timeout=120,
+        )
+        assert piped.returncode == 0, piped.stderr
+        assert any(job in line for line in piped.stdout.splitlines()), piped.stdout
+    assert f"outputs: {out / job / 'report.html'}" in piped.stdout.splitlines(), piped.stdout
 
 
 def in_terminal(args: list[str], columns: int) -> str:

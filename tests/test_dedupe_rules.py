@@ -2,14 +2,18 @@
 benchmarks (tests/fixtures/dedupe/*_sample.csv, copied from ../shared/data/dedupe)."""
 
 import csv
+import json
+import re
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 from bench.dedupe_sources import names, reference
+from flows.audit import run_pipeline
 from models.audit import Reference
 from models.csl import CSLDate, CSLItem
+from models.job import JobParams
 from tasks.dedupe import DedupeResult, DedupeThresholds, assign_works, records_frame
 from tasks.dedupe.candidates import Blocking, candidate_pairs
 from tasks.dedupe.compare import RULES, evidence
@@ -436,3 +440,30 @@ def test_thousands_of_titles_of_one_template_make_no_runaway_join(tmp_path: Path
     assert not any(
         a in generated_rows and b in generated_rows for a, b in pairs.select("a", "b").iter_rows()
     )
+
+
+def test_a_paper_and_its_version_in_another_venue_of_its_year_stay_two_works(
+    tmp_path: Path,
+) -> None:
+    """A thesis lists FlauBERT at LREC 2020 and its French version at TALN 2020 under one
+    title: one list, other venues, other pages. Two works, linked as versions; an offline
+    audit's RIS and CSL-JSON exports keep both entries."""
+    bib = Path(__file__).parent / "fixtures" / "reflists" / "lrec_taln_2020.bib"
+    result = assign_works(records_frame(read_inputs([bib]).references))
+    assert result.assignments["work_id"].n_unique() == 2
+    assert result.links["kind"].to_list() == ["version-of"]
+    run_pipeline(
+        JobParams(
+            inputs=[str(bib)],
+            job_id="thesis",
+            out_dir=str(tmp_path / "out"),
+            db=str(tmp_path / "library.duckdb"),
+            offline=True,
+            styles=[],
+        )
+    )
+    folder = tmp_path / "out" / "thesis"
+    ris = (folder / "references.ris").read_text(encoding="utf-8")
+    assert re.findall(r"^ID  - (\S+)", ris, re.MULTILINE) == ["le_20a", "le_20b"]
+    listed = json.loads((folder / "references.json").read_text(encoding="utf-8"))
+    assert [item["id"] for item in listed] == ["le_20a", "le_20b"]

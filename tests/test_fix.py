@@ -4,6 +4,7 @@ cannot be trusted, everything else kept as written."""
 import copy
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -475,3 +476,26 @@ def test_fix_never_makes_a_real_entry_worse(fake_registry, tmp_path: Path) -> No
     assert printed.endswith(
         "3 entries: 2 corrected, 0 marked (field `citeaudit`), 0 already marked, 1 unchanged\n"
     )
+
+
+def test_fix_in_a_pipe_says_how_far_it_is(fake_registry, tmp_path: Path) -> None:
+    """Piped (no terminal), fix prints a progress line now and then on stderr, as audit does:
+    a long fix must not stay silent for minutes."""
+    fake_registry.latency = 0.3  # long enough for a line every 0.1 s
+    done = subprocess.run(
+        [sys.executable, "-c", CLI, "fix", str(ROOT / "examples" / "references.bib")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={
+            **os.environ,
+            **point_env_at(fake_registry, tmp_path),
+            "CITEAUDIT_PROGRESS_SECONDS": "0.1",
+        },
+    )
+    assert done.returncode == 0, done.stderr
+    lines = re.findall(r"^citeaudit: (.+), \d+:\d\d elapsed$", done.stderr, re.MULTILINE)
+    assert lines and set(lines) <= {"starting", *(f"validate {n}/5" for n in range(6))}, lines
+    assert any(line.startswith("validate") for line in lines), done.stderr
+    assert done.stdout.startswith("% A small reference list")  # the fixed BibTeX on stdout

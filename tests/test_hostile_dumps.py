@@ -3,17 +3,23 @@ broken records skipped, counted and named), reads no file it was not given, hold
 memory whatever it expands to, and leaves the snapshot built before it in place."""
 
 import gzip
+import json
+import os
 import shutil
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tasks.errors import exit_code, one_line
-from tasks.snapshots import arxiv, crossref, dblp, retractions
+from tasks.lookup.snapshots import LocalSnapshots
+from tasks.snapshots import arxiv, bounded, crossref, dblp, retractions
 from tasks.snapshots.index import open_snapshot
-from tasks.snapshots.store import Builder, SnapshotFormatError, build
+from tasks.snapshots.store import Builder, SnapshotFormatError, build, damage, damaged
 
 FIXTURES = Path(__file__).parent / "fixtures" / "snapshots"
 SECRET = b"the-contents-of-a-local-file-0451"
@@ -191,3 +197,136 @@ def test_gzipped_dumps_stream_as_their_plain_files_do(tmp_path: Path) -> None:
             plain.skipped,
             plain.date,
         )
+
+
+def test_arxiv_lines_of_the_wrong_types_are_skipped_counted_and_named(tmp_path: Path) -> None:
+    good = (FIXTURES / "arxiv-metadata-oai-snapshot.json").read_text().splitlines()
+    first = json.loads(good[0])
+    bad = [
+        {**first, "id": "2501.00001", "title": ["a", "list"]},
+        {**first, "id": "2501.00002", "versions": ["v1", "v2"]},
+        {**first, "id": "2501.00003", "authors_parsed": [5]},
+    ]
+    dump = tmp_path / "arxiv.json"
+    dump.write_text("\n".join([*good[:3], *(json.dumps(b) for b in bad), *good[3:]]) + "\n")
+    plain = build(arxiv.BUILDER, [FIXTURES / "arxiv-metadata-oai-snapshot.json"], tmp_path / "a")
+    manifest = build(arxiv.BUILDER, [dump], tmp_path / "b")
+    assert (manifest.records, manifest.skipped) == (plain.records, plain.skipped + 3)
+    named = [w for w in manifest.broken if w.startswith(f"{dump}:4:") or "$." in w]
+    assert named == [
+        f"{dump}:4: Expected `str | null`, got `array` - at `$.title`",
+        f"{dump}:5: Expected `object`, got `str` - at `$.versions[0]`",
+        f"{dump}:6: Expected `array`, got `int` - at `$.authors_parsed[0]`",
+    ]
+
+
+def test_a_retraction_watch_field_over_128_kb_is_skipped_and_named(tmp_path: Path) -> None:
+    rows = (FIXTURES / "retraction_watch.csv").read_text(encoding="utf-8").split("\n")
+    header, first = rows[0], rows[1]
+    huge = first.replace("Haiyan Zhang", "Z" * 200_000, 1)
+    csv = tmp_path / "rw.csv"
+    csv.write_text("\n".join([header, huge, *rows[1:]]), encoding="utf-8")
+    plain = build(retractions.BUILDER, [FIXTURES / "retraction_watch.csv"], tmp_path / "a")
+    manifest = build(retractions.BUILDER, [csv], tmp_path / "b")
+    assert (manifest.records, manifest.skipped) == (plain.records, plain.skipped + 1)
+    assert manifest.broken[0] == (
+        f"{csv}:2: broken row skipped: field larger than field limit (131072)"
+    )
+
+
+def test_the_cli_summary_names_each_broken_record(tmp_path: Path) -> None:
+    dump = tmp_path / "arxiv.json"
+    good = (FIXTURES / "arxiv-metadata-oai-snapshot.json").read_text().splitlines()
+    title_list = {**json.loads(good[0]), "id": "2501.00001", "title": [":cat: [b]x[/b]"]}
+    dump.write_text("\n".join([good[0], json.dumps(title_list)]) + "\n")
+    env = {**os.environ, "CITEAUDIT_SNAPSHOTS": str(tmp_path / "snapshots")}
+    done = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "snapshot", "build", "arxiv", str(dump)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("arxiv@") and "1 broken record skipped" in done.stdout
+    said = f"skipped: {dump}:2: Expected `str | null`, got `array` - at `$.title`"
+    assert said in done.stderr.splitlines()
+
+
+def test_a_snapshot_whose_files_changed_is_damaged_and_not_opened(tmp_path: Path) -> None:
+    root = tmp_path / "snapshots"
+    _old_dblp(root, tmp_path)
+    folder = root.resolve() / root.joinpath("dblp").readlink()
+    assert damage(folder) is None and damaged(root) == {}
+    records = folder / "records.arrow"
+    whole = records.read_bytes()
+    records.write_bytes(whole[: len(whole) // 2])
+    wrong = f"records.arrow holds {len(whole) // 2:,} bytes, {len(whole):,} when built"
+    assert damage(folder) == wrong
+    assert damaged(root) == {"dblp": f"dblp ({folder}): {wrong}"}
+    assert open_snapshot(root, "dblp") is None
+    assert LocalSnapshots.open(root) is None  # lookups go on as without it
+    records.write_bytes(whole)
+    assert open_snapshot(root, "dblp") is not None
+    (folder / "manifest.json").write_text("{")
+    assert damage(folder).startswith("manifest.json unreadable")
+    assert open_snapshot(root, "dblp") is None
+
+
+def test_an_audit_warns_once_of_a_damaged_snapshot_and_goes_on_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The index's identifiers shuffled (its size unchanged): one warning naming the snapshot
+    and the file, not the stale one too; lookups ask no snapshot (never its wrong answers)."""
+    from flows.cli.snapshot import warn_if_stale
+
+    root = tmp_path / "snapshots"
+    _old_dblp(root, tmp_path)
+    rids = root / "dblp" / "id_rids.u32"
+    rids.write_bytes(np.fromfile(rids, "<u4")[::-1].tobytes())
+    monkeypatch.setenv("CITEAUDIT_SNAPSHOTS", str(root))
+    warn_if_stale()
+    [warning] = capsys.readouterr().err.splitlines()
+    assert warning.startswith("warning: local snapshot dblp (")
+    assert warning.endswith(
+        "id_rids.u32 is not the file built (its hash differs): skipped; "
+        "run `citeaudit snapshot build` again"
+    )
+    assert LocalSnapshots.open(root) is None
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_entity_dblp_dtd_does_not_declare_refuses_the_dump(tmp_path: Path, workers: int) -> None:
+    root = tmp_path / "snapshots"
+    _old_dblp(root, tmp_path)
+    xml = _fixture_xml()
+    at = xml.index(b"<author>") + len(b"<author>")
+    dump = _dblp_dump(tmp_path / "hostile", xml[:at] + b"J&foobar;rgen " + xml[at:])
+    with pytest.raises(SnapshotFormatError) as failure:
+        build(dblp.BUILDER, [dump], root, workers=workers)
+    assert str(failure.value) == (
+        f"{dump}: Entity 'foobar' not defined: an entity dblp.dtd does not declare; not dblp's "
+        "XML; the snapshot was not changed"
+    )
+    _dblp_still_there(root)
+
+
+def test_read_whole_holds_little_before_it_knows_a_file_ends_within_its_limit(
+    tmp_path: Path,
+) -> None:
+    """A file past what read_whole holds on trust but within its limit is read whole (twice:
+    counted, then held); a bomb past the limit is refused having held only the trusted part."""
+    content = bytes(range(256)) * (3 * SMALL // 256)
+    fits = tmp_path / "fits.gz"
+    fits.write_bytes(gzip.compress(content, compresslevel=1))
+    assert bounded.read_whole(fits, limit=8 * SMALL, held=SMALL) == content
+    bomb = _bomb(tmp_path / "bomb.gz", b"{")
+    tracemalloc.start()
+    try:
+        with pytest.raises(SnapshotFormatError) as failure:
+            bounded.read_whole(bomb, limit=32 * SMALL, held=SMALL)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "its content is longer than 32 MB" in str(failure.value)
+    assert peak < 8 * SMALL, f"held {peak:,} bytes at once"

@@ -432,6 +432,26 @@ def test_a_job_at_a_tenth_of_the_limits_gets_no_429_at_its_start(
     assert min(b - a for a, b in zip(arrivals, arrivals[1:], strict=False)) >= 0.95
 
 
+def test_ncbi_advertising_less_than_its_documentation_is_followed_from_the_second_request(
+    fake: FakeRegistry, make_registries: MakeRegistries
+) -> None:
+    """E-utilities advertises its pace as `X-RateLimit-Limit` (per second), not Crossref's
+    headers: at 1 request/s, where the client documents 3/s, threads starting together wait
+    for the first answer and go on at the advertised pace, with no 429."""
+    fake.set_pubmed_limit(1)
+    registries = make_registries(cache_enabled=False)
+    ids = pmids(fake, 4)
+
+    def work(thread: int, call: int) -> None:
+        assert registries.pubmed.fetch_pmids([ids[thread]])[ids[thread]].record
+
+    _hammer(4, 1, work)
+    arrivals = sorted(r.at for r in fake.log if r.endpoint == "efetch")
+    assert len(arrivals) == 4 and fake.rate_limited() == 0
+    assert min(b - a for a, b in zip(arrivals, arrivals[1:], strict=False)) >= 0.95
+    assert registries.http["pubmed"].limiter.rate == pytest.approx(0.9)
+
+
 # --- cache and secrets ----------------------------------------------------------------------
 
 

@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import bibtexparser
+import rispy
 
 from models.audit import Checked, Provenance, Reference, Status, ValidationResult
 from models.csl import CSLItem
@@ -12,7 +13,7 @@ from tasks.job.render import listing
 from tasks.read.bibtex import read_bibtex
 from tasks.registries.crossref_map import crossref_work_to_csl
 from tasks.render.citeproc import Entry, render_bibliographies
-from tasks.render.exports import to_bibtex, to_csl_json
+from tasks.render.exports import to_bibtex, to_csl_json, to_ris
 from tasks.render.selection import bibliography_items, export_entries
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -192,3 +193,24 @@ def test_numbered_styles_number_the_entries_in_the_order_they_are_printed() -> N
         printed = re.findall(r"^(\[unmatched\] )?\[?(\d+)[\].]", text, re.MULTILINE)
         assert [int(number) for _, number in printed] == [1, 2, 3, 4], f"{style}:\n{text}"
         assert [bool(mark) for mark, _ in printed] == [False, False, False, True]
+
+
+def test_a_merged_duplicates_key_is_a_record_of_its_own_in_ris_and_csl_json() -> None:
+    """RIS and CSL-JSON have no aliases: the duplicate's key stays as a record of the work,
+    noting the key it is the same work as (a pandoc `[@vaswani2017attention]` still resolves)."""
+    attention = {"title": "Attention is all you need", "type": "paper-conference", "DOI": "10.5/x"}
+    dupes = [ref("d1", "vaswani2017", **attention), ref("d2", "vaswani2017attention", **attention)]
+    checked = [Checked(reference=r, result=result(r.citation_id, Status.VERIFIED)) for r in dupes]
+    work_ids = {"d1": "w1", "d2": "w1"}
+    entries = export_entries(bibliography_items(checked, work_ids), checked, work_ids)
+    listed = json.loads(to_csl_json(entries))
+    assert [(i["id"], i["title"]) for i in listed] == [
+        ("vaswani2017", "Attention is all you need"),
+        ("vaswani2017attention", "Attention is all you need"),
+    ]
+    assert "the same work as vaswani2017" in listed[1]["note"]
+    records = rispy.loads(to_ris(entries))
+    assert [(r["id"], r["title"]) for r in records] == [
+        ("vaswani2017", "Attention is all you need"),
+        ("vaswani2017attention", "Attention is all you need"),
+    ]

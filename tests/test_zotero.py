@@ -236,3 +236,24 @@ def test_a_refused_key_is_one_line_and_exit_2(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0
     assert "API key is not accepted" in done.stderr and "not-the-key" not in done.stderr
+
+
+def test_a_zotero_that_cannot_be_reached_is_one_line_and_exit_3(tmp_path):
+    with FakeZotero(api_key=KEY) as zotero:
+        pass
+    done = zotero_audit(zotero, tmp_path / "out")  # the fake has stopped: nothing listens
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith("citeaudit: error: Zotero library users/475425: not reachable")
+    assert done.stderr.count("\n") == 1
+
+
+def test_a_write_back_zotero_fails_is_said_and_exit_3(tmp_path):
+    with FakeRegistry() as registry, FakeZotero(api_key=KEY) as zotero:
+        zotero.refuse_writes = 500
+        env = point_env_at(registry, tmp_path)
+        done = zotero_audit(zotero, tmp_path / "out", "--write-back", env=env)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr == (
+        "citeaudit: error: write-back: Zotero library users/475425: refused (HTTP 500)\n"
+    )
+    assert (tmp_path / "out" / "zlib" / "citations.parquet").is_file()  # the audit was done

@@ -1,4 +1,4 @@
-"""The agent service as a CrewAI tool (the `citeaudit[crewai]` extra): `CitationManager`.
+"""The agent service as a CrewAI tool (the `crewai` extra): `CitationManager`.
 
 It takes the IVCAP citation tracker's arguments (operation = add / validate / format / export /
 list, doi, pmid, url, citation_ids, format_type, page_number, export_format), plus arxiv,
@@ -11,11 +11,17 @@ a one-line `Error: ...` answer the agent can act on, never an exception out of t
 
 from typing import Any
 
-from crewai.tools import BaseTool
 from pydantic import BaseModel, Field, PrivateAttr
 
-from flows.agents.service import SOURCE_KINDS, AgentError, AgentService, Answer, one_line_error
+from flows.agents.arguments import one_line_error
+from flows.agents.service import SOURCE_KINDS, AgentError, AgentService, Answer
+from tasks.errors import MissingExtra
 from tasks.registries.clients import RegistryPool
+
+try:
+    from crewai.tools import BaseTool
+except ModuleNotFoundError as exc:
+    raise MissingExtra("crewai", "the CrewAI tool") from exc
 
 OPERATIONS = ("add", "validate", "format", "export", "list")
 

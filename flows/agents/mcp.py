@@ -1,4 +1,4 @@
-"""The agent service as an MCP server (the `citeaudit[mcp]` extra): `citeaudit mcp`.
+"""The agent service as an MCP server (the `mcp` extra): `citeaudit mcp`.
 
 Five tools, named and shaped as a contract: add_citation, validate_citations, format_citations,
 export_citations, list_citations. Each answers with the service's plain text (for the model)
@@ -13,18 +13,24 @@ from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
 import anyio
-from mcp.server.fastmcp import FastMCP
-from mcp.server.fastmcp.exceptions import ToolError
-from mcp.types import CallToolResult, ContentBlock, TextContent
 from pydantic import Field
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from flows.agents.service import AgentService, Answer, one_line_error
+from flows.agents.arguments import one_line_error
+from flows.agents.service import AgentService, Answer
+from tasks.errors import MissingExtra
 from tasks.render.citeproc import STYLES
 from tasks.store.names import LibraryPath
 from tasks.version import citeaudit_version
+
+try:
+    from mcp.server.fastmcp import FastMCP
+    from mcp.server.fastmcp.exceptions import ToolError
+    from mcp.types import CallToolResult, ContentBlock, TextContent
+except ModuleNotFoundError as exc:
+    raise MissingExtra("mcp", "citeaudit mcp") from exc
 
 JOB = Field(description="the research job (crew run) the citations belong to, e.g. 'crew-run-17'")
 INSTRUCTIONS = (
@@ -189,6 +195,8 @@ def serve(
     streamable HTTP at http://HOST:PORT/mcp (several agents share one server and library),
     asking every HTTP request for `token` when given."""
     service = AgentService(db, out_dir, offline)
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]  # an IPv6 address as a URL writes it: uvicorn binds the bare address
     try:
         build_server(service, host=host, port=port, token=token).run(
             transport="streamable-http" if http else "stdio"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 from rich.console import Console
 
-import flows.quiet  # noqa: F401  (must come before anything imports prefect)
+import flows.prefect_logging  # noqa: F401  (must come before anything imports prefect)
 
 if TYPE_CHECKING:
     from tasks.errors import CiteauditError
@@ -25,8 +25,20 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-out = Console()
-err = Console(stderr=True)
+
+
+# Verbatim: what is printed carries user data (entry keys, titles, paths), which Rich's markup
+# would eat (`[support]`) and its emoji codes rewrite (`:cat:`); styles are given as `style=`.
+def _whole_lines(console: Console) -> Console:
+    """Piped or captured (grep, a CI log), nothing is broken at a width no one sees (Rich's
+    default 80): job names, paths and table rows stay whole, a line each."""
+    if not console.is_terminal:
+        console.width = 100_000
+    return console
+
+
+out = _whole_lines(Console(markup=False, emoji=False, highlight=False))
+err = _whole_lines(Console(stderr=True, markup=False, emoji=False, highlight=False))
 
 
 # The options several commands share, declared once.

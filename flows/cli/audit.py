@@ -3,7 +3,6 @@ printed, then `--fail-on`'s gate. `run_audit` is the one way a command audits (`
 calls it too): it gives the summary back, and the caller applies its gate."""
 
 import os
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -17,6 +16,7 @@ from flows.cli.app import (
     OfflineOption,
     OutOption,
     WorkersOption,
+    internal_error,
     usage_error,
 )
 from flows.cli.checks import checked_params
@@ -98,7 +98,12 @@ def audit(
         inputs, job, out_dir, db, offline, input_format, chunk_size, workers, chosen_styles
     )
     if sarif is not None:
-        shutil.copyfile(out_dir / job / "citeaudit.sarif", sarif)
+        from tasks.store.jobfolder import write_output
+
+        try:
+            write_output(sarif, (out_dir / job / "citeaudit.sarif").read_bytes())
+        except OSError as exc:
+            internal_error(f"--sarif {sarif}: not written ({exc.strerror or exc}); it is as it was")
     if gate_failed(summary, gate):
         raise typer.Exit(1)
 
@@ -111,14 +116,28 @@ def check(
     offline: OfflineOption = False,
 ) -> None:
     """Audit INPUTS as a gate (a pre-commit hook, a CI step): audit's summary, then exit 1 if an
-    outcome of --fail-on occurs. The job folder and its library stay in citeaudit's cache
-    folder, not in the repository; the HTTP cache keeps a re-run to what changed."""
+    outcome of --fail-on occurs. The job folder (one per repository) and its library stay in
+    citeaudit's cache folder, not in the repository; the HTTP cache keeps a re-run to what
+    changed."""
     import platformdirs
 
     gate = parse_gate(fail_on)
     home = platformdirs.user_cache_path("citeaudit") / "checks"
     home.mkdir(parents=True, exist_ok=True)
     db = os.environ.get("CITEAUDIT_DB") or str(home / "checks.duckdb")
-    summary = run_audit(inputs, "check", home, db, offline)
+    summary = run_audit(inputs, check_job(Path.cwd()), home, db, offline)
     if gate_failed(summary, gate):
         raise typer.Exit(1)
+
+
+def check_job(where: Path) -> str:
+    """The job `check` keeps for the repository holding `where` (the nearest folder up with a
+    `.git`, else `where`): its name and a digest of its path, so two repositories of one name
+    never share a job folder, and one repository's re-runs replace its own."""
+    import hashlib
+    import re
+
+    where = where.resolve()
+    root = next((d for d in (where, *where.parents) if (d / ".git").exists()), where)
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", root.name).strip("-")[:40] or "repository"
+    return f"check-{name}-{hashlib.sha256(str(root).encode()).hexdigest()[:10]}"

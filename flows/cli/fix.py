@@ -1,8 +1,10 @@
 """`citeaudit fix INPUT.bib [-o OUT.bib]`: read -> identify -> look up -> rewrite the user's file.
 
 No Prefect run and no library: the file is audited in this process (the registries' own rate
-limits still apply) and rewritten by tasks/render/fix.py. The corrected BibTeX goes to OUT.bib
-(or stdout), the per-entry diff to stdout (or stderr when the BibTeX is on stdout).
+limits still apply) and rewritten by tasks/render/fix.py. Its progress shows as audit's does
+(flows/cli/run.py: bars on a terminal, a line now and then in a pipe or a log). The corrected
+BibTeX goes to OUT.bib (or stdout), the per-entry diff to stdout (or stderr when the BibTeX is
+on stdout).
 
 OUT.bib is checked before the audit (a new file, in a folder that exists) and written whole or
 not at all: to a temporary file beside it, flushed to disk, renamed into place; the diff and
@@ -13,12 +15,20 @@ encoding it names) and line endings.
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from flows.cli.app import fail, internal_error, usage_error
 from flows.cli.checks import registry_settings
+from flows.cli.run import progress_bars
+
+if TYPE_CHECKING:
+    from models.audit import Checked, Reference
+    from tasks.lookup.checker import Checker
+
+# Citations looked up between two progress reports (audit's default chunk).
+FIX_CHUNK = 200
 
 
 def fix(
@@ -59,18 +69,15 @@ def fix(
         usage_error(f"{input_bib}: {exc}")
     # the lookup's modules (the registry clients among them) once the arguments are right
     from tasks.citation_ids import assign_citation_ids
-    from tasks.lookup import lookup_references
-    from tasks.registries.clients import Registries, RegistryPool
+    from tasks.lookup.checker import Checker
     from tasks.render.fix import fix_bibtex
+    from tasks.store.jobfolder import write_output
 
     read = bibtex.read([input_bib])
     refs = assign_citation_ids(read.references)
-    if settings is None:
-        results = lookup_references(refs, None, offline=True)
-    else:
-        with Registries.from_settings(settings, RegistryPool()) as registries:
-            results = lookup_references(refs, registries)
-    fixed = fix_bibtex(text, refs, {r.citation_id: r for r in results})
+    with progress_bars(), Checker(settings) as checker:
+        checked = _checked(refs, checker)
+    fixed = fix_bibtex(text, refs, {c.citation_id: c.result for c in checked})
     data = encoded_like(fixed.text, original)
     if output is None:
         sys.stdout.flush()
@@ -78,7 +85,7 @@ def fix(
         sys.stdout.buffer.flush()
     else:
         try:
-            _write(output, data)
+            write_output(output, data)
         except OSError as exc:
             internal_error(f"{output}: not written ({exc.strerror or exc}); it is as it was")
     report = sys.stderr if output is None else sys.stdout
@@ -89,6 +96,19 @@ def fix(
         print(f"{error.where}: {error.reason}", file=report)
     print(fixed.diff(), end="", file=report)
     print(fixed.summary(len(refs)), file=report)
+
+
+def _checked(refs: "list[Reference]", checker: "Checker") -> "list[Checked]":
+    """Every citation checked, a chunk at a time, each reported as audit's `validate` stage is."""
+    from flows import progress
+    from tasks.citation_ids import plan_chunks
+
+    checked: list[Checked] = []
+    progress.report("validate", 0, len(refs))
+    for chunk in plan_chunks(refs, FIX_CHUNK):
+        checked += checker.check(chunk)
+        progress.report("validate", len(checked), len(refs))
+    return checked
 
 
 def _unwritable(output: Path, input_bib: Path) -> str | None:
@@ -104,17 +124,3 @@ def _unwritable(output: Path, input_bib: Path) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"cannot write in {folder}"
     return None
-
-
-def _write(output: Path, data: bytes) -> None:
-    """The whole fixed file at `output`, or `output` as it was. A device or pipe (/dev/stdout)
-    is written as a stream: there is no file to keep."""
-    from tasks.store.jobfolder import write_atomically
-
-    if output.exists() and not output.is_file():
-        with output.open("wb") as stream:
-            stream.write(data)
-        return
-    target = output.resolve()  # through a symbolic link, to the file it names
-    mode = target.stat().st_mode & 0o7777 if target.exists() else None
-    write_atomically(target, data, mode)

@@ -32,13 +32,18 @@ app.add_typer(snapshot_app, name="snapshot")
 
 
 def main() -> None:
-    """The console script: an error nobody caught is an internal error, one line and exit 3
-    (CITEAUDIT_DEBUG=1 shows its traceback)."""
+    """The console script: an error of ours nobody caught is its one line and its exit code;
+    any other is an internal error, one line and exit 3 (CITEAUDIT_DEBUG=1 shows its
+    traceback)."""
     from flows import interrupt
+    from tasks.errors import CiteauditError, exit_code
 
     interrupt.enable()
     try:
         app()
+    except CiteauditError as exc:  # one of ours no command caught (a missing extra): its line
+        typer.echo(f"citeaudit: error: {exc}", err=True)
+        sys.exit(exit_code(exc))
     except Exception as exc:
         if debugging():
             traceback.print_exc()  # then the same line and exit code: 3 means internal, always

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from flows.cli.app import DbOption, OfflineOption, out, usage_error
+from flows.cli.app import DbOption, OfflineOption, fail, out, usage_error
 from flows.cli.checks import check_out, library_path
 from flows.cli.run import prefect_api
 
@@ -22,7 +22,7 @@ def serve(
     if deployments is not None and not deployments.is_file():
         usage_error(f"--file: no such file {deployments}")  # before Prefect and its server start
     with prefect_api():
-        from flows.serve import DEPLOYMENTS_FILE, serve_all
+        from flows.serve_deployments import DEPLOYMENTS_FILE, serve_all
 
         serve_all(deployments or DEPLOYMENTS_FILE, limit=limit)
 
@@ -50,10 +50,12 @@ def mcp_server(
     if out_dir is not None:
         check_out(out_dir)
     library = library_path(db)
+    from tasks.errors import MissingExtra
+
     try:
         from flows.agents.mcp import serve
-    except ImportError as exc:
-        usage_error(f"the MCP server needs the mcp extra: pip install 'citeaudit[mcp]' ({exc})")
+    except MissingExtra as exc:
+        fail(exc)
     serve(library, str(out_dir) if out_dir else None, offline, http, host, port, token)
 
 

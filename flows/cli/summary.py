@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from flows.cli.app import out, usage_error
-from tasks.words import counted
+from tasks.plural import counted
 
 if TYPE_CHECKING:
     from models.job import JobSummary
@@ -60,7 +60,7 @@ def print_item(line: str) -> None:
             break_long_words=False,  # a path or URL longer than the line stays whole
             break_on_hyphens=False,
         )
-    out.print(line, markup=False, highlight=False, soft_wrap=True)
+    out.print(line, soft_wrap=True)
 
 
 def no_registry_answered(summary: "JobSummary") -> bool:
@@ -85,22 +85,23 @@ def print_summary(summary: "JobSummary") -> None:
     unchecked = Counter(f.error or f.reason for f in summary.flagged if f.label == "unverified")
     flagged = [f for f in summary.flagged if f.label != "unverified"]
     if flagged:
-        out.print(f"[red]{counted(len(flagged), 'citation')} need attention:[/red]")
+        out.print(f"{counted(len(flagged), 'citation')} need attention:", style="red")
         for f in flagged[:20]:
             print_item(f"  {f.label}  {f.source_file}:{f.entry_key}: {f.reason}")
         if len(flagged) > 20:
             out.print(f"  ... and {len(flagged) - 20} more (see report.html)")
     if summary.flagged_left_out:
         out.print(
-            f"[red]{counted(summary.flagged_left_out, 'more flagged citation')} past the first "
-            f"{len(summary.flagged):,} (see citations.parquet)[/red]"
+            f"{counted(summary.flagged_left_out, 'more flagged citation')} past the first "
+            f"{len(summary.flagged):,} (see citations.parquet)",
+            style="red",
         )
     if unchecked:
         # a big import's summary lists its first flagged citations only (report.py's cap)
         listed = unchecked.total()
         total = max(listed, summary.status_counts.get("unverified", 0))
         more = f" (the reasons of the first {listed})" if total > listed else ""
-        out.print(f"[yellow]{counted(total, 'citation')} could not be checked{more}:[/yellow]")
+        out.print(f"{counted(total, 'citation')} could not be checked{more}:", style="yellow")
         for reason, count in unchecked.most_common(5):
             print_item(f"  {count} x {reason}")
         rest = unchecked.most_common()[5:]
@@ -109,13 +110,14 @@ def print_summary(summary: "JobSummary") -> None:
             out.print(f"  ... and {others} more, for {counted(len(rest), 'other reason')}")
         if no_registry_answered(summary):
             out.print(
-                "[yellow]No registry answered (no network?): --offline skips the registries; "
-                "the README's 'No internet?' recipe runs against the fake registry.[/yellow]",
+                "No registry answered (no network?): --offline skips the registries; "
+                "the README's 'No internet?' recipe runs against the fake registry.",
+                style="yellow",
                 soft_wrap=True,  # one line, for grep
             )
     errors = summary.input_errors
     if errors:
-        out.print(f"[yellow]{counted(len(errors), 'input error')}:[/yellow]")
+        out.print(f"{counted(len(errors), 'input error')}:", style="yellow")
         for e in errors[:20]:
             print_item(f"  {e.where}: {e.reason}")
         if len(errors) > 20:

@@ -8,6 +8,10 @@ as `citeaudit audit`, each item keyed by its item key. The write-back is planned
 citations (tasks/render/zotero.py) and sent with each item's version: an item changed in Zotero
 meanwhile is reported and left alone.
 
+A key or library Zotero refuses is a usage error (exit 2); a Zotero that cannot be reached, keeps
+refusing, or fails to write what was sent is an infrastructure failure (exit 3), said after what
+was written.
+
 `--fix` adds `citeaudit fix`'s corrections of verified items to the write-back (in the same
 object as the item's tags: one version, one write). It does not imply `--write-back`: alone it is
 a usage error (exit 2), so that a library is written only when asked in so many words.
@@ -19,10 +23,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from flows.cli.app import DbOption, JobOption, OfflineOption, OutOption, out, usage_error
+from flows.cli.app import DbOption, JobOption, OfflineOption, OutOption, fail, out, usage_error
 from flows.cli.audit import run_audit
 from flows.cli.checks import check_job, registry_settings
 from flows.cli.summary import gate_failed, parse_gate
+from tasks.plural import counted
 
 if TYPE_CHECKING:
     from tasks.registries.zotero import ZoteroLibrary
@@ -71,19 +76,22 @@ def zotero_audit(
     settings = registry_settings()
     if write_back and settings.zotero_api_key is None:
         usage_error("--write-back: set ZOTERO_API_KEY to a key that may write to the library")
-    from tasks.registries.zotero import ZoteroError, ZoteroLibrary
+    from tasks.errors import CiteauditError
 
-    library = ZoteroLibrary(
-        library_id or "0",  # the local API's own library is user 0
-        library_type,
-        settings.zotero_api_key,
-        local=local,
-        url=settings.zotero_url,
-    )
     try:
+        from tasks.registries.zotero import ZoteroLibrary
+
+        library = ZoteroLibrary(
+            library_id or "0",  # the local API's own library is user 0
+            library_type,
+            settings.zotero_api_key,
+            local=local,
+            url=settings.zotero_url,
+            retry_after_cap_s=settings.retry_after_cap_s,
+        )
         items = library.items(collection=collection, search=search)
-    except ZoteroError as exc:
-        usage_error(str(exc))
+    except CiteauditError as exc:  # the extra not installed; Zotero refused or unreachable
+        fail(exc)
     source = out_dir / "zotero" / f"{job}.json"
     source.parent.mkdir(parents=True, exist_ok=True)
     source.write_text(json.dumps(items, ensure_ascii=False, indent=1) + "\n")
@@ -98,7 +106,7 @@ def zotero_audit(
 def _write_back(library: "ZoteroLibrary", items: list[Any], folder: Path, fix: bool) -> None:
     import polars as pl
 
-    from tasks.registries.zotero import ZoteroError
+    from tasks.registries.zotero import ZoteroError, ZoteroUnavailable
     from tasks.render.zotero import NOTE_TAG, write_back
 
     try:
@@ -108,7 +116,7 @@ def _write_back(library: "ZoteroLibrary", items: list[Any], folder: Path, fix: b
         updated = library.write(plan.items)
         noted = library.write(plan.notes)
     except ZoteroError as exc:
-        usage_error(f"write-back: {exc}")
+        fail(type(exc)(f"write-back: {exc}"))
     corrected = [key for key in plan.corrected if key in updated.written]
     out.print(
         f"written back: {len(updated.written)} items updated"
@@ -124,5 +132,10 @@ def _write_back(library: "ZoteroLibrary", items: list[Any], folder: Path, fix: b
             out.print(f"  {key}: not corrected: {doubt}", highlight=False)
     for key in updated.conflicts + noted.conflicts:
         out.print(f"  {key}: changed in Zotero since it was read; left alone", highlight=False)
-    for key, reason in (updated.failed | noted.failed).items():
+    failed = updated.failed | noted.failed
+    for key, reason in failed.items():
         out.print(f"  {key}: not written: {reason}", highlight=False)
+    if failed:
+        fail(
+            ZoteroUnavailable(f"write-back: Zotero did not write {counted(len(failed), 'object')}")
+        )

@@ -78,7 +78,7 @@ RULES: tuple[Rule, ...] = (
     Rule("a preprint and another work", ("stages_apart",), DISTINCT),
     Rule("one book", ("same_isbn", "book_title_ok"), MERGE, "isbn"),
     Rule("parts of one book", ("same_book",), LINK, "chapter-of-same-book"),
-    Rule("one work under two identifiers", ("conflict", "fuzzy"), LINK, "co-publication"),
+    Rule("one work under two identifiers", ("conflict", "copublished"), LINK, "co-publication"),
     Rule(
         "one paper printed twice, under two identifiers", ("conflict", "printed_twice"), LINK,
         "version-of",
@@ -269,6 +269,7 @@ def evidence(th: DedupeThresholds) -> dict[str, pl.Expr]:
         "same_book": named.same_book,
         "conflict": named.conflict,
         "fuzzy": alike.fuzzy,
+        "copublished": alike.copublished,
         "printed_twice": alike.printed_twice,
         "same_pmid": named.same_pmid,
         "same_pmcid": named.same_pmcid,

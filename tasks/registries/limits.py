@@ -1,8 +1,9 @@
 """Client-side politeness: a token bucket and an in-flight cap per registry host, shared by threads
 (the clients of one `RegistryPool` share one `HostLimiter` per registry).
 
-Registries publish their limits (Crossref: `x-rate-limit-limit` requests per
-`x-rate-limit-interval`, and `x-concurrency-limit`), and lower them under load. The limiter sends
+Registries publish their limits (ADVERTISED_PACES: Crossref's `x-rate-limit-limit` requests per
+`x-rate-limit-interval` and `x-concurrency-limit`; NCBI's `x-ratelimit-limit` per second), and
+lower them under load. The limiter sends
 one request first and holds every other until its answer is in, so the pace is the advertised
 one from the second request on; it follows the advertised values down (never above the
 configured maxima, never below a tenth of them) and back up. A 429 from a registry that
@@ -22,6 +23,35 @@ from email.utils import parsedate_to_datetime
 
 _INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+@dataclass(frozen=True)
+class AdvertisedPace:
+    """One way a registry advertises its pace: a header counting requests, per the window a
+    second header names (or `window_s` when the registry documents a fixed one)."""
+
+    limit_header: str
+    window_header: str | None = None
+    window_s: float = 1.0
+
+    def read(self, headers: Mapping[str, str]) -> tuple[float, float] | None:
+        """(requests per second, window in seconds), or None when not advertised this way."""
+        limit = _int_header(headers, self.limit_header)
+        window: float | None = self.window_s
+        if self.window_header is not None and self.window_header in headers:
+            window = parse_interval(headers[self.window_header])
+        if limit is None or window is None or limit <= 0:
+            return None
+        return limit / window, window
+
+
+# Every host is read for each of these; the slowest pace advertised wins. A header that is a
+# quota of a longer window elsewhere (OpenAlex's daily credits) reads as a pace far above the
+# documented maximum, which caps it: it never slows a job.
+ADVERTISED_PACES = (
+    AdvertisedPace("x-rate-limit-limit", "x-rate-limit-interval"),  # Crossref
+    AdvertisedPace("x-ratelimit-limit"),  # NCBI E-utilities: requests per second
+)
 
 
 @dataclass(frozen=True)
@@ -181,15 +211,15 @@ class HostLimiter:
     def observe(self, status: int, headers: Mapping[str, str]) -> None:
         """Learn from one live answer: advertised limits, and 429s."""
         with self._lock:
-            advertised = _advertised_rate(headers)
+            advertised = advertised_pace(headers)
             if advertised is not None:
                 floor = self._limits.max_rate * self._limits.advertised_floor
-                self._advertised_rate = max(advertised, floor)
+                self._advertised_rate = max(advertised[0], floor)
             if status == 429:
                 # The host's window is full: wait as it says, else until a window has passed.
                 wait = parse_retry_after(headers.get("retry-after"))
                 if wait is None and advertised is not None:
-                    wait = parse_interval(headers.get("x-rate-limit-interval", "1s"))
+                    wait = advertised[1]
                 if wait:
                     self._bucket.hold(min(wait, self._limits.retry_after_cap_s))
                 if self._advertised_rate is None:  # the 429 is all we know of the limit
@@ -205,12 +235,11 @@ class HostLimiter:
                 self._in_flight.set_limit(min(self._limits.max_in_flight, concurrency))
 
 
-def _advertised_rate(headers: Mapping[str, str]) -> float | None:
-    limit = _int_header(headers, "x-rate-limit-limit")
-    interval = parse_interval(headers.get("x-rate-limit-interval", "1s"))
-    if limit is None or interval is None or limit <= 0:
-        return None
-    return limit / interval
+def advertised_pace(headers: Mapping[str, str]) -> tuple[float, float] | None:
+    """The slowest pace an answer's headers advertise, as (requests per second, window in
+    seconds), or None when they advertise none."""
+    paces = [pace for form in ADVERTISED_PACES if (pace := form.read(headers)) is not None]
+    return min(paces, default=None)
 
 
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:

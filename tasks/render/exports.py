@@ -19,13 +19,15 @@ The readers read such an entry (crossref its only field) as another key of `a`, 
 biber, meeting both, warns "Citekey alias 'b' is also a real entry key, skipping" and uses the
 alias entry (biblatex inherits every field through crossref), so `\\cite{b}` resolves with either
 tool; a biber user who wants one bibliography entry for the work deletes the alias entries.
+RIS and CSL-JSON have no aliases: there each such key is a record of its own, the work's record
+noting the key it is the same work as, so no input entry vanishes from an export.
 """
 
 import json
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any, TextIO
 
@@ -132,10 +134,7 @@ def to_bibtex(items: Sequence[Exportable], keys: Sequence[str] | None = None) ->
     entries = _entries(items)
     keys = keys or citation_keys(entries)
     library = bibtexparser.Library()
-    taken = set(keys)
-    for entry, key in zip(entries, keys, strict=True):
-        aliases = [alias for alias in dict.fromkeys(entry.aliases) if alias not in taken]
-        taken.update(aliases)
+    for entry, key, aliases in _with_aliases(entries, keys):
         if outcome := entry.outcome():
             library.add(model.ExplicitComment(_balanced(f"{key}: {_one_line(outcome)}")))
         written = _bibtex_entry(entry, key, aliases)
@@ -144,6 +143,32 @@ def to_bibtex(items: Sequence[Exportable], keys: Sequence[str] | None = None) ->
         library.add(written)
     # The library is ours and thrown away: no deep copy of every block before writing.
     return bibtexparser.write_string(library, unparse_stack=_UNPARSE)
+
+
+def _with_aliases(
+    entries: Sequence[ExportEntry], keys: Sequence[str]
+) -> list[tuple[ExportEntry, str, list[str]]]:
+    """Each entry with its key and its aliases that are no other entry's key (nor an earlier
+    entry's alias)."""
+    taken = set(keys)
+    out = []
+    for entry, key in zip(entries, keys, strict=True):
+        aliases = [alias for alias in dict.fromkeys(entry.aliases) if alias not in taken]
+        taken.update(aliases)
+        out.append((entry, key, aliases))
+    return out
+
+
+def _records(entries: Sequence[ExportEntry], keys: Sequence[str]) -> list[tuple[ExportEntry, str]]:
+    """Each entry under its key, then under each alias as a record of its own (RIS and CSL-JSON
+    have no aliases), noting the key it is the same work as."""
+    records = []
+    for entry, key, aliases in _with_aliases(entries, keys):
+        records.append((entry, key))
+        same = f"the same work as {key}"
+        reason = f"{entry.reason}; {same}" if entry.reason else same
+        records += [(replace(entry, key=a, reason=reason, aliases=()), a) for a in aliases]
+    return records
 
 
 # What the writers put between two records: a job written in batches joins its batches so.
@@ -364,7 +389,7 @@ class _StandardRisWriter(rispy.RisWriter):
 def to_ris(items: Sequence[Exportable], keys: Sequence[str] | None = None) -> str:
     entries = _entries(items)
     keys = keys or citation_keys(entries)
-    records = [_ris_record(entry, key) for entry, key in zip(entries, keys, strict=True)]
+    records = [_ris_record(entry, key) for entry, key in _records(entries, keys)]
     return str(rispy.dumps(records, implementation=_StandardRisWriter))
 
 
@@ -441,8 +466,7 @@ def _csl_json_records(items: Sequence[Exportable], keys: Sequence[str] | None = 
     written in batches joins its batches' records the same way (`ExportWriter`)."""
     entries = _entries(items)
     records = [
-        _csl_record(entry, key)
-        for entry, key in zip(entries, keys or citation_keys(entries), strict=True)
+        _csl_record(entry, key) for entry, key in _records(entries, keys or citation_keys(entries))
     ]
     return json.dumps(records, ensure_ascii=False, indent=2)[2:-2] if records else ""
 

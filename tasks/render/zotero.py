@@ -12,7 +12,9 @@ citeaudit tags change, and one child note per flagged item.
 
 An item's own tags stay as they are; a citeaudit tag it no longer earns is removed. An item whose
 tags are already right is not sent. Each object carries the version the item was read at, so
-Zotero refuses it (412) if the user changed the item meanwhile.
+Zotero refuses it (412) if the user changed the item meanwhile. A note is citeaudit's when it
+carries MARKER (every note citeaudit writes does): only those are updated; a user's own note is
+left alone, even one tagged `citeaudit`.
 
 With `--fix`, a verified item also gets the corrections `citeaudit fix` makes, decided by the
 same rule table (tasks/render/fix.py `corrections`) and written as the item's own fields, plain
@@ -48,6 +50,8 @@ from tasks.render.fix import Change, corrections
 
 PREFIX = "citeaudit:"
 NOTE_TAG = "citeaudit"
+# What marks a note as written by citeaudit: an attribute of the note's wrapping element.
+MARKER = 'data-citeaudit="note"'
 FLAGGED = ("mismatch", "not_found", "unmatched", "unverified")
 NOTICES = ("retracted", "corrected", "expression_of_concern")
 # Where a correction goes in each item type (Zotero's schema; the reader's item types only, an
@@ -107,7 +111,7 @@ def write_back(
     """The objects to write for `items` (as read) given the job's citations (keyed by item
     key) and the library's citeaudit notes; with `fix`, verified items' corrections too."""
     rows = {row["entry_key"]: row for row in citations.iter_rows(named=True)}
-    note_of = {n["data"].get("parentItem"): n for n in notes}
+    note_of = {n["data"].get("parentItem"): n for n in notes if ours(n)}
     plan = WriteBack()
     for item in items:
         row = rows.get(item["key"])
@@ -135,6 +139,11 @@ def write_back(
         if earned or earlier or doubts:
             plan.notes += _note(item["key"], row, earned, earlier, doubts)
     return plan
+
+
+def ours(note: dict[str, Any]) -> bool:
+    """Whether citeaudit wrote `note` (the user's own notes are never rewritten)."""
+    return MARKER in str(note["data"].get("note") or "")
 
 
 def zotero_fix(
@@ -249,7 +258,7 @@ def _note(
             "<p>An earlier check flagged it; it verifies now.</p>",
         ]
     lines.append(f"<p>Checked {checked} by citeaudit.</p>")
-    text = "\n".join(lines)
+    text = f"<div {MARKER}>\n" + "\n".join(lines) + "\n</div>"
     if earlier is not None:
         if earlier["data"].get("note") == text:
             return []

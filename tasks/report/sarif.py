@@ -21,17 +21,19 @@ holds, at the line of the manuscript). A citation gets the rule of its most seri
     citeaudit/warning              note      read, with a note (a field given twice)
 
 A path the job read relative to where it ran stays relative (GitHub resolves it against the
-repository's root, `%SRCROOT%`); an absolute path becomes a `file://` URI.
+repository's root, `%SRCROOT%`); an absolute path becomes a `file://` URI. Either is
+percent-encoded, as a URI must be (`refs #v2.bib` is `refs%20%23v2.bib`).
 """
 
 import hashlib
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import polars as pl
 
-from tasks.report.selection import flagged_citations
+from tasks.report.flags import flagged_citations
 from tasks.version import citeaudit_version
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -140,4 +142,4 @@ def _artifact(source_file: str) -> dict[str, Any]:
     path = Path(source_file)
     if path.is_absolute():
         return {"uri": path.as_uri()}
-    return {"uri": path.as_posix(), "uriBaseId": "%SRCROOT%"}
+    return {"uri": quote(path.as_posix()), "uriBaseId": "%SRCROOT%"}

@@ -21,7 +21,8 @@ Within a piece, lxml's iterparse clears each record once read.
 
 A DTD that declares record types or drops fields this reader does not know is a dump of another
 format: the build stops naming dblp.dtd and what changed. A dump that ends before its
-`</dblp>` (a truncated download) stops it too, and so does one that names any external entity
+`</dblp>` (a truncated download) stops it too, as does one using an entity its DTD does not
+declare (`J&foobar;rgen`), and one that names any external entity
 but the dblp.dtd beside it (a `SYSTEM "file:///..."` entity would read a local file into the
 snapshot): no other file is ever read, by the dump or by its DTD.
 """
@@ -39,6 +40,7 @@ from lxml import etree
 
 from tasks.identifiers import is_arxiv_doi, normalize_arxiv, normalize_doi
 from tasks.snapshots.bounded import chunks, too_large
+from tasks.snapshots.records import name_parts
 from tasks.snapshots.schema import WORKS, WORKS_TABLE, in_batches
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
@@ -166,9 +168,23 @@ def _records(path: Path, events: Any) -> Generator[dict[str, Any], None, int]:
             else:
                 yield row
     except etree.XMLSyntaxError as exc:
+        _undeclared(path, events)
         what = f"not well-formed XML ({exc}); a truncated download?"
         raise SnapshotFormatError(path, what) from None
+    _undeclared(path, events)
     return skipped
+
+
+_UNDECLARED = {etree.ErrorTypes.WAR_UNDECLARED_ENTITY, etree.ErrorTypes.ERR_UNDECLARED_ENTITY}
+
+
+def _undeclared(path: Path, events: Any) -> None:
+    """Refuse the dump if it uses an entity dblp.dtd does not declare (`J&foobar;rgen`): libxml2
+    may only warn of one and leave the text garbled around it."""
+    for entry in events.error_log:
+        if entry.type in _UNDECLARED:
+            what = f"{entry.message}: an entity dblp.dtd does not declare; not dblp's XML"
+            raise SnapshotFormatError(path, what)
 
 
 def check_dtd(dtd: Path, xml: Path) -> None:
@@ -212,7 +228,7 @@ def record(element: Any) -> dict[str, Any] | None:
         if tag == "title":
             title = _title(child)
         elif tag == "author":
-            authors.append(_author(child.text or ""))
+            authors.append(name_parts(child.text or ""))
         elif isinstance(tag, str):
             fields.setdefault(tag, []).append((child.text or "").strip())
     if not title:
@@ -255,20 +271,6 @@ def _title(element: Any) -> str | None:
     if text.endswith(".") and not text.endswith(".."):
         text = text[:-1]
     return text or None
-
-
-def _author(text: str) -> dict[str, str | None]:
-    """ "Laurens van der Maaten" -> family "van der Maaten", given "Laurens"; dblp's homonym
-    number ("Wei Wang 0001") dropped; a single word is a literal name."""
-    words = text.split()
-    if len(words) > 1 and len(words[-1]) == 4 and words[-1].isdecimal():  # "0001"
-        words.pop()
-    if len(words) < 2:
-        return {"family": None, "given": None, "literal": " ".join(words) or None}
-    start = len(words) - 1
-    while start > 1 and words[start - 1][:1].islower():  # particles: van, der, de, von
-        start -= 1
-    return {"family": " ".join(words[start:]), "given": " ".join(words[:start]), "literal": None}
 
 
 def _date(text: str | None) -> date | None:

@@ -17,10 +17,12 @@ reinstatement) about one original paper; a paper with two notices has two rows.
 The header is checked by name before any row is read: a column gone, renamed or new fails the
 build in one line naming the file and the columns (the export's trailing comma, an empty last
 column name, is no column). Columns are read by name, so their order may change.
-A broken row (a field count other than the header's, no Record ID) is skipped and reported
-with its line; a date that does not parse leaves the date empty and is reported too.
-The file is read as UTF-8 (a BOM dropped); a file that is not UTF-8 is read as Windows-1252,
-as some of Crossref's earlier exports were.
+A broken row (a field count other than the header's, no Record ID, a field longer than the csv
+module's limit of 128 KB) is skipped, counted and named with its line in the build's summary;
+a date that does not parse leaves the date empty and is reported too (a log warning). A line
+longer than LINE_LIMIT refuses the file (tasks/snapshots/bounded.py).
+The file is read as UTF-8 (a BOM dropped); a file that is not UTF-8 is read as Windows-1252, as
+some of Crossref's earlier exports were.
 """
 
 import codecs
@@ -35,7 +37,7 @@ import pyarrow as pa
 
 from tasks.identifiers import normalize_doi, normalize_pmid
 from tasks.snapshots.bounded import MB, chunks, lines
-from tasks.snapshots.schema import NOTICES, NOTICES_TABLE, in_batches
+from tasks.snapshots.schema import NOTICES, NOTICES_TABLE, Skipped, in_batches
 from tasks.snapshots.store import Builder, SnapshotFormatError
 
 log = logging.getLogger(__name__)
@@ -72,16 +74,16 @@ _NATURE = re.compile(r"[\s-]+")
 _ABSENT = frozenset({"", "0", "unavailable", "n/a", "na", "none", "null"})
 
 
-def read(path: Path) -> Generator[pa.RecordBatch, None, int]:
-    """The notices of one Retraction Watch CSV, in batches of the notices schema; returns how
-    many broken rows it skipped."""
+def read(path: Path) -> Generator[pa.RecordBatch, None, Skipped]:
+    """The notices of one Retraction Watch CSV, in batches of the notices schema; returns the
+    broken rows it skipped."""
     return (yield from in_batches(read_notices(path), NOTICES))
 
 
-def read_notices(path: Path) -> Generator[dict[str, object], None, int]:
+def read_notices(path: Path) -> Generator[dict[str, object], None, Skipped]:
     """The notices of the CSV at `path`, one dict per good row, in the file's order; returns
-    how many broken rows it skipped."""
-    skipped = 0
+    the broken rows it skipped, each named by its line."""
+    skipped = Skipped()
     reader = csv.reader(_text_lines(path), strict=False)
     names = [name.strip() for name in next(reader, [])]
     while names and not names[-1]:  # the export ends each line with a comma
@@ -94,26 +96,27 @@ def read_notices(path: Path) -> Generator[dict[str, object], None, int]:
         raise SnapshotFormatError(path, "Retraction Watch's columns changed: " + "; ".join(changed))
     at = {name: i for i, name in enumerate(names)}
     end = reader.line_num
-    for fields in reader:
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # a field past the csv module's limit (128 KB)
+            line, end = end + 1, reader.line_num
+            skipped.add(f"{path}:{line}: broken row skipped: {exc}")
+            continue
         line, end = end + 1, reader.line_num  # a quoted newline spans lines: its first
         if not any(f.strip() for f in fields):
             continue  # a blank line
         while len(fields) > len(names) and not fields[-1]:
             fields = fields[:-1]
         if len(fields) != len(names):
-            log.warning(
-                "%s:%d: broken row skipped: %d fields, the header has %d",
-                path,
-                line,
-                len(fields),
-                len(names),
-            )
-            skipped += 1
+            what = f"{len(fields)} fields, the header has {len(names)}"
+            skipped.add(f"{path}:{line}: broken row skipped: {what}")
             continue
         row = {name: fields[i].strip() for name, i in at.items()}
         if not row["Record ID"]:
-            log.warning("%s:%d: broken row skipped: no Record ID", path, line)
-            skipped += 1
+            skipped.add(f"{path}:{line}: broken row skipped: no Record ID")
             continue
         yield _notice(row, f"{path}:{line}")
     return skipped

@@ -4,7 +4,8 @@
 $CITEAUDIT_SNAPSHOTS/                 (default: the user data dir's citeaudit/snapshots)
   dblp -> .dblp.20261128T031500       the current snapshot: a symlink, swapped atomically
   .dblp.20261128T031500/
-    manifest.json                     name, date, records, bytes, built_at, inputs, format
+    manifest.json                     name, date, records, bytes, built_at, inputs, format,
+                                      the broken records named, each file's size and hash
     parts/00000/part-00000.parquet    one folder per input part (a file of the dump)
     records.arrow, id_keys.arrow, ... what lookups read (tasks/snapshots/index.py)
   .dblp.staging/                      a build in progress (or killed): resumed by the next build
@@ -17,7 +18,10 @@ so a killed build resumes with the parts not renamed (and any whose input file h
 since: its path, size and modification time are kept beside it). When every part is there
 the index is built, the staging folder renamed to its own version folder and the symlink
 swapped in one rename: readers see the old snapshot or the new one, never half of one. A
-failed build (a format we do not know) leaves the old one in place.
+failed build (a format we do not know) leaves the old one in place. The manifest keeps each
+file's size and hash (of the whole file, or of blocks spread over a large one) as written at
+the swap: a snapshot whose files differ (truncated, shuffled, overwritten) is `damaged`, never
+opened, and an audit warns once naming it.
 
 A builder (tasks/snapshots/dblp.py, arxiv.py, ...) is a plain function streaming one input
 part's records as Arrow batches of the table's schema, in bounded memory; the store writes
@@ -28,6 +32,7 @@ cut it into pieces that the workers read side by side, in order, a few at a time
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import multiprocessing
 import os
@@ -46,12 +51,16 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from tasks.errors import UsageError
-from tasks.snapshots.schema import FORMAT_VERSION, Table
+from tasks.snapshots.schema import FORMAT_VERSION, NAMED, Skipped, Table
 from tasks.textnorm import normalise_title
 
 TITLE_KEY = "title_key"  # the column the store adds: the title as tasks/textnorm normalises it
 ROW_GROUP = 64_000
 AHEAD = 2  # pieces read ahead per worker: what a build holds in memory beyond its workers'
+SAMPLED = 4 << 20  # a file up to this size is hashed whole; a larger one by SAMPLES blocks
+SAMPLES = 64
+SAMPLE_BLOCK = SAMPLED // SAMPLES
+_UNCHECKED = {"manifest.json", "plan.json"}
 
 
 class SnapshotFormatError(UsageError):
@@ -66,9 +75,9 @@ class SnapshotFormatError(UsageError):
         return type(self), (self.path, self.what)  # raised in a build's worker process
 
 
-# One input part's records in batches; what it returns is the number of records it skipped
-# (broken ones: a line that is no JSON, a record without a title).
-Reader = Callable[[Path], Generator[pa.RecordBatch, None, int | None]]
+# One input part's records in batches; what it returns is the records it skipped (broken ones:
+# a line that is no JSON, a record without a title): how many, or a Skipped naming them.
+Reader = Callable[[Path], Generator[pa.RecordBatch, None, int | Skipped | None]]
 
 
 def files_of(inputs: Sequence[Path]) -> list[Path]:
@@ -96,7 +105,13 @@ class Builder:
     # A part cut into pieces (picklable, read apart), and the reader of one: `read` reads the
     # pieces in turn, several workers read them side by side.
     pieces: Callable[[Path], Iterator[Any]] | None = None
-    read_piece: Callable[[Any], Generator[pa.RecordBatch, None, int]] | None = None
+    read_piece: Callable[[Any], Generator[pa.RecordBatch, None, int | Skipped]] | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Built whole from the dump: no option keeps only some of its records (`since`,
+        `types`, a venue). Only a complete snapshot's silence decides (tasks/lookup/absence.py)."""
+        return not any(self.options.values())
 
 
 @dataclass(frozen=True)
@@ -122,6 +137,15 @@ class Manifest:
     inputs: list[dict[str, object]] = field(default_factory=list)
     skipped: int = 0  # broken records the builders left out
     format_version: int = FORMAT_VERSION
+    options: dict[str, object] = field(default_factory=dict)  # the builder's: an update's too
+    broken: list[str] = field(default_factory=list)  # the first NAMED skipped: where, and why
+    # Each file lookups read (the folder's own, not its parts): [size, hash], written at the
+    # swap, checked when the snapshot is opened (`damage`). None: built before they were kept.
+    files: dict[str, list[int | str]] | None = None
+    # Built whole from the registry's dump (no filter): absence from it is the registry's answer
+    # as of `date`. A manifest written before this was known reads as not complete.
+    complete: bool = False
+    highest_pmid: int | None = None  # the highest PMID a record holds (PubMed's numbering)
 
     @classmethod
     def read(cls, folder: Path) -> "Manifest":
@@ -137,6 +161,7 @@ class Status:
     age_days: int | None  # days since the snapshot's date
     built_at: str
     current: bool  # built by this citeaudit's format (else: rebuild it)
+    complete: bool  # built whole: its absence decides (Manifest.complete)
 
 
 def snapshots_root(env: dict[str, str] | None = None) -> Path:
@@ -153,27 +178,89 @@ def current(root: Path, name: str) -> Path | None:
     return link.resolve()
 
 
-def status(root: Path) -> list[Status]:
-    """Every snapshot built under `root`, by name."""
-    found = []
+def checksums(folder: Path) -> dict[str, list[int | str]]:
+    """[size, hash] of each file directly in `folder` (what lookups read), by name."""
+    return {
+        path.name: [path.stat().st_size, _digest(path)]
+        for path in sorted(folder.iterdir())
+        if path.is_file() and path.name not in _UNCHECKED
+    }
+
+
+def damage(folder: Path) -> str | None:
+    """What is wrong with a built snapshot's files, in a few words; None if each has the size
+    and hash written at its swap (or it was built before they were written)."""
+    try:
+        manifest = Manifest.read(folder)
+    except (OSError, ValueError, TypeError) as exc:
+        return f"manifest.json unreadable ({exc})"
+    for name, (size, digest) in (manifest.files or {}).items():
+        path = folder / name
+        if not path.is_file():
+            return f"{name} is missing"
+        if (found := path.stat().st_size) != size:
+            return f"{name} holds {found:,} bytes, {size:,} when built"
+        if _digest(path) != digest:
+            return f"{name} is not the file built (its hash differs)"
+    return None
+
+
+def damaged(root: Path) -> dict[str, str]:
+    """Each snapshot under `root` whose files are damaged, by name: `name (folder): what is
+    wrong`."""
+    return {
+        name: f"{name} ({folder}): {wrong}"
+        for name, folder in _built(root)
+        if (wrong := damage(folder)) is not None
+    }
+
+
+def _built(root: Path) -> Iterator[tuple[str, Path]]:
+    """Each snapshot built under `root`: its name and its folder, by name."""
     if root.is_dir():
         for link in sorted(root.iterdir()):
             folder = current(root, link.name) if not link.name.startswith(".") else None
-            if folder is None:
-                continue
+            if folder is not None:
+                yield link.name, folder
+
+
+def _digest(path: Path) -> str:
+    """A hash of the file: of all of it up to SAMPLED bytes, else of SAMPLES blocks spread
+    evenly over it (a snapshot of GBs is opened by every audit: a shuffled or overwritten file
+    changes its blocks; its size catches a truncated one)."""
+    digest = hashlib.blake2b(digest_size=16)
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        if size <= SAMPLED:
+            digest.update(handle.read())
+        else:
+            step = (size - SAMPLE_BLOCK) // (SAMPLES - 1)
+            for number in range(SAMPLES):
+                digest.update(os.pread(handle.fileno(), SAMPLE_BLOCK, number * step))
+    return digest.hexdigest()
+
+
+def status(root: Path) -> list[Status]:
+    """Every snapshot built under `root`, by name."""
+    found = []
+    for _, folder in _built(root):
+        try:
             m = Manifest.read(folder)
-            age = (date.today() - date.fromisoformat(m.date)).days if m.date else None
-            found.append(
-                Status(
-                    m.name,
-                    m.date,
-                    m.records,
-                    _size(folder),  # on disk now: the manifest's is the build's
-                    age,
-                    m.built_at,
-                    m.format_version == FORMAT_VERSION,
-                )
+        except (OSError, ValueError, TypeError):
+            continue  # damaged: `damaged` names it
+        age = (date.today() - date.fromisoformat(m.date)).days if m.date else None
+        found.append(
+            Status(
+                m.name,
+                m.date,
+                m.records,
+                _size(folder),  # on disk now: the manifest's is the build's
+                age,
+                m.built_at,
+                m.format_version == FORMAT_VERSION,
+                m.complete,
             )
+        )
     return found
 
 
@@ -217,19 +304,25 @@ def build(
         for stale in folder.iterdir():  # parts of inputs no longer given
             if int(stale.name[:5]) >= first and stale.name not in wanted:
                 shutil.rmtree(stale)
-        records, newest = build_index(staging, builder.table)
+        extent = build_index(staging, builder.table)
         written = [json.loads(p.read_text()) for p in sorted(folder.glob("*/part.json"))]
         manifest = Manifest(
             name=builder.name,
             table=builder.table.name,
-            date=newest.isoformat() if newest else None,
-            records=records,
+            date=extent.newest.isoformat() if extent.newest else None,
+            records=extent.records,
             bytes=0,
             built_at=datetime.now(UTC).isoformat(timespec="seconds"),
             inputs=[p["input"] for p in written],
             skipped=sum(p["skipped"] for p in written),
+            options=builder.options,
+            broken=[where for p in written for where in p.get("broken", [])][:NAMED],
+            # An update keeps the base's completeness: added to a filtered snapshot, whole
+            # parts do not make it whole.
+            complete=builder.complete and (base is None or Manifest.read(base).complete),
+            highest_pmid=extent.highest_pmid,
         )
-        manifest = replace(manifest, bytes=_size(staging))
+        manifest = replace(manifest, bytes=_size(staging), files=checksums(staging))
         (staging / "manifest.json").write_text(json.dumps(asdict(manifest), indent=1))
         _swap(root, builder.name, staging)
     return manifest
@@ -316,24 +409,31 @@ def _write_part(builder: Builder, part: Path, parts: Path, number: int, workers:
             try:
                 batch = next(batches)
             except StopIteration as end:
-                skipped = end.value
+                skipped: Skipped = end.value
                 break
             writer.write_batch(batch, row_group_size=ROW_GROUP)
             records += batch.num_rows
-    summary = {"input": identity, "records": records, "skipped": skipped}
+    summary = {
+        "input": identity,
+        "records": records,
+        "skipped": skipped.count,
+        "broken": skipped.named,
+    }
     (tmp / "part.json").write_text(json.dumps(summary))
     tmp.rename(final)
 
 
 def _keyed(
-    batches: Generator[pa.RecordBatch, None, int | None], schema: pa.Schema
-) -> Generator[pa.RecordBatch, None, int]:
-    """`batches` of `schema`, each with its titles' TITLE_KEY; returns how many were skipped."""
+    batches: Generator[pa.RecordBatch, None, int | Skipped | None], schema: pa.Schema
+) -> Generator[pa.RecordBatch, None, Skipped]:
+    """`batches` of `schema`, each with its titles' TITLE_KEY; returns what was skipped."""
     while True:
         try:
             batch = next(batches)
         except StopIteration as end:
-            return end.value or 0
+            skipped = Skipped()
+            skipped.merge(end.value)
+            return skipped
         if batch.schema != schema:
             batch = pa.RecordBatch.from_pylist(batch.to_pylist(), schema=schema)
         keys = (
@@ -368,22 +468,22 @@ def title_keys(titles: pa.Array) -> pa.Array:
 
 def _read_pieces(
     builder: Builder, part: Path, workers: int
-) -> Generator[pa.RecordBatch, None, int]:
+) -> Generator[pa.RecordBatch, None, Skipped]:
     """A part's batches, its pieces read by `workers` processes, in the pieces' order."""
     assert builder.pieces is not None
-    skipped = 0
+    skipped = Skipped()
     with _pool(workers) as pool:
-        pending: deque[Future[tuple[list[pa.RecordBatch], int]]] = deque()
+        pending: deque[Future[tuple[list[pa.RecordBatch], Skipped]]] = deque()
         try:
             for piece in builder.pieces(part):
                 pending.append(pool.submit(_read_piece, builder, piece))
                 while len(pending) > AHEAD * workers:
                     batches, count = pending.popleft().result()
-                    skipped += count
+                    skipped.merge(count)
                     yield from batches
             while pending:
                 batches, count = pending.popleft().result()
-                skipped += count
+                skipped.merge(count)
                 yield from batches
         except BaseException:
             pool.shutdown(cancel_futures=True)
@@ -391,7 +491,7 @@ def _read_pieces(
     return skipped
 
 
-def _read_piece(builder: Builder, piece: Any) -> tuple[list[pa.RecordBatch], int]:
+def _read_piece(builder: Builder, piece: Any) -> tuple[list[pa.RecordBatch], Skipped]:
     """One piece's batches with their title keys, and how many records it skipped (in a
     worker)."""
     assert builder.read_piece is not None

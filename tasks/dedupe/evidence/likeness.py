@@ -23,6 +23,7 @@ _swapped_team = (pl.col("title_sim") >= 0.95) & (pl.col("swapped_share") >= 0.5)
 class Likeness(NamedTuple):
     learned: pl.Expr  # alike by the learned weights
     fuzzy: pl.Expr  # one work: alike by the rules or the weights, and no hard stop
+    copublished: pl.Expr  # as fuzzy, printed in two places: one text under two identifiers
     preprint_version: pl.Expr  # close enough to be a preprint and its version
     printed_twice: pl.Expr  # one paper printed twice: two works, versions of each other
     unvouched: pl.Expr  # left apart by the learned weights alone, or two undated records
@@ -51,10 +52,11 @@ def likeness(th: DedupeThresholds, people: Authors, printing: Printed, wording: 
         & (~both("year") | (~wording.short & (~col("teams_apart") | _swapped_team)))
     ).fill_null(False)
     # What no likeness overrules: years too far apart, a short title unbacked, a recurring title
-    # unplaced, other numbers, other kinds of venue, and other pages in another year (another
-    # printing: the proceedings paper, 1988, pp. 601-606, and its journal version, 1989, pp.
-    # 377-391; a typo rarely hits both).
-    unstopped = (
+    # unplaced, other numbers, other kinds of venue, and other pages in another year or, in one
+    # list, another venue (another printing: the proceedings paper, 1988, pp. 601-606, and its
+    # journal version, 1989, pp. 377-391; a typo rarely hits both). A text printed in two places
+    # under two identifiers is one text all the same (a co-publication).
+    printed_once = (
         printing.year_ok
         & (~wording.short | wording.short_ok)
         & (~recurring | printing.located)
@@ -62,6 +64,7 @@ def likeness(th: DedupeThresholds, people: Authors, printing: Printed, wording: 
         & ~printing.venues_apart
         & ~printing.reprinted
     )
+    unstopped = printed_once & ~printing.elsewhere
     ruled_alike = (
         wording.title_ok
         | wording.backed
@@ -95,10 +98,13 @@ def likeness(th: DedupeThresholds, people: Authors, printing: Printed, wording: 
     # another year) is two works, each a version of the other: the same authors (known, or
     # weighed alike), a title long enough to be one paper's, and no recurring title ("Editor's
     # notes" every year).
-    apart_in_print = printing.venues_apart | printing.reprinted | printing.unplaced_apart
+    apart_in_print = (
+        printing.venues_apart | printing.reprinted | printing.unplaced_apart | printing.elsewhere
+    )
     return Likeness(
         learned=learned,
         fuzzy=(ruled_alike | learned) & unstopped,
+        copublished=(ruled_alike | learned) & printed_once,
         preprint_version=near_version | same("arxiv"),
         printed_twice=(
             (apart_in_print & near_version | late_version)

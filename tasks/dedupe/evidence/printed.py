@@ -19,6 +19,7 @@ class Printed(NamedTuple):
     bare: pl.Expr  # one side cited with neither year nor venue
     venues_apart: pl.Expr  # kinds of venue (journal, proceedings) that make two publications
     reprinted: pl.Expr  # other pages in another year: another printing
+    elsewhere: pl.Expr  # in one list, other pages in another venue of any year: another printing
     unplaced_apart: pl.Expr  # two years or more apart, one naming no venue
     earlier_in_journal: pl.Expr  # the earlier of the two printed in a journal
     located: pl.Expr  # where a title recurs, what places the two as one piece
@@ -102,6 +103,10 @@ def printed(th: DedupeThresholds, people: Authors) -> Printed:
         bare=bare_a | bare_b,
         venues_apart=venues_apart,
         reprinted=col("pages_apart") & differ("year"),
+        # In one list, other pages in another venue are another printing even in one year: a
+        # paper at LREC 2020 and its French version at TALN 2020 under one title (across lists
+        # a citer's slip: Cora's citations of one paper disagree so).
+        elsewhere=col("pages_apart") & ~col("venues_alike").fill_null(True) & same("source"),
         # A citation that names no venue, two years or more from the paper, is another
         # printing of it (the report before it, the journal version after): "ecobase: database
         # and web technologies ...", 1999, no venue, and "the ecobase project: ...", SIGMOD
