@@ -1,5 +1,7 @@
-"""`citeaudit snapshot build|status|remove`: the registries' public dumps as local snapshots
-(tasks/snapshots), which every audit asks before the live registries (tasks/lookup/snapshots.py).
+"""`citeaudit snapshot fetch|build|update|status|remove`: the registries' public dumps as local
+snapshots (tasks/snapshots), which every audit asks before the live registries
+(tasks/lookup/snapshots.py). `fetch` downloads a dump (tasks/snapshots/sources.py), `update`
+brings a built snapshot up to its publisher's present (tasks/snapshots/update.py).
 
 Snapshots live under CITEAUDIT_SNAPSHOTS (default: the user data dir's citeaudit/snapshots). A
 build writes beside the current snapshot and swaps in whole; a killed one resumes when run again.
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flows.cli.app import err, fail, out, usage_error
+from flows.cli.run import progress_bars
 from tasks.plural import counted
 
 if TYPE_CHECKING:
@@ -29,7 +32,8 @@ INPUTS = {
 }
 
 snapshot_app = typer.Typer(
-    help="Build, list and remove the local snapshots audits ask before the live registries.",
+    help="Fetch, build, update, list and remove the local snapshots audits ask before the live"
+    " registries.",
     no_args_is_help=True,
 )
 
@@ -88,6 +92,96 @@ def build(
         err.print(f"skipped: {where}", soft_wrap=True)
     if manifest.skipped > len(manifest.broken):
         err.print(f"and {manifest.skipped - len(manifest.broken)} more")
+
+
+@snapshot_app.command("fetch")
+def fetch(
+    names: Annotated[list[str], typer.Argument(help="dblp, arxiv, retractions, openalex, pubmed.")],
+    since: Annotated[
+        str | None,
+        typer.Option(help="openalex: only the partitions updated on or after this day (ISO)."),
+    ] = None,
+) -> None:
+    """Download what `snapshot build NAME` reads from its publisher (resumes a killed fetch)."""
+    from datetime import date
+
+    from flows.progress import report
+    from tasks.errors import CiteauditError
+    from tasks.registries.settings import read_settings
+    from tasks.snapshots.sources import CROSSREF_MANUAL, read_fetch_settings
+    from tasks.snapshots.sources import NAMES as SOURCES
+    from tasks.snapshots.update import fetch_dump
+
+    unknown = [n for n in names if n not in SOURCES]
+    if unknown:
+        usage_error(
+            f"snapshot fetch: unknown snapshot {unknown[0]!r} (known: {', '.join(SOURCES)})"
+        )
+    if "crossref" in names:
+        usage_error(CROSSREF_MANUAL)
+    try:
+        day = date.fromisoformat(since) if since else None
+    except ValueError:
+        usage_error(f"--since {since!r}: not a day (YYYY-MM-DD)")
+    try:
+        settings, registries = read_fetch_settings(), read_settings()
+        for name in names:
+            with progress_bars():
+                result = fetch_dump(name, settings, registries, day, report)
+            got = counted(len(result.fetched), "file") if result.fetched else "nothing new"
+            out.print(
+                f"{name}: {got} fetched into {result.folder}; build it with `citeaudit snapshot"
+                f" build {name} {result.folder}`",
+                highlight=False,
+                soft_wrap=True,
+            )
+    except CiteauditError as exc:
+        fail(exc)
+
+
+@snapshot_app.command("update")
+def update(
+    names: Annotated[
+        list[str] | None, typer.Argument(help="The snapshots to update (default: every one built).")
+    ] = None,
+) -> None:
+    """Fetch what changed since each snapshot's date and apply it (a rebuild where the source
+    publishes only whole releases: dblp, Retraction Watch)."""
+    from flows.progress import report
+    from tasks.errors import CiteauditError, exit_code
+    from tasks.registries.settings import read_settings
+    from tasks.snapshots.sources import NAMES as SOURCES
+    from tasks.snapshots.sources import read_fetch_settings
+    from tasks.snapshots.store import snapshots_root
+    from tasks.snapshots.store import status as snapshot_status
+    from tasks.snapshots.update import update as update_snapshot
+
+    root = snapshots_root()
+    chosen = names or [s.name for s in snapshot_status(root)]
+    unknown = [n for n in chosen if n not in SOURCES]
+    if unknown:
+        usage_error(
+            f"snapshot update: unknown snapshot {unknown[0]!r} (known: {', '.join(SOURCES)})"
+        )
+    if not chosen:
+        usage_error(f"snapshot update: no snapshot built under {root} (fetch and build one first)")
+    try:
+        settings, registries = read_fetch_settings(), read_settings()
+    except CiteauditError as exc:
+        fail(exc)
+    failed: list[CiteauditError] = []
+    for name in chosen:
+        try:
+            with progress_bars():
+                done = update_snapshot(name, root, settings, registries, report)
+        except CiteauditError as exc:  # said, and the others still updated
+            err.print(f"citeaudit: error: {exc}", highlight=False, soft_wrap=True)
+            failed.append(exc)
+            continue
+        m = done.manifest
+        out.print(f"{name}@{m.date}: {done.how}, {counted(m.records, 'record')}", highlight=False)
+    if failed:
+        raise typer.Exit(max(exit_code(e) for e in failed))
 
 
 @snapshot_app.command("status")

@@ -12,7 +12,10 @@
 `store.py` keeps them (a staging folder swapped in whole, resumable per input part, a manifest),
 `bounded.py` reads a dump's files in bounded memory (every builder reads through it: a gzip
 bomb or an endless line is refused, not held), `schema.py` declares the records, `index.py`
-indexes them and answers `by_ids` and `by_title`.
+indexes them and answers `by_ids` and `by_title`. `sources.py` says where each dump is
+published and `fetch.py` downloads it (one polite connection, resumable, checksummed, the disk
+checked first); `update.py` brings a built snapshot up to its publisher's present with only what
+changed (`citeaudit snapshot fetch` and `update`, the daily deployment of flows/snapshots.py).
 A snapshot can verify a citation or show it a mismatch, and is dated (its `label`,
 `dblp@2026-11-01`, names the date in every row it decides). One built whole from a registry's
 dump is `complete` (its manifest says so): its absence is the registry's answer as of its date

@@ -137,6 +137,7 @@ class Manifest:
     inputs: list[dict[str, object]] = field(default_factory=list)
     skipped: int = 0  # broken records the builders left out
     format_version: int = FORMAT_VERSION
+    options: dict[str, object] = field(default_factory=dict)  # the builder's: an update's too
     broken: list[str] = field(default_factory=list)  # the first NAMED skipped: where, and why
     # Each file lookups read (the folder's own, not its parts): [size, hash], written at the
     # swap, checked when the snapshot is opened (`damage`). None: built before they were kept.
@@ -314,6 +315,7 @@ def build(
             built_at=datetime.now(UTC).isoformat(timespec="seconds"),
             inputs=[p["input"] for p in written],
             skipped=sum(p["skipped"] for p in written),
+            options=builder.options,
             broken=[where for p in written for where in p.get("broken", [])][:NAMED],
             # An update keeps the base's completeness: added to a filtered snapshot, whole
             # parts do not make it whole.
