@@ -123,7 +123,7 @@ def test_a_stop_signal_in_the_runs_last_moments_says_so_and_exits_143(
     try:
         assert run.stdout is not None
         for line in run.stdout:
-            if line.startswith("job j:"):  # the summary, the run's last step
+            if line.startswith("outputs:"):  # the summary's last line: the run's last step
                 run.send_signal(signal.SIGTERM)
                 break
         _, stderr = run.communicate(timeout=60)
