@@ -37,15 +37,16 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 BATCH = 5_000
 MEASURE = """
-import flows.quiet  # before prefect
+import flows.prefect_logging  # before prefect
 import json, resource, sys, time
 from pathlib import Path
-from flows.bulk import file_digests, import_batches, store_batch
+from flows.bulk import file_digests, import_batches
+from tasks.job.batches import store_batch
 from flows.steps import PLAIN
 from models.job import JobParams
-from tasks.job.imported import citation_count
+from tasks.job.batches import citation_count
 from tasks.read.inputs import read_inputs, stream_inputs
-from tasks.spill import Spill
+from tasks.store.scratch import Scratch
 way, path, batch = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
@@ -57,7 +58,7 @@ else:
     db = path.with_suffix(".duckdb")
     params = JobParams(inputs=[str(path)], job_id="bench", db=str(db), offline=True)
     digests = file_digests(params.inputs)
-    with Spill(path.parent) as spill:
+    with Scratch(path.parent) as spill:
         import_batches(params, batch, digests, "bench", set(), PLAIN, store_batch, spill, db)
         refs = citation_count(spill)
 seconds = time.perf_counter() - started

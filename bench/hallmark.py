@@ -3,8 +3,8 @@
     uv run python -m bench.hallmark [--show-errors]
 
 Every entry of the HALLMARK dev split, valid or hallucinated, is read as BibTeX from its `fields`
-and audited by `lookup_references` over real HTTP against the fake registry (tests/fake_registry),
-which learns the VALID entries in three set-ups:
+and audited by a `Checker` (tasks/lookup) over real HTTP against the fake registry
+(tests/fake_registry), which learns the VALID entries in three set-ups:
 
 verbatim     Crossref and PubMed only (CITEAUDIT_REGISTRIES=crossref,pubmed); Crossref holds
              every valid entry: title, authors, venue, year, under its DOI, else its arXiv DOI,
@@ -49,11 +49,10 @@ from typing import Any
 from models.audit import Reference, Status, ValidationResult
 from models.csl import CSLItem, named
 from tasks.identifiers import identifiers_of
-from tasks.lookup import lookup_references
+from tasks.lookup.checker import Checker
 from tasks.lookup.snapshots import LocalSnapshots
 from tasks.match.venues import venue_of
 from tasks.read.bibtex import read_bibtex
-from tasks.registries.clients import Registries, RegistryPool
 from tests.fake_registry import FakeRegistry
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "hallucination"
@@ -338,10 +337,8 @@ def audit(
 ) -> dict[str, ValidationResult]:
     """The references looked up in the fake's registries (the local `snapshots` first)."""
     options = {"crossref_max_in_flight": 8, **FAST, "s2_api_key": None, "openalex_api_key": None}
-    with Registries.from_settings(
-        registry.settings(**{**options, **settings}), RegistryPool()
-    ) as registries:
-        return look_up(refs, partial(lookup_references, registries=registries, snapshots=snapshots))
+    with Checker(registry.settings(**{**options, **settings}), snapshots=snapshots) as checker:
+        return look_up(refs, lambda chunk: [c.result for c in checker.check(chunk)])
 
 
 def look_up(
@@ -445,6 +442,7 @@ def report_requests(
     print(f"\nrequests per citation (all {len(refs)}, the fake's request log):")
     for name, n in sorted(sent.items()):
         print(f"  {name:<17}{n / len(refs):>7.3f}")
+    print(f"  {'all registries':<17}{sum(sent.values()) / len(refs):>7.3f}")
     idless = [r for r in refs if not identifiers_of(r.item, r.raw).any()]
     spent: Counter[str] = Counter()
     for ref in idless:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import flows.quiet  # noqa: F401  (before prefect)
+import flows.prefect_logging  # noqa: F401  (before prefect)
 from flows.audit import run_pipeline
 from models.job import DEFAULT_CHUNK, JobParams
 from tests.reliability_data import bundled_works, synthetic_works, write_doi_list

@@ -40,8 +40,8 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from models.audit import Verdict
+from tasks.lookup.checker import Checker
 from tasks.registries import read_settings
-from tasks.registries.clients import Registries, RegistryPool
 from tasks.support import cross
 from tasks.support.encoder import encoder
 from tasks.support.relevance import UNRELATED_BELOW, Pair, overlap, score_pairs
@@ -208,12 +208,13 @@ def cross_encoder_figures(pairs: Sequence[Pair], kinds: Sequence[tuple[str, str]
 
 def judge_accuracy(judged: Sequence[tuple[Pair, str]]) -> None:
     """The optional judge's verdicts against SciFact's labels (see the module docstring)."""
-    with Registries.from_settings(read_settings(), RegistryPool()) as registries:
-        if registries.judge is None:
+    with Checker(read_settings()) as checker:
+        judge = checker.registries.judge if checker.registries else None
+        if judge is None:
             print("  judge: off (set CITEAUDIT_LLM_URL and CITEAUDIT_LLM_MODEL to measure it)")
             return
         started = time.perf_counter()
-        verdicts: list[Verdict | None] = registries.judge.verdicts([p for p, _ in judged])
+        verdicts: list[Verdict | None] = judge.verdicts([p for p, _ in judged])
         seconds = time.perf_counter() - started
     right = sum(v == label for v, (_, label) in zip(verdicts, judged, strict=True))
     print(f"  judge: {len(judged)} labelled cited pairs in {seconds:.0f} s")

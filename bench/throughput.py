@@ -5,7 +5,7 @@
     no NCBI key) with 50 ms latency per answer: wall time / rate-limit bound, where the bound is
     the slowest registry's requests / its permitted rate; goal <= 1.2.
 Checked the way the flow does it: tasks.citation_ids.plan_chunks + a thread pool of 4 calling
-tasks.lookup.lookup_references on one shared Registries. The fake knows 1,364 real Crossref works;
+the check of one shared tasks.lookup Checker. The fake knows 1,364 real Crossref works;
 the other DOIs are SYNTHETIC copies of them under 10.5555/citeaudit.synthetic.N (added to the
 fake with add_crossref_work). Run: uv run python -m bench.throughput [N]
 """
@@ -18,8 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from models.audit import Reference, Status
 from tasks.citation_ids import plan_chunks
-from tasks.lookup import lookup_references
-from tasks.registries.clients import Registries, RegistryPool
+from tasks.lookup.checker import Checker
 from tests.fake_registry import FakeRegistry
 from tests.fake_registry.server import CROSSREF_POLITE, NCBI_ANONYMOUS
 from tests.reliability_data import bare_id_reference, bundled_pmids, bundled_works, synthetic_works
@@ -45,14 +44,12 @@ def run(registry: FakeRegistry, refs: list[Reference]) -> tuple[float, Counter[s
         mailto="bench@example.org",
     )
     with (
-        Registries.from_settings(settings, RegistryPool()) as registries,
+        Checker(settings) as checker,
         ThreadPoolExecutor(WORKERS) as pool,
     ):
         started = time.perf_counter()
         chunks = plan_chunks(refs, CHUNK)
-        results = [
-            r for rs in pool.map(lambda c: lookup_references(c, registries), chunks) for r in rs
-        ]
+        results = [c.result for cs in pool.map(checker.check, chunks) for c in cs]
         wall = time.perf_counter() - started
     statuses = Counter(r.status.value for r in results)
     assert len(results) == len(refs) and statuses[Status.UNVERIFIED.value] == 0, statuses

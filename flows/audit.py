@@ -6,8 +6,8 @@
 `run_pipeline` is that line; the flow runs it with every stage a Prefect task, and
 bench/orchestration.py runs the very same line on plain function calls.
 
-An audit holds its whole list in memory (100,000 tiny RIS records offline peaked at 1.97 GB,
-1M passed 10.9 GB and kept growing), so past MAX_AUDIT_REFERENCES it is refused before any
+An audit holds its whole list in memory (it grows with the list: gigabytes past 100,000 tiny
+records), so past MAX_AUDIT_REFERENCES it is refused before any
 lookup, pointing to `citeaudit import` (flows/bulk.py: batches, bounded memory). The count
 streams the input a batch at a time, and only inputs large enough to hold that many (at least
 MIN_REFERENCE_BYTES a reference) are counted: a small audit reads its input once.

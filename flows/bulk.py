@@ -6,12 +6,12 @@ stored rows, a batch at a time
 
 The input is read as the batches are consumed (tasks/read:stream_inputs), and what the import
 keeps of every citation past its batch (its id in input order, its match keys, its dedupe) is
-kept in a working database on disk (tasks/job/imported.py), not in memory: the dedupe runs there
+kept in a working database on disk (tasks/job/batches.py), not in memory: the dedupe runs there
 a group of records at a time, the library save streams from it, and the job folder is built
 from the stored rows a batch at a time (`finish_import`: three passes over them). So memory
-holds about a batch, whatever the list's length (#35.5: 1M references within 1.5x the peak of
-100k). The exports list every item; past citeproc.MAX_BIBLIOGRAPHY_ITEMS no bibliography is
-rendered, and past report.MAX_REPORTED_CITATIONS the report lists that many flagged citations and
+holds about a batch, whatever the list's length (bench/RESULTS.md: bulk-import-memory). The
+exports list every item; past citeproc.MAX_BIBLIOGRAPHY_ITEMS no bibliography is rendered, and
+past report.MAX_REPORTED_CITATIONS the report lists that many flagged citations and
 counts the rest (citations.parquet holds them all).
 
 A re-run of the same job on the same input skips the batches already stored (it reads them
@@ -31,28 +31,28 @@ from flows.runners import task_runner
 from flows.steps import TASKS, Stages, identify, quoted, read_batches, stage_task
 from models.audit import Checked, Claim, InputError, ReadResult
 from models.job import BulkSummary, JobParams, JobSummary
-from tasks import frames
 from tasks.citation_ids import link_claims
 from tasks.dedupe.job import job_records
 from tasks.dedupe.stored import add_new
 from tasks.digests import DigestMap
 from tasks.job.audited import summarize
-from tasks.job.folder import write_import
-from tasks.job.imported import (
+from tasks.job.batches import (
     add_order,
     checked_of,
     citation_count,
     dedupe_import,
     import_spill,
     metric_scores,
+    store_batch,
     stored_rows,
 )
-from tasks.job.library import BULK_MEMORY, BULK_THREADS
-from tasks.score.metrics import Tally, assessment, citation_scores
-from tasks.spill import Spill
+from tasks.job.folder import write_import
+from tasks.job.library import BULK_THREADS
+from tasks.score.metrics import Tally, assessment
 from tasks.store.library import open_library, write_lock
 from tasks.store.lock import job_lock
 from tasks.store.names import LibraryPath, check_job_id, library_at
+from tasks.store.scratch import Scratch
 
 DEFAULT_BATCH = 5_000
 
@@ -81,18 +81,6 @@ def batches_done_step(job_id: str, fingerprint: str, db: LibraryPath) -> set[int
         return library.bulk_batches_done(job_id, fingerprint)
 
 
-def store_batch(
-    job_id: str, batch: int, fingerprint: str, checked: Sequence[Checked], db: LibraryPath
-) -> int:
-    """One batch's rows, scored, and its `done` mark (tasks/store/bulk.py); how many rows."""
-    frame = frames.citations_frame(job_id, checked).join(
-        citation_scores(checked), on="citation_id", how="left", maintain_order="left"
-    )
-    with open_library(db, threads=BULK_THREADS, memory_limit=BULK_MEMORY) as library:
-        library.save_bulk_batch(job_id, batch, fingerprint, frame)
-    return frame.height
-
-
 store_batch_step = stage_task("store-batch")(store_batch)
 
 StoreBatch = Callable[[str, int, str, Sequence[Checked], LibraryPath], int]
@@ -116,7 +104,7 @@ def import_batches(
     done: set[int],
     stages: Stages,
     store: StoreBatch,
-    spill: Spill,
+    spill: Scratch,
     db: LibraryPath,
 ) -> Imported:
     """Read, identify, check and store the input a batch at a time (the batches in `done` are
@@ -153,7 +141,7 @@ class Scored:
 
 
 def score_batches(
-    job_id: str, spill: Spill, claims: Sequence[Claim], batch_size: int, db: LibraryPath
+    job_id: str, spill: Scratch, claims: Sequence[Claim], batch_size: int, db: LibraryPath
 ) -> Scored:
     """The first pass over the stored batches: dedupe's match keys (`job_records`, into
     `spill`), and what metrics and claims take."""
@@ -173,7 +161,7 @@ dedupe_step = stage_task("dedupe")(dedupe_import)
 
 
 def finish_import(
-    params: JobParams, job: ReadResult, spill: Spill, batch_size: int, db: LibraryPath
+    params: JobParams, job: ReadResult, spill: Scratch, batch_size: int, db: LibraryPath
 ) -> JobSummary:
     """How an import ends once its citations are stored: `finish_job`'s stages, each over the
     stored citations a batch at a time or over `spill` (support -> dedupe -> score -> library

@@ -20,23 +20,20 @@ import polars as pl
 from prefect import flow
 
 from flows import artifacts, progress
-from flows.steps import PROCESS_POOL, stage_task
+from flows.steps import stage_task
 from models.audit import Checked, Reference
 from models.job import RecheckSummary
-from tasks import frames
-from tasks.changes import (
+from tasks.frames import reference_from_row
+from tasks.job.changes import (
     CHANGES_SCHEMA,
     chunks_by_identifier,
     detect_changes,
     stale_before,
     worth_applying,
 )
-from tasks.frames import reference_from_row
-from tasks.job.folder import write_recheck
-from tasks.lookup import lookup_references
+from tasks.job.recheck import rechecked_rows, save_recheck
+from tasks.lookup.checker import PROCESS_POOL, Checker
 from tasks.registries import read_settings
-from tasks.registries.clients import Registries
-from tasks.score.metrics import assess
 from tasks.store.library import open_library
 from tasks.store.names import LibraryPath, check_job_id, library_at
 
@@ -60,44 +57,11 @@ def recheck_step(refs: Sequence[Reference], chunk_size: int) -> list[Checked]:
     checked: dict[int, Checked] = {}
     deadline = settings.job_ends_at()
     progress.report("recheck", 0, len(refs))
-    with Registries.from_settings(settings, PROCESS_POOL) as registries:
+    with Checker(settings, pool=PROCESS_POOL, deadline=deadline) as checker:
         for chunk in chunks_by_identifier(refs, chunk_size):
-            chunk_refs = [refs[index] for index in chunk]
-            results = lookup_references(chunk_refs, registries, deadline=deadline)
-            checked.update(
-                (index, Checked(reference=ref, result=result))
-                for index, ref, result in zip(chunk, chunk_refs, results, strict=True)
-            )
+            checked.update(zip(chunk, checker.check([refs[index] for index in chunk]), strict=True))
             progress.report("recheck", len(checked), len(refs))
     return [checked[index] for index in range(len(refs))]
-
-
-def _job_rows(job_id: str, checked: list[Checked]) -> pl.DataFrame:
-    """One job's re-checked citation rows with their scores (citation ids unique within it)."""
-    rows = pl.DataFrame(
-        [frames.citation_row(job_id, c.reference, c.result) for c in checked],
-        schema=frames.CITATION_SCHEMA,
-    )
-    scores = assess(checked, [], duplicates=0).citation_scores
-    return rows.join(scores, on="citation_id", how="left")
-
-
-def rechecked_rows(before: pl.DataFrame, checked: Sequence[Checked]) -> pl.DataFrame:
-    """The stored rows with their validation and score columns replaced by the new check
-    (columns other stages added, e.g. dedupe's work_id, are kept). `checked` holds `before`'s
-    rows in order. A citation id names a citation only within its job (it hashes provenance,
-    so one file audited as two jobs repeats it): rows are matched by position and keyed by
-    (job_id, citation_id), and scores are computed job by job."""
-    rows: dict[str, list[Checked]] = {}
-    for job_id, one in zip(before["job_id"], checked, strict=True):
-        rows.setdefault(job_id, []).append(one)
-    fresh = pl.concat([_job_rows(job_id, job_checked) for job_id, job_checked in rows.items()])
-    keys = ["job_id", "citation_id"]
-    replaced = [c for c in fresh.columns if c not in keys]
-    kept = before.drop([c for c in replaced if c in before.columns])
-    return kept.join(fresh, on=keys, how="inner").select(
-        before.columns + [c for c in fresh.columns if c not in before.columns]
-    )
 
 
 @flow(name="scheduled_audit", log_prints=False)
@@ -135,9 +99,7 @@ def scheduled_audit(
         changes = detect_changes(before, updates, now)
     else:
         updates, changes = before, pl.DataFrame(schema=CHANGES_SCHEMA)
-    with open_library(library_path) as library:
-        library.apply_recheck(updates, changes)
-    out, markdown = write_recheck(out_dir, audit_id, changes, updates)
+    out, markdown = save_recheck(audit_id, updates, changes, out_dir, library_path)
     by_field = dict(changes.group_by("field").len().sort("field").iter_rows())
     artifacts.publish_changes(audit_id, markdown)
     return RecheckSummary(

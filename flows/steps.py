@@ -3,17 +3,17 @@
     read -> identify -> look up + decide (chunked) -> support -> dedupe -> score -> render
     -> persist -> publish
 
-The stages up to the checked citations (read, identify, look up + decide) and claim support
-are here; dedupe, score, render and persist are the job package's (tasks/job), which owns how a
-job ends. `TASKS` runs the stages as Prefect tasks (the flows); `PLAIN` calls the same functions
-directly (bench/orchestration.py measures the difference). Checking is chunked: a task run
-costs ~10 ms plus server time, so one per citation would dominate a 10,000-citation job; retries
-happen per request inside the registry clients, not per task."""
+The stages up to the checked citations (read, identify, look up + decide: this process's
+Checker, tasks/lookup/checker.py) and claim support are here; dedupe, score, render and persist
+are the job package's (tasks/job), which owns how a job ends. `TASKS` runs the stages as
+Prefect tasks (the flows); `PLAIN` calls the same functions directly (bench/orchestration.py
+measures the difference). Checking is chunked: a task run costs milliseconds plus server time,
+so one per citation would dominate a large job; retries happen per request inside the registry
+clients, not per task."""
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
@@ -40,16 +40,13 @@ from tasks.job.audited import AuditedJob, Rendered
 from tasks.job.end import dedupe, score
 from tasks.job.folder import write_job
 from tasks.job.render import RunsAhead, render, render_ahead
-from tasks.lookup import lookup_references
-from tasks.lookup.snapshots import LocalSnapshots
+from tasks.lookup.checker import process_checker, process_registries
 from tasks.read.inputs import read_inputs, stream_inputs
 from tasks.read.kinds import check_bibliographies
 from tasks.registries import read_settings
-from tasks.registries.clients import Registries, RegistryPool
 from tasks.render import citeproc
 from tasks.render.citeproc import Ahead
 from tasks.score.metrics import Assessment
-from tasks.snapshots.store import snapshots_root
 from tasks.store.names import LibraryPath
 from tasks.support.claims import support_claims
 
@@ -59,26 +56,6 @@ R = TypeVar("R")
 # A stop signal ends the process with os._exit: pandoc runs (render's, and those render_ahead
 # started) would run on as orphans, as they inherit the blocked stop signals; so it kills them.
 interrupt.on_stop(citeproc.stop_all_pandoc)
-
-# The registry clients of this process, for the stages Prefect runs as tasks: a task's
-# arguments cannot carry live clients into a worker thread or a Dask worker process, so the
-# process is their scope (all its worker threads share one limiter per registry). Everything
-# below the stages takes its clients as arguments.
-PROCESS_POOL = RegistryPool()
-
-
-def process_registries() -> Registries:
-    """This process's client set for the settings in its environment now: a task reads them
-    where it runs (a thread here, a Dask worker process), as they never travel as parameters."""
-    return PROCESS_POOL.registries(read_settings())
-
-
-@cache
-def process_snapshots() -> LocalSnapshots | None:
-    """This process's local snapshots (CITEAUDIT_SNAPSHOTS), opened once and shared by its
-    threads as its registry clients are; None when none is built."""
-    return LocalSnapshots.open(snapshots_root())
-
 
 # --- read, identify -------------------------------------------------------------------------
 
@@ -111,7 +88,12 @@ def identify(
     unique claim ids, claims linked to them."""
     refs = assign_citation_ids(read.references, file_keys, seen)
     claims, refs = unique_claim_ids(read.claims, refs)
-    return ReadResult(references=refs, claims=link_claims(claims, refs), errors=read.errors)
+    return ReadResult(
+        references=refs,
+        claims=link_claims(claims, refs),
+        errors=read.errors,
+        subjects=read.subjects,
+    )
 
 
 # --- look up + decide -----------------------------------------------------------------------
@@ -122,31 +104,11 @@ def job_deadline() -> float:
     return read_settings().job_ends_at()
 
 
-def check_chunk(
-    refs: Sequence[Reference], registries: Registries | None, deadline: float | None = None
-) -> list[Checked]:
-    """Ask the registries about one chunk (None: offline) and decide each citation's status.
-    The two go together: where a search is routed next depends on what the last candidates
-    decided. Past `deadline` nothing is asked: what is left stays `unverified`."""
-    offline = registries is None
-    results = lookup_references(
-        refs, registries, offline=offline, deadline=deadline, snapshots=process_snapshots()
-    )
-    return [Checked(reference=r, result=v) for r, v in zip(refs, results, strict=True)]
-
-
-def check_chunk_here(
-    refs: Sequence[Reference], offline: bool, deadline: float | None = None
-) -> list[Checked]:
-    """`check_chunk` with this process's clients (the stage's task body)."""
-    return check_chunk(refs, None if offline else process_registries(), deadline)
-
-
 @dataclass(frozen=True)
 class CheckedChunk:
     """What the look-up task returns: Prefect links each element of a list a task returns to
-    the task's state until the flow run ends (~200 bytes a citation, 200 MB for a bulk import
-    of a million); an object holding the list is linked once."""
+    the task's state until the flow run ends (hundreds of bytes a citation, for a bulk import
+    held to its end); an object holding the list is linked once."""
 
     checked: list[Checked]
 
@@ -154,7 +116,8 @@ class CheckedChunk:
 def check_chunk_task(
     refs: Sequence[Reference], offline: bool, deadline: float | None = None
 ) -> CheckedChunk:
-    return CheckedChunk(check_chunk_here(refs, offline, deadline))
+    """One chunk checked by this process's checker (tasks/lookup/checker.py)."""
+    return CheckedChunk(process_checker(offline, deadline).check(refs))
 
 
 def unchecked(refs: Sequence[Reference], error: str) -> list[Checked]:
@@ -183,8 +146,9 @@ def check_all(
     checked: list[Checked] = []
     deadline = job_deadline()
     progress.report("validate", 0, len(refs))
+    checker = process_checker(offline, deadline)
     for chunk in plan_chunks(refs, chunk_size):
-        checked.extend(check_chunk_here(chunk, offline, deadline))
+        checked.extend(checker.check(chunk))
         progress.report("validate", len(checked), len(refs))
     return checked
 
@@ -215,8 +179,8 @@ def publish(rendered: Rendered) -> None:
 def stage_task(name: str) -> Callable[[Callable[P, R]], Task[P, R]]:
     """Our Prefect task decorator: no cache policy. Results are never persisted, so a cache key
     is never used, yet Prefect would compute one for every run by serializing all its inputs
-    (JSON, else cloudpickle): a bulk import's finishing tasks copied every citation's frames
-    (~150 MB at 40,000), and each checked chunk was encoded once more."""
+    (JSON, else cloudpickle): a bulk import's finishing tasks copied every citation's frames,
+    and each checked chunk was encoded once more."""
     return task(name=name, cache_policy=NO_CACHE)
 
 
@@ -233,7 +197,7 @@ publish_task = stage_task("publish-artifacts")(publish)
 
 def quoted(stage: Task[P, R]) -> Callable[P, R]:
     """A task called with its arguments in `quote(...)`: Prefect would otherwise walk every
-    nested model looking for futures (11 s of a 1,363-citation job), though none holds one."""
+    nested model looking for futures (seconds of a mid-sized job), though none holds one."""
 
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
         return stage(*(quote(a) for a in args), **{k: quote(v) for k, v in kwargs.items()})  # type: ignore[arg-type]

@@ -1,4 +1,5 @@
-"""Shared fixtures: one Prefect test server per session, the fake registry, temp outputs."""
+"""Shared fixtures: one Prefect test server per session, the fake registry, temp outputs; and
+the `slow` mark (the README's fast subset, `pytest -m "not slow"`, leaves those tests out)."""
 
 import logging
 import os
@@ -30,3 +31,31 @@ def prefect_harness() -> Iterator[str]:
 
     with prefect_test_harness(server_startup_timeout=120):
         yield str(PREFECT_API_URL.value())
+
+
+# What makes a test slow: a Prefect server (started once per worker, 7-20 s) and the flow runs
+# on it, or a module whose every test runs the CLI in fresh processes, builds snapshots or
+# large hostile inputs, or searches with Hypothesis. CI runs them all; the edit-test loop need
+# not.
+SLOW_FIXTURES = frozenset({"prefect_harness", "prefect_server", "this_process_on_prefect_server"})
+SLOW_MODULES = frozenset(
+    {
+        "test_agent_mcp.py",
+        "test_exit_codes.py",
+        "test_fix.py",
+        "test_hostile_dumps.py",
+        "test_hostile_linear.py",
+        "test_hostile_properties.py",
+        "test_hostile_regex.py",
+        "test_library_lake.py",
+        "test_server.py",
+        "test_snapshots_store.py",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & SLOW_FIXTURES or item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)

@@ -15,7 +15,7 @@ from models.audit import Checked, Reference, Status, ValidationResult
 from models.csl import CSLDate, CSLItem
 from tasks.dedupe.job import dedupe_records, job_records, repeats_within_jobs
 from tasks.dedupe.stored import add_library, add_new, add_previous, components, dedupe_stored
-from tasks.spill import Spill
+from tasks.store.scratch import Scratch
 from tests.dedupe_samples import dblp_acm_references
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dedupe"
@@ -66,7 +66,7 @@ def inputs() -> tuple[pl.DataFrame, pl.DataFrame, list[str]]:
 def test_stored_dedupe_gives_the_in_memory_dedupe_row_for_row(inputs, tmp_path, group) -> None:
     new, library, previous = inputs
     whole = dedupe_records("job", new, library, previous_works=previous)
-    with Spill(tmp_path) as spill:
+    with Scratch(tmp_path) as spill:
         for start in range(0, new.height, 10):  # as an import adds them, a batch at a time
             add_new(spill, new.slice(start, 10))
         for start in range(0, library.height, 16):

@@ -15,8 +15,8 @@ from flows import progress
 from flows.bulk import bulk_import
 from flows.cli.main import app
 from models.job import BulkSummary, JobParams
-from tasks.report.selection import RELATIONS
-from tasks.words import counted
+from tasks.plural import counted
+from tasks.report.works import RELATIONS
 from tests.fake_registry import FakeRegistry
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")

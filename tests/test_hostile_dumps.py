@@ -17,7 +17,7 @@ import pytest
 
 from tasks.errors import exit_code, one_line
 from tasks.lookup.snapshots import LocalSnapshots
-from tasks.snapshots import arxiv, crossref, dblp, retractions
+from tasks.snapshots import arxiv, bounded, crossref, dblp, retractions
 from tasks.snapshots.index import open_snapshot
 from tasks.snapshots.store import Builder, SnapshotFormatError, build, damage, damaged
 
@@ -278,7 +278,6 @@ def test_an_audit_warns_once_of_a_damaged_snapshot_and_goes_on_without_it(
 ) -> None:
     """The index's identifiers shuffled (its size unchanged): one warning naming the snapshot
     and the file, not the stale one too; lookups ask no snapshot (never its wrong answers)."""
-    import flows.cli.main  # noqa: F401  (the CLI's modules load from its main)
     from flows.cli.snapshot import warn_if_stale
 
     root = tmp_path / "snapshots"
@@ -310,3 +309,24 @@ def test_an_entity_dblp_dtd_does_not_declare_refuses_the_dump(tmp_path: Path, wo
         "XML; the snapshot was not changed"
     )
     _dblp_still_there(root)
+
+
+def test_read_whole_holds_little_before_it_knows_a_file_ends_within_its_limit(
+    tmp_path: Path,
+) -> None:
+    """A file past what read_whole holds on trust but within its limit is read whole (twice:
+    counted, then held); a bomb past the limit is refused having held only the trusted part."""
+    content = bytes(range(256)) * (3 * SMALL // 256)
+    fits = tmp_path / "fits.gz"
+    fits.write_bytes(gzip.compress(content, compresslevel=1))
+    assert bounded.read_whole(fits, limit=8 * SMALL, held=SMALL) == content
+    bomb = _bomb(tmp_path / "bomb.gz", b"{")
+    tracemalloc.start()
+    try:
+        with pytest.raises(SnapshotFormatError) as failure:
+            bounded.read_whole(bomb, limit=32 * SMALL, held=SMALL)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "its content is longer than 32 MB" in str(failure.value)
+    assert peak < 8 * SMALL, f"held {peak:,} bytes at once"

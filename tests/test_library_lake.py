@@ -92,7 +92,7 @@ JOBS = {
 
 WRITER = """
 import sys
-import flows.quiet
+import flows.prefect_logging
 from flows.audit import run_pipeline
 from models.job import JobParams
 job, source, out, db = sys.argv[1:]

@@ -9,9 +9,11 @@ from datetime import UTC, datetime
 import duckdb
 import polars as pl
 
-from tasks.changes import detect_changes
+from tasks.job.changes import detect_changes
 from tasks.report import ReportData, render_html, render_markdown
-from tasks.report.selection import CHANGE_KINDS, reported_citations, select
+from tasks.report.changes import CHANGE_KINDS
+from tasks.report.selection import select
+from tasks.report.totals import reported_citations
 from tasks.score.metrics import CLAIM_SCORE_SCHEMA
 from tests.report_data import citation, citations
 

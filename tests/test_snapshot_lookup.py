@@ -205,3 +205,39 @@ def _ref(
         provenance=Provenance(source_file="refs.bib", entry_key=key),
         item=CSLItem.from_csl(csl),
     )
+
+
+def test_a_withdrawn_preprint_is_flagged_in_the_row_the_report_and_the_gate(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    from tasks.snapshots import arxiv
+    from tasks.snapshots.store import build
+
+    root = tmp_path / "snapshots"
+    build(arxiv.BUILDER, [FIXTURES / "arxiv-metadata-oai-snapshot.json"], root)
+    bib = tmp_path / "refs.bib"
+    bib.write_text(
+        "@article{garcia99, title = {On the N=4 Super Yang-Mills Theory at Strong Coupling},\n"
+        "  author = {Garc{\\'i}a, Jos{\\'e} and M{\\\"u}ller, M.}, year = {1999},\n"
+        "  eprint = {hep-th/9901001}, archivePrefix = {arXiv}}\n"
+    )
+    out = tmp_path / "out"
+    done = citeaudit(
+        {**env, "CITEAUDIT_SNAPSHOTS": str(root)},
+        *(
+            "audit",
+            str(bib),
+            "--offline",
+            "--fail-on",
+            "retracted",
+            "--job",
+            "w",
+            "--out",
+            str(out),
+        ),
+    )
+    assert done.returncode == 1, done.stderr
+    assert "--fail-on retracted: 1 retracted" in done.stderr
+    [row] = pl.read_parquet(out / "w" / "citations.parquet").to_dicts()
+    assert (row["status"], row["retracted"]) == ("verified", True)
+    assert "withdrawn by its authors on arXiv" in (out / "w" / "report.md").read_text()

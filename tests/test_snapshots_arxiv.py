@@ -183,3 +183,59 @@ ENTRIES = Path(__file__).parent / "fixtures" / "registry" / "arxiv_entries.jsonl
 ATOM_ENTRY = (
     '<entry xmlns="http://www.w3.org/2005/Atom" xmlns:arxiv="http://arxiv.org/schemas/atom">'
 )
+
+
+def test_a_withdrawn_paper_reaches_the_row_as_a_retraction(built: Snapshot) -> None:
+    """arXiv's `withdrawn` flags the row (retracted, with its notice) as Crossref's withdrawal
+    does: the report's advice and `--fail-on retracted` read that flag."""
+    from models.audit import Provenance, Reference, Status
+    from models.csl import CSLItem
+    from tasks.lookup import lookup_references
+    from tasks.lookup.snapshots import LocalSnapshots
+
+    csl = {
+        "id": "garcia99",
+        "type": "article",
+        "title": "On the N=4 Super Yang-Mills Theory at Strong Coupling",
+        "author": [{"family": "García", "given": "José"}, {"family": "Müller", "given": "M."}],
+        "issued": {"date-parts": [[1999]]},
+    }
+    cited = Reference(
+        citation_id="garcia99",
+        provenance=Provenance(source_file="refs.bib", entry_key="garcia99"),
+        item=CSLItem.from_csl(csl),
+    )
+    cited = cited.model_copy(
+        update={"ids": cited.ids.model_copy(update={"arxiv": "hep-th/9901001"})}
+    )
+    snapshots = LocalSnapshots({"arxiv": built}, None)
+    [row] = lookup_references([cited], None, offline=True, snapshots=snapshots)
+    assert (row.status, row.registry) == (Status.VERIFIED, built.label)
+    assert row.retracted
+    [notice] = row.notices
+    assert (notice.kind, notice.source, notice.reason) == (
+        "retraction",
+        "arxiv",
+        "withdrawn by its authors on arXiv",
+    )
+    assert notice.url == "https://arxiv.org/abs/hep-th/9901001"
+    kept = as_registry_record(_one(built, "0804.0970"), "arxiv")  # not withdrawn
+    assert not kept.retracted and kept.notices == []
+
+
+def test_the_live_client_flags_a_withdrawn_paper_as_the_snapshot_does() -> None:
+    entry = ET.fromstring(
+        """<entry xmlns="http://www.w3.org/2005/Atom" xmlns:arxiv="http://arxiv.org/schemas/atom">
+        <id>http://arxiv.org/abs/hep-th/9901001v2</id><updated>2001-02-03T00:00:00Z</updated>
+        <published>1999-01-04T00:00:00Z</published><title>On the N=4 theory</title>
+        <author><name>José García</name></author>
+        <arxiv:comment>This paper has been withdrawn by the authors</arxiv:comment></entry>"""
+    )
+    record = arxiv_entry_to_csl(entry)
+    [notice] = record.notices
+    assert record.retracted and (notice.reason, notice.date) == (
+        "withdrawn by its authors on arXiv",
+        "2001-02-03",
+    )
+    entry.remove(entry.find("{http://arxiv.org/schemas/atom}comment"))
+    assert not arxiv_entry_to_csl(entry).retracted

@@ -5,6 +5,8 @@ the last a real work given an `updated-by` retraction in Crossref's documented s
 through the snapshot's index; a build killed mid-way (the whole process group, SIGKILL)
 resumes with the files it had not written."""
 
+import gzip
+import json
 import os
 import shutil
 import signal
@@ -12,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,8 +64,9 @@ def test_titles_subtitles_authors_and_types_by_crossref_maps_rules(built: Snapsh
     biochem = _one(built, "10.1021/acs.biochem.6b01273")
     assert biochem["container"] == "Biochemistry" and biochem["volume"] == "56"
     assert biochem["authors"][0]["family"] and biochem["authors"][0]["literal"] is None
-    # `issued` without a year: the year comes from `published-print`, `-online` or `created`.
-    assert _one(built, "10.1163/2214-8264_dutchpamphlets-kb1-kb13538")["year"] is not None
+    # `issued` without a year, no `published-*`: `created` (2017, the deposit) is no year of a
+    # pamphlet of the 1600s.
+    assert _one(built, "10.1163/2214-8264_dutchpamphlets-kb1-kb13538")["year"] is None
 
 
 def test_updates_from_updated_by_and_an_update_to_on_the_work_itself(built: Snapshot) -> None:
@@ -141,3 +145,47 @@ def test_a_killed_build_resumes_with_the_files_it_had_not_written(tmp_path: Path
     assert snapshot is not None
     with snapshot:
         assert _one(snapshot, "10.1111/insr.12087")["year"] == 2014  # from the file resumed
+
+
+def test_a_null_issued_takes_its_year_from_published_never_created(tmp_path: Path) -> None:
+    """ICDCS 2003, deposited in 2004: `issued` [[null]]; the year is the first of
+    published-print, published-online, published; a work with only `created` has none."""
+    created = {"date-parts": [[2004, 3, 1]]}
+    works = [
+        {
+            "DOI": "10.1/print",
+            "issued": {"date-parts": [[None]]},
+            "created": created,
+            "published-print": {"date-parts": [[2003, 5]]},
+        },
+        {
+            "DOI": "10.1/online",
+            "issued": {"date-parts": [[None]]},
+            "created": created,
+            "published-online": {"date-parts": [[2003]]},
+        },
+        {
+            "DOI": "10.1/published",
+            "issued": {"date-parts": [[None]]},
+            "created": created,
+            "published": {"date-parts": [[2003, 5, 19]]},
+        },
+        {"DOI": "10.1/created", "issued": {"date-parts": [[None]]}, "created": created},
+    ]
+    for typed in (True, False):  # the documented shape, and an odd item beside them
+        folder = tmp_path / f"input-{typed}"
+        folder.mkdir()
+        items: list[Any] = [*works] if typed else [*works, None]
+        (folder / "0.json.gz").write_bytes(gzip.compress(json.dumps({"items": items}).encode()))
+        root = tmp_path / f"snapshots-{typed}"
+        build(crossref.builder(), [folder], root)
+        snapshot = open_snapshot(root, "crossref")
+        assert snapshot is not None
+        with snapshot:
+            years = {doi: _one(snapshot, doi)["year"] for doi in (w["DOI"] for w in works)}
+        assert years == {
+            "10.1/print": 2003,
+            "10.1/online": 2003,
+            "10.1/published": 2003,
+            "10.1/created": None,
+        }

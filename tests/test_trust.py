@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tasks.trust import (
+from tasks.score.trust import (
     DEFAULT_TRUSTED_DOMAINS_FILE,
     TRUSTED_DOMAINS_ENV,
     host_is_trusted,

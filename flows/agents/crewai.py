@@ -1,4 +1,4 @@
-"""The agent service as a CrewAI tool (the `citeaudit[crewai]` extra): `CitationManager`.
+"""The agent service as a CrewAI tool (the `crewai` extra): `CitationManager`.
 
 It takes the IVCAP citation tracker's arguments (operation = add / validate / format / export /
 list, doi, pmid, url, citation_ids, format_type, page_number, export_format), plus arxiv,
@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from flows.agents.service import SOURCE_KINDS, AgentError, AgentService, Answer, one_line_error
+from flows.agents.arguments import one_line_error
+from flows.agents.service import SOURCE_KINDS, AgentError, AgentService, Answer
 from tasks.errors import MissingExtra
 from tasks.registries.clients import RegistryPool
 

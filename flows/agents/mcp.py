@@ -1,4 +1,4 @@
-"""The agent service as an MCP server (the `citeaudit[mcp]` extra): `citeaudit mcp`.
+"""The agent service as an MCP server (the `mcp` extra): `citeaudit mcp`.
 
 Five tools, named and shaped as a contract: add_citation, validate_citations, format_citations,
 export_citations, list_citations. Each answers with the service's plain text (for the model)
@@ -18,7 +18,8 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from flows.agents.service import AgentService, Answer, one_line_error
+from flows.agents.arguments import one_line_error
+from flows.agents.service import AgentService, Answer
 from tasks.errors import MissingExtra
 from tasks.render.citeproc import STYLES
 from tasks.store.names import LibraryPath

@@ -10,7 +10,8 @@
     list      the job's citations and their statuses
 
 Every answer is short plain text for an LLM plus the same as JSON (`Answer.data`); bad arguments
-raise `AgentError` (one line). The CrewAI tool and the MCP server are thin adapters over this.
+raise `AgentError` (one line). The arguments are checked by arguments.py, the answers' text
+written by replies.py. The CrewAI tool and the MCP server are thin adapters over this.
 
 A citation agents add is built as the line of a plain-text list (source `agent`, entry key its
 order of addition), so a job built by `add` calls audits alike as that list. Several agents may
@@ -23,18 +24,21 @@ dedupe could touch the job's other citations: tasks/dedupe/job.py dedupe_added).
 its own citation, not the job's size; `format`, `export` and `list` render on demand.
 """
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
-from flows import steps
-from models.audit import Checked, CitationSupport, Claim, Reference, Status, ValidationResult
+from flows.agents import replies
+from flows.agents.arguments import (
+    DEFAULT_STYLE,
+    job_id_of,
+    location_of,
+    source_line,
+    style_of,
+)
+from models.audit import Checked, CitationSupport, Claim, Reference, ValidationResult
 from models.csl import CSLItem
 from tasks.citation_ids import citation_id_for, unused_id
-from tasks.errors import one_line
 from tasks.job.agent import (
     AGENT_SOURCE,
     REJECTED,
@@ -44,23 +48,21 @@ from tasks.job.agent import (
     store_added,
     store_state,
 )
+from tasks.lookup.checker import Checker, process_snapshots
 from tasks.read.plaintext import reference_from_line
 from tasks.registries import RegistrySettings, read_settings
 from tasks.registries.clients import Registries, RegistryPool
 from tasks.render import citeproc, exports
 from tasks.render.selection import export_entries
 from tasks.store.library import write_lock
-from tasks.store.names import LibraryPath, UnsafeJobId, check_job_id, library_at
+from tasks.store.names import LibraryPath, library_at
 from tasks.support.claims import support_claims
-from tasks.words import counted
 
-DEFAULT_STYLE = "apa"
 SourceKind = Literal["doi", "pmid", "arxiv", "url", "reference"]
 SOURCE_KINDS: tuple[SourceKind, ...] = ("doi", "pmid", "arxiv", "url", "reference")
 FormatKind = Literal["intext", "bibliography"]
 ExportFormat = Literal["bibtex", "ris", "csljson"]
 EXPORTERS = {"bibtex": exports.to_bibtex, "ris": exports.to_ris, "csljson": exports.to_csl_json}
-_PAGES = re.compile(r"\d+\s*[-–]\s*\d+")
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ class AgentService:
         claim: str | None = None,
         page: str | int | None = None,
     ) -> Answer:
-        job = _job_id(job)
+        job = job_id_of(job)
         values = (doi, pmid, arxiv, url, reference)
         texts = (str(v).strip() if v is not None else "" for v in values)
         given = {k: v for k, v in zip(SOURCE_KINDS, texts, strict=True) if v}
@@ -143,10 +145,10 @@ class AgentService:
         items = state.listed()
         answer = self._citation_answers(state, items, [same], locator=location, whole=False)[0]
         answer["already_in_job"] = not new
-        return Answer(_added_text(job, answer), {"job": job, "citation": answer})
+        return Answer(replies.added_text(job, answer), {"job": job, "citation": answer})
 
     def validate(self, job: str) -> Answer:
-        job = _job_id(job)
+        job = job_id_of(job)
         before = self._load(job)
         if not before.refs:
             raise AgentError(f"job {job} has no citations to validate")
@@ -165,9 +167,9 @@ class AgentService:
             for c in citations
             if was.get(c["id"]) not in (None, c["status"])
         ]
-        data = {"job": job, "counts": _counts(citations), "changed": changed}
+        data = {"job": job, "counts": replies.status_counts(citations), "changed": changed}
         data["citations"] = citations
-        return Answer(_validated_text(job, citations, changed), data)
+        return Answer(replies.validated_text(job, citations, changed), data)
 
     def format(
         self,
@@ -178,8 +180,8 @@ class AgentService:
         kind: str = "intext",
         page: str | int | None = None,
     ) -> Answer:
-        job = _job_id(job)
-        style = _style(style)
+        job = job_id_of(job)
+        style = style_of(style)
         if kind not in ("intext", "bibliography"):
             raise AgentError(f"kind must be 'intext' or 'bibliography', not {kind!r}")
         state = self._existing(job)
@@ -191,7 +193,7 @@ class AgentService:
         if kind == "intext":
             cites = self._citation_answers(state, items, chosen, style, locator=location)
             data = {"job": job, "style": style, "kind": kind, "citations": cites}
-            return Answer(_intext_text(cites), data)
+            return Answer(replies.intext_text(cites), data)
         numbers = state.numbers(items)
         wanted = {numbers[r.citation_id] for r in chosen if r.citation_id in numbers}
         rendered = citeproc.render_bibliography(items, style).entries
@@ -204,7 +206,7 @@ class AgentService:
         return Answer("\n".join([header, "", *(e.text for e in chosen_entries)]), data)
 
     def export(self, job: str, *, format: str = "bibtex") -> Answer:
-        job = _job_id(job)
+        job = job_id_of(job)
         if format not in EXPORTERS:
             raise AgentError(f"format must be one of {', '.join(EXPORTERS)}, not {format!r}")
         state = self._existing(job)
@@ -220,11 +222,11 @@ class AgentService:
         return Answer(content, data | {"citations": citations})
 
     def list_citations(self, job: str) -> Answer:
-        job = _job_id(job)
+        job = job_id_of(job)
         state = self._load(job)
         citations = self._citation_answers(state, state.listed(), state.refs)
-        data = {"job": job, "counts": _counts(citations), "citations": citations}
-        return Answer(_list_text(job, citations), data)
+        data = {"job": job, "counts": replies.status_counts(citations), "citations": citations}
+        return Answer(replies.list_text(job, citations), data)
 
     # -- the job in the library
 
@@ -253,9 +255,14 @@ class AgentService:
     def _lookup(self, refs: Sequence[Reference]) -> list[ValidationResult]:
         """The batch flow's check of one chunk; past a job's deadline from now (an agent must
         not wait on a registry forever) what is left stays `unverified`."""
-        registries = None if self.offline else self.registries()
-        checked = steps.check_chunk(refs, registries, self.settings().job_ends_at())
-        return [c.result for c in checked]
+        settings = self.settings()
+        with Checker(
+            None if self.offline else settings,
+            pool=self.pool,
+            snapshots=process_snapshots(),
+            deadline=settings.job_ends_at(),
+        ) as checker:
+            return [c.result for c in checker.check(refs)]
 
     def settings(self) -> RegistrySettings:
         """The service's registry settings: given, or read from the environment once."""
@@ -362,64 +369,6 @@ def _formatted(records: Mapping[str, CSLItem | None]) -> dict[str, str]:
     return {e.item_id: e.text for e in rendered.entries}
 
 
-# -- arguments
-
-
-def one_line_error(exc: BaseException) -> str:
-    """What went wrong, in one line an agent can read: the argument and the problem, or (for
-    our own failure) the error's kind and message."""
-    if isinstance(exc, ValidationError):
-        return "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
-        )
-    return one_line(exc)
-
-
-def _job_id(job: str | None) -> str:
-    if not job or not job.strip():
-        raise AgentError("give the job (the crew run's name)")
-    try:
-        return check_job_id(job.strip())
-    except UnsafeJobId as exc:
-        raise AgentError(str(exc)) from None
-
-
-def _style(style: str | None) -> str:
-    chosen = (style or DEFAULT_STYLE).strip()
-    if chosen not in citeproc.STYLES:
-        raise AgentError(f"unknown style {chosen!r} (known: {', '.join(citeproc.STYLES)})")
-    return chosen
-
-
-def source_line(kind: str, value: str) -> str:
-    """What the agent gave, as a line of a plain-text list; the identifier must be there."""
-    line = " ".join(value.split())
-    if kind == "arxiv" and not re.match(r"(?i)(arxiv:|https?://)", line):
-        line = f"arXiv:{line}"
-    if kind == "pmid" and not re.match(r"(?i)(pmid|\d)", line):
-        line = f"PMID: {line}"
-    if kind == "url" and not re.match(r"(?i)https?://\S+$", line):
-        raise AgentError(f"url: {value!r} is not an http(s) URL")
-    ids = reference_from_line(line, AGENT_SOURCE, 0).ids
-    named = {"doi": ids.doi, "pmid": ids.pmid, "arxiv": ids.arxiv}
-    if kind in named and not named[kind]:
-        what = {"doi": "DOI", "pmid": "PMID", "arxiv": "arXiv id"}[kind]
-        raise AgentError(f"{kind}: {value!r} is not a{'n' if kind == 'arxiv' else ''} {what}")
-    return line
-
-
-def location_of(page: str | int | None) -> str | None:
-    """A page as a citation's location: `45` -> `p. 45`, `45-47` -> `pp. 45-47`, else as given."""
-    text = " ".join(str(page).split()) if page is not None else ""
-    if not text:
-        return None
-    if text.isdigit():
-        return f"p. {text}"
-    if _PAGES.fullmatch(text):
-        return f"pp. {text}"
-    return text
-
-
 # -- the job's state
 
 
@@ -458,84 +407,3 @@ def _cite_for_claim(state: JobState, ref: Reference, text: str) -> Claim:
     if claim.claim_id not in ref.claim_ids:
         ref.claim_ids.append(claim.claim_id)
     return claim
-
-
-def _counts(citations: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    counts = {s.value: 0 for s in Status}
-    for c in citations:
-        counts[c["status"]] += 1
-    return counts
-
-
-def _verdict(c: Mapping[str, Any]) -> str:
-    if c["retracted"]:
-        return "REJECTED (retracted)"
-    if not c["accepted"]:
-        return "REJECTED"
-    return "HELD (not validated)" if c["status"] == Status.UNVERIFIED else "ACCEPTED"
-
-
-def _added_text(job: str, c: Mapping[str, Any]) -> str:
-    number = f" [{c['number']}]" if c["number"] else ""
-    again = " (already in the job)" if c["already_in_job"] else ""
-    lines = [f"{_verdict(c)}{number} {c['status']}{again}: {c['reason']}"]
-    if c["accepted"] and not c["retracted"]:
-        if c["reference"]:
-            lines.append(f"Reference: {c['reference']}")
-        if c["in_text"]:
-            lines.append(f"Use in text as: {c['in_text']}")
-        if c["status"] == Status.UNVERIFIED:
-            lines.append("Could not be checked now; run validate later before relying on it.")
-    else:
-        lines.append("Do not cite this source.")
-        if c["found_record"]:
-            lines.append(f"The identifier you gave belongs to: {c['found_record']}")
-        if c["probably_meant"]:
-            lines.append(f"The title you gave is: {c['probably_meant']}")
-    lines.append(f"id {c['id']}, completeness {c['completeness']:.0%}, job {job}")
-    return "\n".join(lines)
-
-
-def _line(c: Mapping[str, Any]) -> str:
-    number = f"[{c['number']}]" if c["number"] else "[-]"
-    what = c["reference"] or c["source"] or ""
-    return f"{number} {c['status']} {what} (id {c['id']})"
-
-
-def _list_text(job: str, citations: Sequence[Mapping[str, Any]]) -> str:
-    if not citations:
-        return f"job {job} has no citations yet"
-    accepted = [c for c in citations if c["accepted"]]
-    rejected = [c for c in citations if not c["accepted"]]
-    # An unverified citation is held, not accepted: nothing vouched for it yet.
-    held = sum(c["status"] == Status.UNVERIFIED for c in accepted)
-    counts = f"{len(accepted) - held} accepted" + (f", {held} held (not validated)" if held else "")
-    lines = [f"job {job}: {counted(len(citations), 'citation')}, {counts}"]
-    lines += [_line(c) for c in accepted]
-    if rejected:
-        lines.append(f"rejected ({len(rejected)}), do not cite:")
-        lines += [f"{_line(c)}: {c['reason']}" for c in rejected]
-    return "\n".join(lines)
-
-
-def _validated_text(
-    job: str, citations: Sequence[Mapping[str, Any]], changed: Sequence[Mapping[str, Any]]
-) -> str:
-    counts = ", ".join(f"{n} {s}" for s, n in _counts(citations).items() if n)
-    lines = [f"validated {len(citations)} citations of job {job}: {counts}"]
-    lines += [f"changed: {c['id']} {c['was']} -> {c['now']}" for c in changed]
-    rejected = [c for c in citations if not c["accepted"]]
-    if rejected:
-        lines.append("rejected, do not cite:")
-        lines += [f"{_line(c)}: {c['reason']}" for c in rejected]
-    return "\n".join(lines)
-
-
-def _intext_text(cites: Sequence[Mapping[str, Any]]) -> str:
-    lines = []
-    for c in cites:
-        if c["in_text"]:
-            lines.append(c["in_text"])
-        else:
-            lines.append(f"{c['id']}: not citable ({c['status']}: {c['reason']})")
-    return "\n".join(lines)

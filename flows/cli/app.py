@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 from rich.console import Console
 
-import flows.quiet  # noqa: F401  (must come before anything imports prefect)
+import flows.prefect_logging  # noqa: F401  (must come before anything imports prefect)
 
 if TYPE_CHECKING:
     from tasks.errors import CiteauditError

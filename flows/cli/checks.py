@@ -38,7 +38,7 @@ def check_inputs(
         usage_error(str(exc))
 
     from flows.runners import runner_choice
-    from tasks.trust import load_trusted_domains
+    from tasks.score.trust import load_trusted_domains
 
     registry_settings()  # checked here; the flow reads them in its own process
     try:

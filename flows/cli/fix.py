@@ -24,8 +24,8 @@ from flows.cli.checks import registry_settings
 from flows.cli.run import progress_bars
 
 if TYPE_CHECKING:
-    from models.audit import Reference, ValidationResult
-    from tasks.registries.clients import Registries
+    from models.audit import Checked, Reference
+    from tasks.lookup.checker import Checker
 
 # Citations looked up between two progress reports (audit's default chunk).
 FIX_CHUNK = 200
@@ -72,19 +72,15 @@ def fix(
         usage_error(f"{input_bib}: {exc}")
     # the lookup's modules (the registry clients among them) once the arguments are right
     from tasks.citation_ids import assign_citation_ids
-    from tasks.registries.clients import Registries, RegistryPool
+    from tasks.lookup.checker import Checker
     from tasks.render.fix import fix_bibtex
     from tasks.store.jobfolder import write_output
 
     read = bibtex.read([input_bib])
     refs = assign_citation_ids(read.references)
-    with progress_bars():
-        if settings is None:
-            results = _looked_up(refs, None)
-        else:
-            with Registries.from_settings(settings, RegistryPool()) as registries:
-                results = _looked_up(refs, registries)
-    fixed = fix_bibtex(text, refs, {r.citation_id: r for r in results})
+    with progress_bars(), Checker(settings) as checker:
+        checked = _checked(refs, checker)
+    fixed = fix_bibtex(text, refs, {c.citation_id: c.result for c in checked})
     data = encoded_like(fixed.text, original)
     if output is None:
         sys.stdout.flush()
@@ -105,21 +101,17 @@ def fix(
     print(fixed.summary(len(refs)), file=report)
 
 
-def _looked_up(
-    refs: "list[Reference]", registries: "Registries | None"
-) -> "list[ValidationResult]":
-    """Every citation looked up (None: offline), a chunk at a time, each reported as audit's
-    `validate` stage is."""
+def _checked(refs: "list[Reference]", checker: "Checker") -> "list[Checked]":
+    """Every citation checked, a chunk at a time, each reported as audit's `validate` stage is."""
     from flows import progress
     from tasks.citation_ids import plan_chunks
-    from tasks.lookup import lookup_references
 
-    results = []
+    checked: list[Checked] = []
     progress.report("validate", 0, len(refs))
     for chunk in plan_chunks(refs, FIX_CHUNK):
-        results += lookup_references(chunk, registries, offline=registries is None)
-        progress.report("validate", len(results), len(refs))
-    return results
+        checked += checker.check(chunk)
+        progress.report("validate", len(checked), len(refs))
+    return checked
 
 
 def _unwritable(output: Path, input_bib: Path) -> str | None:

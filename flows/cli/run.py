@@ -116,7 +116,7 @@ def run_flow(flow_name: str, workers: int, **parameters: Any) -> Any:
     with prefect_api():
         flow = getattr(importlib.import_module(module), name)
         from flows import interrupt
-        from flows.quiet import Reported
+        from flows.prefect_logging import Reported
         from flows.runners import task_runner
         from tasks.errors import CiteauditError
 

@@ -22,7 +22,7 @@ def serve(
     if deployments is not None and not deployments.is_file():
         usage_error(f"--file: no such file {deployments}")  # before Prefect and its server start
     with prefect_api():
-        from flows.serve import DEPLOYMENTS_FILE, serve_all
+        from flows.serve_deployments import DEPLOYMENTS_FILE, serve_all
 
         serve_all(deployments or DEPLOYMENTS_FILE, limit=limit)
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from flows.cli.app import out, usage_error
-from tasks.words import counted
+from tasks.plural import counted
 
 if TYPE_CHECKING:
     from models.job import JobSummary

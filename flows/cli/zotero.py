@@ -27,7 +27,7 @@ from flows.cli.app import DbOption, JobOption, OfflineOption, OutOption, fail, o
 from flows.cli.audit import run_audit
 from flows.cli.checks import check_job, registry_settings
 from flows.cli.summary import gate_failed, parse_gate
-from tasks.words import counted
+from tasks.plural import counted
 
 if TYPE_CHECKING:
     from tasks.registries.zotero import ZoteroLibrary

@@ -1,4 +1,4 @@
-"""A job's dedupe over records held in a working database (tasks/spill.py), not in memory: a
+"""A job's dedupe over records held in a working database (tasks/store/scratch.py), not in memory: a
 bulk import's million citations, whose records, pairs and works would not fit.
 
 It gives what `dedupe_records` gives, row for row, a group of records at a time:
@@ -31,7 +31,7 @@ from tasks.dedupe.job import DEDUPE_COLUMNS, job_rows, repeats_within_jobs, work
 from tasks.dedupe.records import LIBRARY_SCHEMA, RECORD_SCHEMA
 from tasks.dedupe.recurring import recurring_flag, recurring_keys, repeated_in_list
 from tasks.dedupe.thresholds import DedupeThresholds
-from tasks.spill import Spill
+from tasks.store.scratch import Scratch
 
 GROUP = 5_000  # new records decided at once (a component larger than this is one group)
 LIBRARY_RIDS = -(1 << 40)  # the first library record's rid: below every new record's
@@ -39,7 +39,7 @@ BASE_LENGTH = len("w-") + 16  # a work id's base: `w-HASH` of `w-HASH-2`
 OUTPUTS = ("job_columns", "job_records", "job_works", "job_links", "job_retired")
 
 
-def add_new(spill: Spill, records: pl.DataFrame) -> None:
+def add_new(spill: Scratch, records: pl.DataFrame) -> None:
     """The job's next records in input order (`job_records` of a batch)."""
     start = spill.count("dedupe_new") if spill.has("dedupe_new") else 0
     spill.append(
@@ -52,7 +52,7 @@ def add_new(spill: Spill, records: pl.DataFrame) -> None:
     )
 
 
-def add_library(spill: Spill, records: pl.DataFrame) -> None:
+def add_library(spill: Scratch, records: pl.DataFrame) -> None:
     """Other jobs' next records (LIBRARY_SCHEMA), in citation id order."""
     start = LIBRARY_RIDS + (spill.count("dedupe_library") if spill.has("dedupe_library") else 0)
     spill.append(
@@ -64,13 +64,13 @@ def add_library(spill: Spill, records: pl.DataFrame) -> None:
     )
 
 
-def add_previous(spill: Spill, work_ids: pl.Series) -> None:
+def add_previous(spill: Scratch, work_ids: pl.Series) -> None:
     """Work ids the job's earlier run cited."""
     spill.append("dedupe_previous", pl.DataFrame({"work_id": work_ids.cast(pl.Utf8)}))
 
 
 def dedupe_stored(
-    job_id: str, spill: Spill, thresholds: DedupeThresholds | None = None, group: int = GROUP
+    job_id: str, spill: Scratch, thresholds: DedupeThresholds | None = None, group: int = GROUP
 ) -> int:
     """Dedupe the job's records in `spill` (see the module) into its output tables; how many
     of the job's citations repeat a work it cites already (`repeats_within_jobs`)."""
@@ -97,7 +97,7 @@ def dedupe_stored(
     return duplicates
 
 
-def _candidate_pairs(spill: Spill, thresholds: DedupeThresholds) -> None:
+def _candidate_pairs(spill: Scratch, thresholds: DedupeThresholds) -> None:
     """`pairs` (a, b, relation, relation_from, keyed: rids), as `candidate_pairs` finds them."""
     keys = ", ".join(c for c in KEY_COLUMNS if c not in ("new", "work_id"))
     spill.con.execute(f"""
@@ -116,7 +116,7 @@ def _candidate_pairs(spill: Spill, thresholds: DedupeThresholds) -> None:
         cursor.execute(f"CREATE OR REPLACE TABLE pairs AS {query}")
 
 
-def _groups(spill: Spill, group: int) -> int:
+def _groups(spill: Scratch, group: int) -> int:
     """`groups` (rid, grp) for every new record and every library record a pair holds: whole
     components of the pair graph (and new records of one work id base together), packed in
     input order into groups of about `group` new records; how many groups."""
@@ -194,7 +194,7 @@ def components(nodes: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         labels = hooked
 
 
-def _recurring(spill: Spill, thresholds: DedupeThresholds) -> pl.Series:
+def _recurring(spill: Scratch, thresholds: DedupeThresholds) -> pl.Series:
     """The recurring title keys, counted over every record (`recurring_keys`; read: the records
     whose title is a new record's short one), and `recurring_rows` (rid, repeated) for every
     record with a recurring title (`repeated_in_list` counts within such titles only)."""
@@ -226,7 +226,7 @@ def _recurring(spill: Spill, thresholds: DedupeThresholds) -> pl.Series:
 
 
 def _decide_group(
-    job_id: str, spill: Spill, number: int, recurring: pl.Series, thresholds: DedupeThresholds
+    job_id: str, spill: Scratch, number: int, recurring: pl.Series, thresholds: DedupeThresholds
 ) -> int:
     """One group's works into the outputs; how many of its citations repeat a work."""
     new_columns = ", ".join(f'n."{c}"' for c in ("rid", "base", *RECORD_SCHEMA))
@@ -297,7 +297,7 @@ def _local(pairs: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     return local
 
 
-def _library_of(spill: Spill, works: pl.Series) -> pl.DataFrame:
+def _library_of(spill: Scratch, works: pl.Series) -> pl.DataFrame:
     """Every other job's records of these works."""
     spill.con.register("_works", pl.DataFrame({"work_id": works.cast(pl.Utf8)}).to_arrow())
     try:
@@ -309,7 +309,7 @@ def _library_of(spill: Spill, works: pl.Series) -> pl.DataFrame:
         spill.con.unregister("_works")
 
 
-def _untouched_previous(spill: Spill, chunk: int = 50_000) -> None:
+def _untouched_previous(spill: Scratch, chunk: int = 50_000) -> None:
     """The works the job's earlier run cited and this one does not: other jobs' records of them
     make them anew (their counts and best records change); the rest are retired."""
     spill.con.execute("""

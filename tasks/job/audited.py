@@ -48,7 +48,7 @@ class Rendered:
     job_id: str
     tables: dict[str, pl.DataFrame]  # the job's own library rows (FOLDER_TABLES as Parquet too)
     files: dict[str, str]  # text files of the job folder by name
-    works: JobDedupe | None  # None: a bulk import's, in its working database (job/imported.py)
+    works: JobDedupe | None  # None: a bulk import's, in its working database (job/batches.py)
     metrics: dict[str, Any]
     errors: list[InputError]
     # every citation counted when `tables["citations"]` holds only those the report lists (a

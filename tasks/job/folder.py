@@ -20,7 +20,7 @@ from tasks import report
 from tasks.dedupe.canonical import WORKS_SCHEMA
 from tasks.digests import DigestMap
 from tasks.job.audited import FOLDER_TABLES, Rendered
-from tasks.job.imported import (
+from tasks.job.batches import (
     checked_of,
     citation_count,
     cited_works,
@@ -33,11 +33,11 @@ from tasks.render import citeproc, exports
 from tasks.render.exports import CitationKeys
 from tasks.render.selection import bibliography_items, export_entries, unconfirmed
 from tasks.score.metrics import Assessment
-from tasks.spill import Spill
 from tasks.store.jobfolder import JobFolder
 from tasks.store.library import open_library
 from tasks.store.names import LibraryPath
 from tasks.store.schema import library_tables
+from tasks.store.scratch import Scratch
 
 
 def write_job(rendered: Rendered, inputs: Sequence[str], out_dir: str, db: LibraryPath) -> str:
@@ -101,7 +101,7 @@ def write_recheck(
 # --- a job folder fed batch by batch (a bulk import) ----------------------------------------
 
 
-def export_keys(job_id: str, spill: Spill, batch_size: int, db: LibraryPath) -> CitationKeys:
+def export_keys(job_id: str, spill: Scratch, batch_size: int, db: LibraryPath) -> CitationKeys:
     """The citation keys of the listed items, every item's own key reserved (the second pass):
     a key depends on every other item's, so they are reserved before any batch is written."""
     seen = DigestMap()
@@ -141,7 +141,7 @@ class Written:
 
 
 def write_batches(
-    folder: JobFolder, params: JobParams, spill: Spill, batch_size: int, db: LibraryPath
+    folder: JobFolder, params: JobParams, spill: Scratch, batch_size: int, db: LibraryPath
 ) -> Written:
     """citations.parquet, works.parquet and the exports, a batch at a time from the library's
     rows of the import (its dedupe saved) and its working tables (the last passes over them),
@@ -189,13 +189,13 @@ def text_file(folder: JobFolder, name: str) -> Iterator[TextIO]:
 def write_import(
     params: JobParams,
     job: ReadResult,
-    spill: Spill,
+    spill: Scratch,
     assessed: Assessment,
     duplicates: int,
     batch_size: int,
     db: LibraryPath,
 ) -> tuple[Rendered, str]:
-    """An import's library rows (from its working tables: tasks/job/imported.py), then its job
+    """An import's library rows (from its working tables: tasks/job/batches.py), then its job
     folder from its stored citations a batch at a time, swapped in whole as `write_job` does:
     what was written (the citations its report lists) and the folder's path. `duplicates`:
     how many of its citations repeat a work it cites already (its dedupe's count)."""

@@ -1,5 +1,5 @@
 """The job's side of the library: the job's rows saved (a bulk import's a part at a time:
-tasks/job/imported.py). The library is opened by tasks.store.open_library, at the `LibraryPath`
+tasks/job/batches.py). The library is opened by tasks.store.open_library, at the `LibraryPath`
 the entry point resolved."""
 
 from collections.abc import Mapping, Sequence
@@ -10,9 +10,8 @@ from tasks.store.library import open_library
 from tasks.store.names import LibraryPath
 
 # An import's library connections run DuckDB on one thread: with two, its writes and reads held
-# ~10% more memory at the peak (40,000 citations: 751 MB against 795 MB; each thread's own
-# buffers and partial row groups). An audit keeps one per core: one thread made its library
-# steps slower (ratio 1.21-1.25 against 1.17 on bench.audit_throughput).
+# more memory at the peak (each thread's own buffers and partial row groups). An audit keeps one
+# per core: one thread made its library steps slower (bench.audit_throughput).
 BULK_THREADS = 1
 # ... and hold at most this in DuckDB's buffers before it spills or writes out (a save's one
 # transaction of a million rows included: tasks/job/imported.save_import).

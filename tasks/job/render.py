@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from models.audit import Checked, ReadResult
+from models.audit import Checked, ReadResult, Subject
 from models.csl import CSLItem
 from tasks import frames, report
 from tasks.dedupe.job import JobDedupe
@@ -70,22 +70,27 @@ def render_ahead(checked: Sequence[Checked], styles: Sequence[str]) -> RunsAhead
     return citeproc.rendering_ahead(listed, styles, in_text=IN_TEXT)
 
 
-def citation_table(
-    citations: pl.DataFrame, scores: pl.DataFrame, works: pl.DataFrame
+def citation_rows(
+    job_id: str,
+    checked: Sequence[Checked],
+    scores: pl.DataFrame,
+    works: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """The job's citation rows (`frames.citations_frame`) with their scores and work columns, as
-    the library and citations.parquet hold them."""
+    """The one builder of citation rows: a row per checked citation (`frames.citations_frame`)
+    with its scores and, once deduped, its work columns, as the library and citations.parquet
+    hold them (a whole job, a bulk import's batch, a re-check)."""
     # in the citations' order (input order): a hash join alone need not keep it
-    return citations.join(scores, on="citation_id", how="left", maintain_order="left").join(
-        works, on="citation_id", how="left", maintain_order="left"
+    rows = frames.citations_frame(job_id, checked).join(
+        scores, on="citation_id", how="left", maintain_order="left"
     )
+    if works is None:
+        return rows
+    return rows.join(works, on="citation_id", how="left", maintain_order="left")
 
 
 def job_tables(audited: AuditedJob) -> dict[str, pl.DataFrame]:
     job_id, scores, works = audited.job_id, audited.scores, audited.works
-    citations = citation_table(
-        frames.citations_frame(job_id, audited.checked), scores.citation_scores, works.columns
-    )
+    citations = citation_rows(job_id, audited.checked, scores.citation_scores, works.columns)
     return {"citations": citations, **other_tables(job_id, audited.job, works, scores)}
 
 
@@ -145,8 +150,10 @@ def report_files(
     links: pl.DataFrame,
     whole: report.Totals | None = None,
     notice: str = "",
+    subjects: Sequence[Subject] = (),
 ) -> dict[str, str]:
-    """report.html, report.md (`whole`, `notice`: see report.ReportData) and citeaudit.sarif."""
+    """report.html, report.md (`whole`, `notice`, `subjects`: see report.ReportData) and
+    citeaudit.sarif."""
     first = listed.first
     data = report.ReportData(
         job_id=job_id,
@@ -166,6 +173,7 @@ def report_files(
         bibliography_note=listed.skipped or "",
         whole=whole,
         notice=notice,
+        subjects=list(subjects),
     )
     return {
         "report.html": report.render_html(data),
@@ -187,7 +195,13 @@ def render(
     listed = listing(items, len(items), marks, styles, ahead)
     files = listed.files | exported
     files |= report_files(
-        audited.job_id, tables, listed, marks, audited.works.links, notice=audited.not_stored
+        audited.job_id,
+        tables,
+        listed,
+        marks,
+        audited.works.links,
+        notice=audited.not_stored,
+        subjects=audited.job.subjects,
     )
     metrics = listed.metrics(audited.scores.metrics)
     if audited.not_stored:

@@ -3,15 +3,17 @@
 `GET {base}/api/query?id_list=A,B&max_results=N` answers one `<entry>` per id it holds (none for
 an id it does not); a malformed id makes the whole request a 400 whose single entry is an error,
 so a refused batch is retried id by id. Records are keyed by the id without version; the
-published date is the first version's, which is the year citers of the preprint give."""
+published date is the first version's, which is the year citers of the preprint give. A paper
+whose comment says it was withdrawn carries a retraction notice (`withdrawal`)."""
 
+import re
 from collections.abc import Sequence
 from typing import Any
 from xml.etree.ElementTree import Element
 
 import httpx
 
-from models.audit import Lookup, RegistryRecord
+from models.audit import Lookup, Notice, RegistryRecord
 from models.csl import CSLItem
 from tasks.identifiers import normalize_arxiv, normalize_doi
 from tasks.registries.batches import failed, in_batches, records
@@ -26,6 +28,20 @@ from tasks.registries.http import (
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"
+# A paper its authors withdrew says so in its comments ("This paper has been withdrawn by ...").
+WITHDRAWN = re.compile(r"\bwithdrawn\b", re.IGNORECASE)
+
+
+def withdrawal(arxiv_id: str, when: str | None) -> Notice:
+    """The notice a withdrawn paper carries: a retraction, as Crossref's `withdrawal` is one, so
+    the row, the report and `--fail-on retracted` flag it."""
+    return Notice(
+        kind="retraction",
+        url=f"https://arxiv.org/abs/{arxiv_id}",
+        date=when,
+        source="arxiv",
+        reason="withdrawn by its authors on arXiv",
+    )
 
 
 def _entries(response: httpx.Response) -> list[Element]:
@@ -67,7 +83,12 @@ def arxiv_entry_to_csl(entry: Element) -> RegistryRecord:
     relations = {}
     if doi := normalize_doi(entry.findtext(f"{ARXIV}doi")):
         relations["is-preprint-of"] = [doi]
-    return RegistryRecord(registry="arxiv", identifier=arxiv_id, item=item, relations=relations)
+    record = RegistryRecord(registry="arxiv", identifier=arxiv_id, item=item, relations=relations)
+    if WITHDRAWN.search(entry.findtext(f"{ARXIV}comment") or ""):
+        record.add_notice(
+            withdrawal(arxiv_id, (entry.findtext(f"{ATOM}updated") or "")[:10] or None)
+        )
+    return record
 
 
 class ArxivClient:

@@ -7,7 +7,9 @@ Choices:
 - original-title: `original-title`, else a second `title` (with its own subtitle): Springer and
   others deposit a German or French title beside its English translation.
 - title-short: `short-title`.
-- issued: `issued`, else `published-print`, `published-online`, `created` (first with a year).
+- issued: `issued`, else `published-print`, `published-online`, `published` (the first with a
+  year); never `created`, the deposit's date (an ICDCS 2003 paper deposited in 2004, a pamphlet
+  of the 1600s in 2017): a work with none of them has no year.
 - flags: `updated-by` entries (newer API; sources `publisher` and `retraction-watch`) of type
   retraction/partial_retraction/withdrawal/removal -> retracted, correction/erratum/corrigendum
   -> corrected, expression_of_concern -> expression_of_concern; their DOIs are the notices.
@@ -78,7 +80,7 @@ _LAYOUT_AT_HYPHEN = re.compile(
 )
 _SPACE = re.compile(r"\s+")
 _JATS_TITLE = re.compile(r"<jats:title>.*?</jats:title>", re.S)
-_DATE_SOURCES = ("issued", "published-print", "published-online", "created")
+_DATE_SOURCES = ("issued", "published-print", "published-online", "published")
 
 
 def crossref_work_to_csl(work: dict[str, Any]) -> RegistryRecord:

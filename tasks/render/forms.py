@@ -36,7 +36,7 @@ from tasks.frames import reference_from_row, result_from_row
 from tasks.identifiers import find_identifiers, is_safe_link, normalize_doi, primary_identifier
 from tasks.pages import group_pages
 from tasks.score.confidence import citation_from_reference
-from tasks.trust import is_doi_resolver_link, names_scholarly_identifier
+from tasks.score.trust import is_doi_resolver_link, names_scholarly_identifier
 
 __all__ = [
     "AnswerSource",

@@ -8,6 +8,7 @@ from importlib import resources
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from tasks.plural import counted
 from tasks.render.citeproc import UNCONFIRMED_HEADING, UNCONFIRMED_NOTE
 from tasks.report.links import safe_url
 from tasks.report.markdown import (
@@ -16,8 +17,8 @@ from tasks.report.markdown import (
     markdown_link,
     markdown_text,
 )
-from tasks.report.selection import Place, ReportData, select
-from tasks.words import counted
+from tasks.report.rows import Place
+from tasks.report.selection import ReportData, select
 
 
 class MarkdownSafe(str):

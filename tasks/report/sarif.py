@@ -33,7 +33,7 @@ from urllib.parse import quote
 
 import polars as pl
 
-from tasks.report.selection import flagged_citations
+from tasks.report.flags import flagged_citations
 from tasks.version import citeaudit_version
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

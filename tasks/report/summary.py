@@ -3,7 +3,7 @@ shows a few lines (a CI job's summary page, a pull request comment). The whole r
 report.md."""
 
 from models.job import JobSummary
-from tasks.words import counted
+from tasks.plural import counted
 
 LISTED = 50  # entries listed of each kind; the rest are counted
 

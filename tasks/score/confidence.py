@@ -11,7 +11,7 @@ Engine score, each factor in [0, 1]:
            + 0.1 * location specificity
 
 Source quality: a scholarly identifier (DOI, PMID, PMCID, arXiv, or a link to one on a trusted
-host) 1.0; another link to a trusted domain (`tasks.trust`) 0.9; other https 0.8; ISBN 0.8;
+host) 1.0; another link to a trusted domain (`tasks.score.trust`) 0.9; other https 0.8; ISBN 0.8;
 document file 0.7; plain http 0.6; anything else 0.5. The engine itself only knew arxiv.org and
 `doi:` (1.0), https, http, and files. Location: none 0.0; any location 0.5; +0.25 for a page-level
 point (page, p., pp., line, paragraph, or a timestamp like 00:15:30); +0.25 for a structural one
@@ -55,7 +55,7 @@ from models.audit import Reference, Status, ValidationResult
 from models.citation import Citation, CitationMap
 from models.csl import CSLItem, named
 from tasks.identifiers import find_identifiers, identifiers_of, primary_identifier
-from tasks.trust import (
+from tasks.score.trust import (
     host_is_trusted,
     host_of,
     is_doi_resolver_link,

@@ -1,7 +1,7 @@
 """Scores for a job: each citation's confidence, each claim's strength, the job's metrics.
 
 Pure functions over the validated references; the numbers come from tasks/score/confidence.py and
-tasks/trust.py, this module only lays them out as tables."""
+tasks/score/trust.py, this module only lays them out as tables."""
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -18,8 +18,8 @@ from tasks.score.confidence import (
     citation_from_reference,
     score_reference,
 )
+from tasks.score.trust import is_trusted, load_trusted_domains
 from tasks.support.claims import OFF
-from tasks.trust import is_trusted, load_trusted_domains
 
 CITATION_SCORE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "citation_id": pl.Utf8,

@@ -8,7 +8,8 @@ refused in one line naming it, the snapshot built before it kept.
 
     chunks(path)               the file's bytes, CHUNK at a time (the stream itself: no cap)
     lines(path, limit)         each line (its `\\n` kept); a line longer than `limit` refuses it
-    read_whole(path, limit)    the whole file, if it expands to no more than `limit`
+    read_whole(path, limit)    the whole file, if it expands to no more than `limit` (a bomb
+                               refused having held no more than HELD)
     too_large(path, what, limit)  the error that refuses a file past its cap
 
 A gzip stream that ends early (a truncated download) or is no gzip refuses the file too.
@@ -24,6 +25,7 @@ from tasks.snapshots.store import SnapshotFormatError
 
 CHUNK = 1 << 20  # bytes read (gunzipped) at a time
 MB = 1 << 20
+HELD = 64 * MB  # what read_whole holds before it knows a file ends within its limit
 _GZIP = b"\x1f\x8b"
 _CORRUPT = cast(type[Exception], isal_zlib.IsalError)  # its stubs call it an instance
 
@@ -68,16 +70,25 @@ def lines(path: Path, limit: int) -> Iterator[bytes]:
         yield held
 
 
-def read_whole(path: Path, limit: int) -> bytes:
+def read_whole(path: Path, limit: int, held: int = HELD) -> bytes:
     """The whole file (gunzipped), if it expands to no more than `limit` bytes; else refused
-    once `limit` is passed, having held no more than that."""
-    parts = []
+    once `limit` is passed. Past `held` bytes, the rest is only counted, and the file read again
+    once it is known to end within `limit`: a bomb is refused having held no more than `held`
+    (a FIFO, which cannot be read twice, is held up to `limit`)."""
+    if not path.is_file():
+        held = limit
+    parts: list[bytes] | None = []
     total = 0
     for chunk in chunks(path):
         total += len(chunk)
         if total > limit:
             raise too_large(path, "its content", limit)
-        parts.append(chunk)
+        if parts is not None and total <= held:
+            parts.append(chunk)
+        else:
+            parts = None
+    if parts is None:  # larger than `held`, within `limit`: read whole (checked again)
+        return read_whole(path, limit, limit)
     return b"".join(parts)
 
 

@@ -22,8 +22,7 @@ from tasks.store.schema import library_tables, migrate, table_names
 # A table's rows to write: whole, a part at a time (each part is written before the next is
 # read, all in one transaction), or a Parquet file DuckDB reads itself (a bulk import's working
 # tables): rows handed over as Arrow stayed in memory until the transaction ended, where
-# DuckDB's own scan of a file keeps to its memory limit (#35.5: 1M dedupe records held 983 MB
-# as Arrow, 436 MB from Parquet).
+# DuckDB's own scan of a file keeps to its memory limit (half the memory at a million records).
 Part = pl.DataFrame | Path
 Rows = Part | Iterable[pl.DataFrame]
 

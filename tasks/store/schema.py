@@ -2,7 +2,7 @@
 brings an older library up to date.
 
 Every column comes from a declared polars schema: the frames' own (tasks/frames.py,
-tasks/score/metrics.py, tasks/dedupe/, tasks/changes.py) for the tables of citations, claims and
+tasks/score/metrics.py, tasks/dedupe/, tasks/job/changes.py) for the tables of citations, claims and
 works, and `STORE_TABLES` below for the store's bookkeeping. A table's DDL is rendered from its
 schema with the types DuckDB gives those columns when it reads such a frame. A write bringing a
 column its table does not declare is refused (`UndeclaredColumns`): a new column is declared
@@ -96,11 +96,11 @@ def library_tables() -> dict[str, Table]:
     """Every table of the library, by name. The frames' modules are imported on first use, so
     that readers (`citeaudit jobs`, `report`) do not load scoring and dedupe."""
     from tasks import frames
-    from tasks.changes import CHANGES_SCHEMA
     from tasks.dedupe.canonical import WORKS_SCHEMA
     from tasks.dedupe.cluster import ASSIGNMENT_SCHEMA, LINK_SCHEMA
     from tasks.dedupe.job import DEDUPE_COLUMNS
     from tasks.dedupe.records import LIBRARY_SCHEMA
+    from tasks.job.changes import CHANGES_SCHEMA
     from tasks.score import metrics
 
     # A job's citation rows: the citation, its scores and its work (tasks/job/render.py job_tables).

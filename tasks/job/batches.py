@@ -1,13 +1,13 @@
-"""A bulk import's working tables (tasks/spill.py) beside the library: what an import keeps of
-every citation past its batch, on disk, so that its memory holds a batch, not the list.
+"""A bulk import's working tables (its scratch database, tasks/store/scratch.py) beside the
+library: what an import keeps of every citation past its batch, on disk, so that its memory
+holds a batch, not the list.
 
 - its citation ids in input order (`add_order`, read back a batch at a time by `stored_rows`);
 - its match keys, every other job's records and the works its earlier run cited, which its
   dedupe reads (`dedupe_import`: tasks/dedupe/stored.py), and what that dedupe made;
 - the library save of those (`save_import`): one transaction, in which the library's DuckDB
   reads each table from a Parquet file the working database writes (rows handed to it as Arrow
-  frames stayed in memory until the commit: at 200,000 citations the save peaked at 846 MB,
-  from Parquet at 452 MB).
+  frames stayed in memory until the commit, nearly twice the peak).
 """
 
 import shutil
@@ -20,25 +20,27 @@ from models.audit import Checked
 from tasks.dedupe.stored import add_library, add_previous, dedupe_stored
 from tasks.frames import checked_from_row
 from tasks.job.library import BULK_MEMORY, BULK_THREADS, shared_rows
-from tasks.spill import Spill
+from tasks.job.render import citation_rows
+from tasks.score.metrics import citation_scores
 from tasks.store.library import open_library
 from tasks.store.names import LibraryPath, check_job_id
+from tasks.store.scratch import Scratch
 
 ORDER = "input_order"  # pos, citation_id
 PART = 50_000  # rows moved between the working database and the library at a time
 METRIC_COLUMNS = {"completeness": pl.Float64, "is_trusted": pl.Boolean, "confidence": pl.Float64}
 
 
-def import_spill(out_dir: str, job_id: str) -> Spill:
+def import_spill(out_dir: str, job_id: str) -> Scratch:
     """The import's working database, in a hidden folder beside its job folder (the disk the
     user chose for its outputs). Call holding the job's lock: a killed run's leftover folders
     of this job are removed first."""
     for stale in Path(out_dir).glob(f".citeaudit-import-{job_id}-*"):
         shutil.rmtree(stale, ignore_errors=True)
-    return Spill(out_dir, prefix=f".citeaudit-import-{job_id}-")
+    return Scratch(out_dir, prefix=f".citeaudit-import-{job_id}-")
 
 
-def add_order(spill: Spill, ids: Sequence[str]) -> None:
+def add_order(spill: Scratch, ids: Sequence[str]) -> None:
     """A batch's citation ids, next in input order."""
     start = citation_count(spill)
     spill.append(
@@ -49,11 +51,11 @@ def add_order(spill: Spill, ids: Sequence[str]) -> None:
     )
 
 
-def citation_count(spill: Spill) -> int:
+def citation_count(spill: Scratch) -> int:
     return spill.count(ORDER) if spill.has(ORDER) else 0
 
 
-def ordered_ids(spill: Spill, batch_size: int) -> Iterator[list[str]]:
+def ordered_ids(spill: Scratch, batch_size: int) -> Iterator[list[str]]:
     """The import's citation ids in input order, `batch_size` at a time."""
     if not spill.has(ORDER):
         return
@@ -69,7 +71,7 @@ def ordered_ids(spill: Spill, batch_size: int) -> Iterator[list[str]]:
 
 
 def stored_rows(
-    job_id: str, spill: Spill, batch_size: int, db: LibraryPath
+    job_id: str, spill: Scratch, batch_size: int, db: LibraryPath
 ) -> Iterator[pl.DataFrame]:
     """The import's stored citation rows, a batch at a time, in input order."""
     for ids in ordered_ids(spill, batch_size):
@@ -77,12 +79,22 @@ def stored_rows(
             yield library.rows_in_order("citations", job_id, ids)
 
 
+def store_batch(
+    job_id: str, batch: int, fingerprint: str, checked: Sequence[Checked], db: LibraryPath
+) -> int:
+    """One batch's rows, scored, and its `done` mark (tasks/store/bulk.py); how many rows."""
+    frame = citation_rows(job_id, checked, citation_scores(checked))
+    with open_library(db, threads=BULK_THREADS, memory_limit=BULK_MEMORY) as library:
+        library.save_bulk_batch(job_id, batch, fingerprint, frame)
+    return frame.height
+
+
 def checked_of(rows: pl.DataFrame) -> list[Checked]:
     """Stored citation rows made `Checked` again."""
     return [checked_from_row(row) for row in rows.iter_rows(named=True)]
 
 
-def cited_works(spill: Spill, rows: int) -> Iterator[pl.DataFrame]:
+def cited_works(spill: Scratch, rows: int) -> Iterator[pl.DataFrame]:
     """The works the import's citations cite (works.parquet), in work id order."""
     return spill.parts(
         """SELECT * FROM job_works WHERE work_id IN (SELECT work_id FROM job_columns)
@@ -99,7 +111,7 @@ def metric_scores(job_id: str, db: LibraryPath) -> pl.DataFrame:
     return pl.concat(parts) if parts else pl.DataFrame(schema=METRIC_COLUMNS)
 
 
-def dedupe_import(job_id: str, spill: Spill, db: LibraryPath) -> int:
+def dedupe_import(job_id: str, spill: Scratch, db: LibraryPath) -> int:
     """`dedupe_against_library` of the import's match keys (`add_new`, by the score pass):
     every other job's records and the works the job's earlier run cited are copied beside them a
     part at a time, and the dedupe's outcome left in `spill`; how many citations repeat a work
@@ -117,7 +129,7 @@ def save_import(
     job_id: str,
     inputs: Sequence[str],
     tables: Mapping[str, pl.DataFrame],
-    spill: Spill,
+    spill: Scratch,
     db: LibraryPath,
 ) -> None:
     """Replace the job's rows in the library, in one transaction: its `tables` (input errors,

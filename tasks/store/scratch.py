@@ -19,12 +19,12 @@ from tasks.store.names import sql_string
 
 # What DuckDB may hold of the working tables before it writes them out; with one thread (each
 # thread keeps buffers of its own). Large enough for a batch's joins, small beside the 1M-citation
-# import it bounds (at 300 MB it ran as fast as at 2 GB).
+# import it bounds (no slower than a limit several times larger).
 MEMORY_LIMIT = "300MB"
 THREADS = 1
 
 
-class Spill:
+class Scratch:
     """A fresh working database in a temporary folder under `where` (default: the system's),
     named `prefix`..., removed on close."""
 
@@ -47,7 +47,7 @@ class Spill:
             shutil.rmtree(self.folder, ignore_errors=True)
             raise
 
-    def __enter__(self) -> "Spill":
+    def __enter__(self) -> "Scratch":
         return self
 
     def __exit__(

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from tasks.identifiers import find_identifiers
 
 TRUSTED_DOMAINS_ENV = "CITEAUDIT_TRUSTED_DOMAINS"
-DEFAULT_TRUSTED_DOMAINS_FILE = Path(__file__).resolve().parent / "data" / "trusted_domains.txt"
+DEFAULT_TRUSTED_DOMAINS_FILE = Path(__file__).resolve().parents[1] / "data" / "trusted_domains.txt"
 
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.\-]*):", re.IGNORECASE)
 _IDENTIFIER_SCHEMES = {"doi", "pmid", "pmcid", "pmc", "arxiv", "info"}
