@@ -20,12 +20,15 @@ from tasks.plural import counted
 if TYPE_CHECKING:
     from tasks.snapshots.store import Builder
 
-NAMES = ("dblp", "arxiv", "retractions", "crossref")
+NAMES = ("dblp", "arxiv", "retractions", "crossref", "pubmed", "openalex")
+FILTERED = ("crossref", "openalex")  # the snapshots --since and --types keep part of
 INPUTS = {
     "dblp": "dblp.xml.gz, with dblp.dtd beside it (https://dblp.org/xml/)",
     "arxiv": "arXiv's metadata snapshot, JSON lines (Kaggle: Cornell-University/arxiv)",
     "retractions": "Retraction Watch's CSV as Crossref distributes it",
     "crossref": "the folder (or files) of Crossref's public data file, N.json.gz",
+    "pubmed": "PubMed's baseline and update files, pubmedYYnNNNN.xml.gz (or their folder)",
+    "openalex": "OpenAlex's works snapshot folder (data/works/updated_date=*/part_*.gz, manifest)",
 }
 
 snapshot_app = typer.Typer(
@@ -40,10 +43,18 @@ def build(
     name: Annotated[str, typer.Argument(help=f"One of {', '.join(NAMES)}.")],
     inputs: Annotated[list[Path], typer.Argument(help="The dump's files (or a folder of them).")],
     since: Annotated[
-        int | None, typer.Option(help="crossref: only the works of this year and after.")
+        int | None,
+        typer.Option(help="crossref, openalex: only the works of this year and after."),
     ] = None,
     types: Annotated[
-        str | None, typer.Option(help="crossref: only these types, comma-separated (CSL names).")
+        str | None,
+        typer.Option(
+            help="crossref, openalex: only these types, comma-separated (each registry's names)."
+        ),
+    ] = None,
+    sources: Annotated[
+        str | None,
+        typer.Option(help="openalex: only these sources (S123 ids or names), comma-separated."),
     ] = None,
     workers: Annotated[
         int, typer.Option(help="Processes reading the input: files at once, or dblp's pieces.")
@@ -57,15 +68,17 @@ def build(
         usage_error(f"snapshot build {name}: no such input {', '.join(missing)} ({INPUTS[name]})")
     if workers < 1:
         usage_error("--workers must be at least 1")
-    if name != "crossref" and (since is not None or types is not None):
-        usage_error("--since and --types are for the crossref snapshot only")
+    if name not in FILTERED and (since is not None or types is not None):
+        usage_error(f"--since and --types are for the {' and '.join(FILTERED)} snapshots only")
+    if name != "openalex" and sources is not None:
+        usage_error("--sources is for the openalex snapshot only")
     from tasks.snapshots.store import build as build_snapshot
     from tasks.snapshots.store import snapshots_root
 
-    chosen = [t.strip() for t in types.split(",") if t.strip()] if types else None
+    chosen, kept = _listed(types), _listed(sources)
     try:
         manifest = build_snapshot(
-            _builder(name, since, chosen), inputs, snapshots_root(), workers=workers
+            _builder(name, since, chosen, kept), inputs, snapshots_root(), workers=workers
         )
     except (ValueError, OSError) as exc:  # a format we do not know, a broken file: name it
         from tasks.errors import UsageError
@@ -173,7 +186,8 @@ def update(
 
 @snapshot_app.command("status")
 def status() -> None:
-    """Each snapshot's date, records, size on disk and age."""
+    """Each snapshot's date, records, size on disk, age, and whether it was built whole
+    (complete: its absence decides) or filtered."""
     from rich.table import Table
 
     from tasks.snapshots.store import snapshots_root
@@ -185,13 +199,20 @@ def status() -> None:
         out.print(f"no snapshot built under {root}", highlight=False)
         return
     table = Table()
-    for column in ("snapshot", "date", "records", "size", "age", "built"):
+    for column in ("snapshot", "date", "records", "size", "age", "built", "complete"):
         table.add_column(column, justify="right" if column in ("records", "size") else "left")
     for s in found:
         age = "" if s.age_days is None else f"{s.age_days} days"
         note = "" if s.current else " (old format: build it again)"
+        whole = "yes" if s.complete else "no"
         table.add_row(
-            s.name, s.date or "", f"{s.records:,}", _size(s.bytes), age, s.built_at[:16] + note
+            s.name,
+            s.date or "",
+            f"{s.records:,}",
+            _size(s.bytes),
+            age,
+            s.built_at[:16] + note,
+            whole,
         )
     out.print(table)
     out.print(f"under {root}", highlight=False)
@@ -238,12 +259,25 @@ def warn_if_stale() -> None:
         )
 
 
-def _builder(name: str, since: int | None, types: list[str] | None) -> "Builder":
-    from tasks.snapshots import arxiv, crossref, dblp, retractions
+def _listed(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def _builder(
+    name: str, since: int | None, types: list[str] | None, sources: list[str] | None
+) -> "Builder":
+    from tasks.snapshots import arxiv, crossref, dblp, openalex, pubmed, retractions
 
     if name == "crossref":
         return crossref.builder(since, types)
-    builders = {"dblp": dblp.BUILDER, "arxiv": arxiv.BUILDER, "retractions": retractions.BUILDER}
+    if name == "openalex":
+        return openalex.builder(since, types, sources)
+    builders = {
+        "dblp": dblp.BUILDER,
+        "arxiv": arxiv.BUILDER,
+        "retractions": retractions.BUILDER,
+        "pubmed": pubmed.BUILDER,
+    }
     return builders[name]
 
 

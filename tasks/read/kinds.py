@@ -1,7 +1,7 @@
 """Files that are not bibliographies, told by their first bytes: refused as input errors before
 a job runs (an empty success would look like a clean bibliography), and HTML read as the text a
-browser shows. The standard library alone, but for a PDF's first page: the CLI refuses a missing
-or unreadable file before any reader loads."""
+browser shows. The standard library alone, but for a PDF (tasks/read/pdf says why one cannot be
+read): the CLI refuses a missing or unreadable file before any reader loads."""
 
 import codecs
 import re
@@ -53,9 +53,9 @@ def refusal(path: Path) -> str | None:
     if not head.strip():
         return "the file is empty"
     if head.startswith(PDF_MAGIC):
-        if doi_on_first_page(path) is None:
-            return f"a PDF with no DOI on its first page, not a bibliography: {_ADVICE}"
-        return None
+        from tasks.read.pdf import refusal as pdf_refusal  # loads PDFium: only for a PDF
+
+        return pdf_refusal(path)
     if head.startswith(b"PK\x03\x04"):
         what = _OFFICE.get(path.suffix.lower(), "a ZIP archive")
         return f"{what}, not a bibliography: {_ADVICE}"

@@ -41,6 +41,7 @@ from tasks.registries.http import RegistryHttp
 from tasks.registries.oai import OAI, OaiError, pages
 from tasks.snapshots.bounded import MB, chunks, lines, read_whole
 from tasks.snapshots.fetch import Remote, check_space, state_folder, write_json
+from tasks.snapshots.records import iso_date
 from tasks.snapshots.schema import WORKS, WORKS_TABLE, Skipped, in_batches
 from tasks.snapshots.store import Builder, Manifest, SnapshotFormatError, build, current
 from tasks.textnorm import strip_markup
@@ -129,7 +130,7 @@ def _from_json(item: _Line) -> dict[str, Any] | None:
         first,
         item.doi,
         item.comments,
-        _date(item.update_date),
+        iso_date(item.update_date),
         int(latest) if latest.isdigit() else None,
     )
 
@@ -148,7 +149,7 @@ def _oai_page(path: Path) -> Generator[dict[str, Any], None, int]:
             continue
         metadata = record.find(f"{OAI}metadata/{ARXIV_NS}arXiv")
         stamp = header.findtext(f"{OAI}datestamp") if header is not None else None
-        row = _from_oai(metadata, _date(stamp)) if metadata is not None else None
+        row = _from_oai(metadata, iso_date(stamp)) if metadata is not None else None
         if row is None:
             skipped += 1
         else:
@@ -160,7 +161,7 @@ def _from_oai(metadata: Element, stamp: date | None) -> dict[str, Any] | None:
     arxiv_id = normalize_arxiv(metadata.findtext(f"{ARXIV_NS}id") or "")
     if arxiv_id is None:
         return None
-    created = _date(metadata.findtext(f"{ARXIV_NS}created"))
+    created = iso_date(metadata.findtext(f"{ARXIV_NS}created"))
     authors = [
         _author(a.findtext(f"{ARXIV_NS}keyname") or "", a.findtext(f"{ARXIV_NS}forenames") or "")
         for a in metadata.iter(f"{ARXIV_NS}author")
@@ -223,13 +224,6 @@ def _rfc2822_year(text: str | None) -> int | None:
     try:
         return parsedate_to_datetime(text).year if text else None
     except (TypeError, ValueError):
-        return None
-
-
-def _date(text: str | None) -> date | None:
-    try:
-        return date.fromisoformat(text[:10]) if text else None
-    except ValueError:
         return None
 
 
