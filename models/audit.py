@@ -192,7 +192,7 @@ class Checked(BaseModel):
 SupportLabel = Literal["related", "unrelated", "no abstract"]
 # The optional judge's answer (tasks/registries/judge.py): entailment, kept apart from `support`.
 Verdict = Literal["SUPPORT", "CONTRADICT", "NOT ENOUGH INFO"]
-# The cross-encoder's reading of a cited abstract (tasks/support/cross.py).
+# A stance model's reading of a cited abstract: empty while none ships (README, claim support).
 Stance = Literal["supports", "contradicts", "undetermined"]
 
 
