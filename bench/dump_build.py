@@ -15,10 +15,20 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from isal import igzip
+
 from bench.process_tree import run_measured
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKERS = 2
+
+
+def write_gzipped(target: Path, data: bytes) -> None:
+    """`data` gzipped (ISA-L, level 1: 4x faster than zlib's) to `target`, renamed in whole: a
+    run stopped mid-way leaves no part-written file to be taken for a whole one."""
+    partial = target.with_suffix(".tmp")
+    partial.write_bytes(igzip.compress(data, 1))
+    partial.rename(target)
 
 
 def measure(name: str, build: Callable[[Path, Path], None], files: Path, root: Path) -> dict:

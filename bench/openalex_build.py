@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from isal import igzip
 
 from bench.crossref_build import _word
-from bench.dump_build import ROOT, WORKERS, main
+from bench.dump_build import ROOT, WORKERS, main, write_gzipped
 
 DATA = ROOT.parent / "shared" / "data" / "registries" / "refchecker" / "api_cache" / "openalex"
 PER_PART = 50_000
@@ -59,8 +58,7 @@ def write_files(folder: Path, records: int) -> None:
             work["ids"] = {**(work.get("ids") or {}), "doi": work["doi"]}
             work["display_name"] = work["title"] = f"{work.get('title') or 'Untitled'} {_word(n)}"
             lines.append(msgspec.json.encode(work))
-        target.with_suffix(".tmp").write_bytes(igzip.compress(b"\n".join(lines) + b"\n", 1))
-        target.with_suffix(".tmp").rename(target)
+        write_gzipped(target, b"\n".join(lines) + b"\n")
     (folder / "data" / "works" / "manifest").write_text(json.dumps({"entries": entries}))
 
 

@@ -15,10 +15,8 @@ import json
 import re
 from pathlib import Path
 
-from isal import igzip
-
 from bench.crossref_build import _word
-from bench.dump_build import WORKERS, main
+from bench.dump_build import WORKERS, main, write_gzipped
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = ROOT / "tests" / "fixtures" / "registry" / "pubmed_articles.jsonl.gz"
@@ -41,8 +39,7 @@ def write_files(folder: Path, records: int) -> None:
             xml = _PMID.sub(f'<PMID Version="1">{n + 1}</PMID>', articles[n % len(articles)], 1)
             body.append(xml.replace("</ArticleTitle>", f" {_word(n)}</ArticleTitle>", 1))
         encoded = HEADER + "\n".join(body).encode("utf-8") + b"\n</PubmedArticleSet>\n"
-        target.with_suffix(".tmp").write_bytes(igzip.compress(encoded, 1))
-        target.with_suffix(".tmp").rename(target)
+        write_gzipped(target, encoded)
 
 
 def _build(files: Path, root: Path) -> None:

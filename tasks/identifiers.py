@@ -20,8 +20,8 @@ _RESOLVER = re.compile(r"doi\.org/", re.IGNORECASE)
 _TRAILING = ".,;:/"
 _PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}
 
-_PMID_IN_TEXT = re.compile(r"\bPMID\s*:?\s*(\d{1,9})\b", re.IGNORECASE)
-_PMCID = re.compile(r"\bPMC\s*:?\s*(\d{1,9})\b", re.IGNORECASE)
+_PMID_IN_TEXT = re.compile(r"\bPMID\s*+:?\s*+(\d{1,9})\b", re.IGNORECASE)
+_PMCID = re.compile(r"\bPMC\s*+:?\s*+(\d{1,9})\b", re.IGNORECASE)
 _PUBMED_URL = re.compile(
     r"pubmed\.ncbi\.nlm\.nih\.gov/(\d{1,9})|ncbi\.nlm\.nih\.gov/pubmed/(\d{1,9})"
 )
@@ -217,10 +217,10 @@ def find_identifiers(text: str) -> Identifiers:
 # PMID's digits are not the reference's year or pages.
 _IDENTIFIER_SPANS = re.compile(
     r"https?://\S+"
-    r"|(?:\bdoi\s*:?\s*)?\b10\.\d{4,9}/[^\s\"']+"
-    r"|\bPMID\s*:?\s*\d{1,9}\b"
-    r"|\bPMC\s*:?\s*\d{1,9}\b"
-    r"|\barxiv\b(?:\s*(?:preprint|e-?print|abs|arxiv))*\s*[:/]?\s*"
+    r"|(?:\bdoi\s*+:?\s*+)?\b10\.\d{4,9}/[^\s\"']+"
+    r"|\bPMID\s*+:?\s*+\d{1,9}\b"
+    r"|\bPMC\s*+:?\s*+\d{1,9}\b"
+    r"|\barxiv\b(?:\s*+(?:preprint|e-?print|abs|arxiv))*\s*+[:/]?\s*+"
     r"(?:\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?",
     re.IGNORECASE,
 )

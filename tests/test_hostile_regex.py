@@ -1,9 +1,10 @@
 """Every regular expression of every reader (tasks/read and below: manuscripts, Markdown,
-BibTeX, ...) is linear on hostile input: each is searched in texts made of its own structure
-with its repeats pumped to long runs of the characters they repeat (all at once, then one at a
-time, each ended by a character that breaks the match), and each search ends within a bound
-of CPU time. A quadratic pattern takes seconds on these; the cubic Markdown heading pattern
-never ended (`# a` + 4,000 spaces + `x`: 98.6 s)."""
+BibTeX, ...; and the identifier and text helpers they call on what they read) is linear on
+hostile input: each is searched in texts made of its own structure with its repeats pumped to
+long runs of the characters they repeat (all at once, then one at a time, each ended by a
+character that breaks the match), and each search ends within a bound of CPU time. A
+quadratic pattern takes seconds on these; the cubic Markdown heading pattern never ended
+(`# a` + 4,000 spaces + `x`)."""
 
 import importlib
 import pkgutil
@@ -36,14 +37,19 @@ CATEGORIES = {
 OTHERS = " a1-\n.x#@[{\\"  # candidates for a negated class
 
 
+# What the readers call on the text they read, beside their own modules.
+SHARED = ("tasks.identifiers", "tasks.textnorm")
+
+
 def reader_patterns() -> dict[str, re.Pattern[str]]:
-    """Each compiled pattern a reader module holds, by `module.NAME`."""
+    """Each compiled pattern a reader module (or a module of SHARED) holds, by `module.NAME`."""
     found: dict[str, re.Pattern[str]] = {}
-    for info in pkgutil.walk_packages(tasks.read.__path__, "tasks.read."):
-        module = importlib.import_module(info.name)
+    names = [info.name for info in pkgutil.walk_packages(tasks.read.__path__, "tasks.read.")]
+    for module_name in [*names, *SHARED]:
+        module = importlib.import_module(module_name)
         for name, value in vars(module).items():
             if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
-                found.setdefault(f"{info.name}.{name}", value)
+                found.setdefault(f"{module.__name__}.{name}", value)
     return found
 
 
@@ -126,6 +132,7 @@ PATTERNS = reader_patterns()
 def test_every_reader_module_is_looked_at() -> None:
     modules = {name.rsplit(".", 1)[0] for name in PATTERNS}
     assert {"tasks.read.markdown", "tasks.read.manuscript", "tasks.read.bibtex"} <= modules
+    assert set(SHARED) <= modules
     assert len(PATTERNS) >= 40
 
 

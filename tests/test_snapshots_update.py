@@ -3,6 +3,7 @@ snapshot's date is fetched, and the snapshot ends as a full rebuild from everyth
 
 import gzip
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -126,9 +127,8 @@ PUBMED = sorted((FIXTURES / "pubmed").glob("pubmed*.xml.gz"))
 def test_pubmed_update_fetches_only_the_new_update_file_and_equals_a_rebuild(
     tmp_path: Path,
 ) -> None:
-    pubmed = pytest.importorskip("tasks.snapshots.pubmed")  # the builder (#41.1) lands apart
-    if len(PUBMED) < 3:
-        pytest.skip("PubMed's fixture files are not there yet")
+    from tasks.snapshots import pubmed
+
     root = tmp_path / "snapshots"
     with DumpServer(tmp_path / "www") as server:
         www = server.root / "pubmed"
@@ -153,3 +153,44 @@ def test_pubmed_update_fetches_only_the_new_update_file_and_equals_a_rebuild(
     full = tmp_path / "full"
     build(pubmed.BUILDER, PUBMED, full)
     assert _records(root, "pubmed") == _records(full, "pubmed")
+
+
+OPENALEX = FIXTURES / "openalex"
+
+
+def test_openalex_update_fetches_only_the_newer_partition_and_equals_a_rebuild(
+    tmp_path: Path,
+) -> None:
+    from tasks.snapshots import openalex
+
+    root = tmp_path / "snapshots"
+    with DumpServer(tmp_path / "www") as server:
+        works = server.root / "data" / "works"
+        shutil.copytree(OPENALEX / "data" / "works", works)
+        newer = works / "updated_date=2026-11-01"
+        held = tmp_path / "held"
+        newer.rename(held)
+        whole = (works / "manifest").read_text()
+        manifest = json.loads(whole)
+        manifest["entries"] = [e for e in manifest["entries"] if "2026-11-01" not in e["url"]]
+        (works / "manifest").write_text(json.dumps(manifest))
+        settings = FetchSettings(  # type: ignore[call-arg]
+            downloads=tmp_path / "downloads",
+            openalex_bucket_url=server.url,
+            fetch_pace_s=0.0,
+            fetch_reserve_bytes=0,
+        )
+        first = fetch("openalex", settings)
+        build(openalex.builder(), [first.folder], root)
+        held.rename(newer)
+        (works / "manifest").write_text(whole)
+        result = update("openalex", root, settings, RegistrySettings())
+        parts = [r.path for r in server.log if r.method == "GET" and r.path.endswith(".gz")]
+
+    assert result.how == "extended"
+    new = "data/works/updated_date=2026-11-01/part_000.gz"
+    assert [f for f in result.fetched if f.endswith(".gz")] == [new]
+    assert parts[-1] == f"/{new}" and len(parts) == 3  # two at the fetch, one at the update
+    full = tmp_path / "full"
+    build(openalex.builder(), [OPENALEX], full)
+    assert _records(root, "openalex") == _records(full, "openalex")

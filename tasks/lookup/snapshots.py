@@ -41,7 +41,18 @@ from models.audit import (
     ValidationResult,
 )
 from tasks.identifiers import identifiers_of, is_arxiv_doi, normalize_arxiv
-from tasks.lookup import absence
+from tasks.lookup.absence import (
+    Absent,
+    absent_arxiv,
+    absent_doi,
+    absent_pmid,
+    decided_absent,
+    impossible_year,
+    of_record_complete,
+    only_a_preprint,
+    titled_elsewhere,
+    unfound_at_venue,
+)
 from tasks.lookup.routing import ORDER, kind_of, preprint_for_a_venue
 from tasks.match.decide import decide_identified, decide_unidentified
 from tasks.match.venues import is_preprint_venue
@@ -58,11 +69,11 @@ _BY_KIND: dict[str, tuple[Registry, ...]] = {
     "pmid": ("pubmed", "crossref", "openalex"),
 }
 # Per kind of identifier, the snapshot whose completeness decides its absence, and the rule.
-_Rule = Callable[[Reference, str, Snapshot], absence.Absent | None]
+_Rule = Callable[[Reference, str, Snapshot], Absent | None]
 _ABSENCE: dict[str, tuple[Registry, _Rule]] = {
-    "doi": ("crossref", absence.absent_doi),
-    "arxiv": ("arxiv", absence.absent_arxiv),
-    "pmid": ("pubmed", absence.absent_pmid),
+    "doi": ("crossref", absent_doi),
+    "arxiv": ("arxiv", absent_arxiv),
+    "pmid": ("pubmed", absent_pmid),
 }
 # Per kind of work, the works snapshots its title is searched in: those of the kind's live
 # registries in routing.ORDER's order, then the others (a local search costs no rate limit, and
@@ -160,26 +171,24 @@ class LocalSnapshots:
         self._by_titles(titled, asked)
         for index, preprint in preprints.items():
             if index not in asked.decided:
-                record = absence.of_record_complete(refs[index], self.works)
-                asked.decided[index] = (
-                    absence.only_a_preprint(preprint, *record) if record else preprint
-                )
+                record = of_record_complete(refs[index], self.works)
+                asked.decided[index] = only_a_preprint(preprint, *record) if record else preprint
                 asked.closest.pop(index, None)
         for index, gone in absent.items():
             found = asked.decided.get(index)
             asked.closest.pop(index, None)
             asked.decided[index] = (
-                absence.titled_elsewhere(gone, found)
+                titled_elsewhere(gone, found)
                 if found is not None
-                else absence.decided_absent(refs[index], gone)
+                else decided_absent(refs[index], gone)
             )
         for index, ref in titled:
             if index in with_ids or index in asked.decided:
                 continue
-            if (record := absence.of_record_complete(ref, self.works)) is not None:
+            if (record := of_record_complete(ref, self.works)) is not None:
                 venue, snap = record
                 closest = asked.closest.pop(index, None)
-                asked.decided[index] = absence.unfound_at_venue(ref, venue, snap, closest)
+                asked.decided[index] = unfound_at_venue(ref, venue, snap, closest)
         return asked
 
     def with_notices(
@@ -204,12 +213,12 @@ class LocalSnapshots:
 
     def _by_ids(
         self, refs: Sequence[Reference], with_ids: dict[int, list[tuple[str, str]]], asked: Asked
-    ) -> dict[int, list[absence.Absent]]:
+    ) -> dict[int, list[Absent]]:
         """Decide what the snapshots hold; the references none decided each of whose
         identifiers a complete snapshot decides absent (absence.py), with why."""
         keys = sorted({key for ids in with_ids.values() for key in ids})
         answers = {name: snap.by_ids(keys) for name, snap in self.works.items()}
-        absent: dict[int, list[absence.Absent]] = {}
+        absent: dict[int, list[Absent]] = {}
         for index, ids in with_ids.items():
             ref = refs[index]
             for kind, value in ids:
@@ -234,7 +243,7 @@ class LocalSnapshots:
                         asked.asked(index, g.snapshot.label)
         return absent
 
-    def _absent(self, ref: Reference, kind: str, value: str) -> absence.Absent | None:
+    def _absent(self, ref: Reference, kind: str, value: str) -> Absent | None:
         """Whether a complete snapshot decides the identifier absent (none holds it)."""
         registry, rule = _ABSENCE[kind]
         snap = self.works.get(registry)
@@ -308,12 +317,12 @@ def _newer(ref: Reference, snap: Snapshot) -> bool:
     """The reference claims a year after the snapshot's date: only a live registry can hold it
     (a year after next year no registry can: asked, a record found shows the mismatch)."""
     year = ref.item.year()
-    if year is None or snap.date is None or absence.impossible_year(ref) is not None:
+    if year is None or snap.date is None or impossible_year(ref) is not None:
         return False
     return year > snap.date.year
 
 
-def _of_doi(absent: list[absence.Absent] | None) -> bool:
+def _of_doi(absent: list[Absent] | None) -> bool:
     """Some identifier decided absent is a DOI: its title is looked for under another record."""
     return any(a.snapshot.name == "crossref" for a in absent or [])
 

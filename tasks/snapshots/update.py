@@ -77,10 +77,11 @@ def builder_of(name: str, options: dict[str, object] | None = None) -> Builder:
 def registry_stacks(settings: RegistrySettings) -> Iterator[Registries]:
     """The registries' HTTP stacks (arXiv's OAI-PMH, Crossref's REST API), without their
     response cache: harvested pages are read once."""
-    with Registries.from_settings(
-        settings.model_copy(update={"cache_enabled": False}), RegistryPool()
-    ) as registries:
-        yield registries
+    pool = RegistryPool()  # its client set is closed with it
+    try:
+        yield pool.registries(settings.model_copy(update={"cache_enabled": False}))
+    finally:
+        pool.close()
 
 
 def fetch_dump(

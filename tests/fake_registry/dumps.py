@@ -48,7 +48,7 @@ class Request:
     method: str
     path: str
     range: str | None
-    status: int  # 0: the client went away before the answer was sent
+    status: int
     user_agent: str
 
 
@@ -139,18 +139,22 @@ class _Handler(BaseHTTPRequestHandler):
         path = unquote(split.path)
         params = {k: v[-1] for k, v in parse_qs(split.query).items()}
         try:
-            status = self._reply(dumps, path, params, head)
+            self._reply(dumps, path, params, head)
         except (BrokenPipeError, ConnectionResetError):  # the client is gone (killed)
-            status, self.close_connection = 0, True
-        dumps._record(
+            self.close_connection = True
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        """Logged before it is sent, so a client that has its answer finds it counted."""
+        self.server.dumps._record(
             Request(
                 self.command,
                 self.path,
                 self.headers.get("Range"),
-                status,
+                code,
                 self.headers.get("User-Agent", ""),
             )
         )
+        super().send_response(code, message)
 
     def _reply(self, dumps: DumpServer, path: str, params: dict[str, str], head: bool) -> int:
         if path == "/" and params.get("list-type") == "2":

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from models.audit import InputError, ReadResult
+from tasks.read import PDF_MAGIC
 from tasks.read.common import free_text_item, make_reference
-from tasks.read.kinds import PDF_MAGIC
 from tasks.read.pdf.layout import Document, PdfUnreadable, read_document
 from tasks.read.pdf.references import ReferenceList, is_heading, reference_lists
 from tasks.read.pdf.subject import subject
