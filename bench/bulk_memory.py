@@ -42,7 +42,7 @@ import json, resource, sys, time
 from pathlib import Path
 from flows.bulk import file_digests, import_batches
 from tasks.job.batches import store_batch
-from flows.steps import PLAIN
+from flows.steps import check_all
 from models.job import JobParams
 from tasks.job.batches import citation_count
 from tasks.read.inputs import read_inputs, stream_inputs
@@ -59,7 +59,7 @@ else:
     params = JobParams(inputs=[str(path)], job_id="bench", db=str(db), offline=True)
     digests = file_digests(params.inputs)
     with Scratch(path.parent) as spill:
-        import_batches(params, batch, digests, "bench", set(), PLAIN, store_batch, spill, db)
+        import_batches(params, batch, digests, "bench", set(), check_all, store_batch, spill, db)
         refs = citation_count(spill)
 seconds = time.perf_counter() - started
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

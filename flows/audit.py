@@ -1,10 +1,10 @@
 """audit_job: one research job in, its audited outputs out.
 
-    read -> identify -> look up + decide (chunked, in parallel) -> support -> dedupe -> score
-    -> render -> persist -> publish
+    read -> identify -> look up + decide (chunked, in parallel) -> finish (support -> dedupe
+    -> score -> render -> job folder + library rows: tasks/job.finish) -> publish
 
-`run_pipeline` is that line; the flow runs it with every stage a Prefect task, and
-bench/orchestration.py runs the very same line on plain function calls.
+`audit_job` is that line with every stage a Prefect task; `run_pipeline` is the very same line
+on plain function calls (bench/orchestration.py measures the difference).
 
 An audit holds its whole list in memory (it grows with the list: gigabytes past 100,000 tiny
 records), so past MAX_AUDIT_REFERENCES it is refused before any
@@ -13,21 +13,33 @@ streams the input a batch at a time, and only inputs large enough to hold that m
 MIN_REFERENCE_BYTES a reference) are counted: a small audit reads its input once.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from prefect import flow
 
 from flows import progress
 from flows.runners import task_runner
-from flows.steps import PLAIN, TASKS, Stages, read_batches
-from models.audit import Checked, ReadResult
+from flows.steps import (
+    check_all,
+    check_all_tasks,
+    finish_task,
+    identify,
+    identify_task,
+    publish_task,
+    quoted,
+    read,
+    read_batches,
+    read_task,
+    render_ahead_of_tasks,
+)
 from models.job import JobParams, JobSummary
 from tasks.errors import UsageError
 from tasks.job.audited import summarize
-from tasks.job.end import audited_job, end_job, end_unstored
-from tasks.store.library import write_lock
-from tasks.store.lock import JobNotStored, LibraryLocked, job_lock
+from tasks.job.finish import Checks, finish
+from tasks.job.render import render_ahead
+from tasks.store.lock import job_lock
 from tasks.store.names import LibraryPath, check_job_id, library_at
 
 MAX_AUDIT_REFERENCES = 100_000
@@ -54,54 +66,26 @@ def check_audit_size(params: JobParams) -> None:
             )
 
 
-def run_pipeline(params: JobParams, stages: Stages = PLAIN) -> JobSummary:
-    """One job, stage by stage; every input citation ends as exactly one row. The job is this
-    run's alone from start to end (job_lock: a second run of it is refused). The library's
-    name is resolved here, once, for every stage."""
+@contextmanager
+def audit_started(params: JobParams) -> Iterator[LibraryPath]:
+    """The job is this run's alone from start to end (job_lock: a second run of it is refused),
+    and not too large to audit; the library's name, resolved here once for every stage."""
     check_job_id(params.job_id)
     db = library_at(params.db)
     with job_lock(db, params.job_id):
         check_audit_size(params)
-        job = stages.identify(stages.read(params.inputs, params.input_format))
-        shown = progress.ArtifactProgress(
-            "validate", params.job_id, f"audit {params.job_id}: citations checked"
-        )
-        checked = stages.check(job.references, params.offline, params.chunk_size, shown)
-        return finish_job(params, job, checked, params.chosen_styles(), stages, db)
+        yield db
 
 
-def finish_job(
-    params: JobParams,
-    job: ReadResult,
-    checked: Sequence[Checked],
-    styles: Sequence[str],
-    stages: Stages,
-    db: LibraryPath,
-) -> JobSummary:
-    """How every job ends once its citations are checked (no bibliographies when `styles` is
-    empty): support -> dedupe -> score -> render -> persist (tasks/job) -> publish. The library
-    stays locked from the dedupe's read to the persist's write, so work ids are minted against
-    what is stored; claim support, which only reads what lookup found, runs before taking the
-    lock. pandoc starts on the bibliographies at once (`stages.ahead`), beside all that; its
-    runs are handed to render."""
-    job_id = params.job_id
-    with stages.ahead(checked, styles) as ahead:
-        supports = stages.support(job.claims, checked)
-        try:
-            with write_lock(db):
-                audited = audited_job(job_id, job, checked, supports, db, stages)
-                rendered, out = end_job(
-                    audited, styles, params.inputs, params.out_dir, db, stages, ahead
-                )
-        except LibraryLocked as locked:
-            why = str(locked)
-            out = end_unstored(
-                job_id, job, checked, supports, styles, params.out_dir, why, stages, ahead
-            )
-            raise JobNotStored(
-                f"{locked}; this run's outputs are in {out}, marked not stored (NOT_STORED.txt)"
-            ) from None
-    stages.publish(rendered)
+def run_pipeline(params: JobParams) -> JobSummary:
+    """One job on plain function calls (no Prefect); every input citation ends as exactly one
+    row. pandoc starts on the bibliographies at once (render_ahead), beside support, dedupe
+    and score."""
+    with audit_started(params) as db:
+        job = identify(read(params.inputs, params.input_format))
+        checked = check_all(job.references, params.offline, params.chunk_size)
+        with render_ahead(checked, params.chosen_styles()) as ahead:
+            rendered, out = finish(params, job, Checks(checked), db, ahead)
     return summarize(rendered, out)
 
 
@@ -109,4 +93,13 @@ def finish_job(
 def audit_job(params: JobParams) -> JobSummary:
     """Audit the citations of `params.inputs` as job `params.job_id`; the outputs go to
     `params.out_dir/params.job_id/` and the job's rows to the library."""
-    return run_pipeline(params, TASKS)
+    with audit_started(params) as db:
+        job = quoted(identify_task)(quoted(read_task)(params.inputs, params.input_format))
+        shown = progress.ArtifactProgress(
+            "validate", params.job_id, f"audit {params.job_id}: citations checked"
+        )
+        checked = check_all_tasks(job.references, params.offline, params.chunk_size, shown)
+        with render_ahead_of_tasks(checked, params.chosen_styles()) as ahead:
+            rendered, out = quoted(finish_task)(params, job, Checks(checked), db, ahead)
+    quoted(publish_task)(rendered)
+    return summarize(rendered, out)

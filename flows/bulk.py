@@ -1,14 +1,14 @@
 """bulk_import: a large reference list (100k+) into the library, in resumable batches.
 
 per batch of `batch_size` references: read -> identify -> validate -> store rows + mark batch
-done (one transaction); then support, dedupe, score, render and write the job folder from the
-stored rows, a batch at a time
+done (one transaction); then finish (support, dedupe, score, render and write the job folder
+from the stored rows, a batch at a time: tasks/job.finish) -> publish
 
 The input is read as the batches are consumed (tasks/read:stream_inputs), and what the import
 keeps of every citation past its batch (its id in input order, its match keys, its dedupe) is
 kept in a working database on disk (tasks/job/batches.py), not in memory: the dedupe runs there
 a group of records at a time, the library save streams from it, and the job folder is built
-from the stored rows a batch at a time (`finish_import`: three passes over them). So memory
+from the stored rows a batch at a time (tasks/job.finish: three passes over them). So memory
 holds about a batch, whatever the list's length (bench/RESULTS.md: bulk-import-memory). The
 exports list every item; past citeproc.MAX_BIBLIOGRAPHY_ITEMS no bibliography is rendered, and
 past report.MAX_REPORTED_CITATIONS the report lists that many flagged citations and
@@ -28,28 +28,23 @@ from prefect import flow
 
 from flows import progress
 from flows.runners import task_runner
-from flows.steps import TASKS, Stages, identify, quoted, read_batches, stage_task
-from models.audit import Checked, Claim, InputError, ReadResult
-from models.job import BulkSummary, JobParams, JobSummary
-from tasks.citation_ids import link_claims
-from tasks.dedupe.job import job_records
-from tasks.dedupe.stored import add_new
+from flows.steps import (
+    check_all_tasks,
+    finish_task,
+    identify,
+    publish_task,
+    quoted,
+    read_batches,
+    stage_task,
+)
+from models.audit import Checked, Claim, InputError, ReadResult, Reference
+from models.job import BulkSummary, JobParams
 from tasks.digests import DigestMap
 from tasks.job.audited import summarize
-from tasks.job.batches import (
-    add_order,
-    checked_of,
-    citation_count,
-    dedupe_import,
-    import_spill,
-    metric_scores,
-    store_batch,
-    stored_rows,
-)
-from tasks.job.folder import write_import
+from tasks.job.batches import add_order, citation_count, import_spill, store_batch
+from tasks.job.finish import StoredChecks
 from tasks.job.library import BULK_THREADS
-from tasks.score.metrics import Tally, assessment
-from tasks.store.library import open_library, write_lock
+from tasks.store.library import open_library
 from tasks.store.lock import job_lock
 from tasks.store.names import LibraryPath, check_job_id, library_at
 from tasks.store.scratch import Scratch
@@ -84,6 +79,7 @@ def batches_done_step(job_id: str, fingerprint: str, db: LibraryPath) -> set[int
 store_batch_step = stage_task("store-batch")(store_batch)
 
 StoreBatch = Callable[[str, int, str, Sequence[Checked], LibraryPath], int]
+Check = Callable[[Sequence[Reference], bool, int], list[Checked]]
 
 
 @dataclass
@@ -102,7 +98,7 @@ def import_batches(
     digests: dict[str, str],
     fingerprint: str,
     done: set[int],
-    stages: Stages,
+    check: Check,
     store: StoreBatch,
     spill: Scratch,
     db: LibraryPath,
@@ -125,61 +121,11 @@ def import_batches(
         if number in done:
             stored += len(job.references)
         else:
-            checked = stages.check(job.references, params.offline, params.chunk_size, None)
+            checked = check(job.references, params.offline, params.chunk_size)
             stored += store(params.job_id, number, fingerprint, checked, db)
         progress.report("import", stored, None)  # the total is known once all is read
     progress.report("import", stored, stored)
     return imported
-
-
-@dataclass
-class Scored:
-    """What the scoring pass keeps: a tally of every citation, never the citations."""
-
-    tally: Tally
-    cited: list[Checked]  # the citations claims name (claim support and claim scores need them)
-
-
-def score_batches(
-    job_id: str, spill: Scratch, claims: Sequence[Claim], batch_size: int, db: LibraryPath
-) -> Scored:
-    """The first pass over the stored batches: dedupe's match keys (`job_records`, into
-    `spill`), and what metrics and claims take."""
-    named = {cid for claim in claims for cid in claim.citation_ids}
-    tally, cited = Tally(), list[Checked]()
-    for rows in stored_rows(job_id, spill, batch_size, db):
-        checked = checked_of(rows)
-        add_new(spill, job_records(job_id, checked))
-        tally.add(c.result for c in checked)
-        cited.extend(c for c in checked if c.reference.claim_ids or c.citation_id in named)
-    return Scored(tally, cited)
-
-
-write_folder_step = stage_task("write-job-folder")(write_import)
-score_batches_step = stage_task("score-batches")(score_batches)
-dedupe_step = stage_task("dedupe")(dedupe_import)
-
-
-def finish_import(
-    params: JobParams, job: ReadResult, spill: Scratch, batch_size: int, db: LibraryPath
-) -> JobSummary:
-    """How an import ends once its citations are stored: `finish_job`'s stages, each over the
-    stored citations a batch at a time or over `spill` (support -> dedupe -> score -> library
-    rows -> render + job folder -> publish), so that memory holds about a batch."""
-    job_id = params.job_id
-    scored = quoted(score_batches_step)(job_id, spill, job.claims, batch_size, db)
-    claims = link_claims(job.claims, [c.reference for c in scored.cited])
-    job = ReadResult(references=[], claims=claims, errors=job.errors)
-    supports = TASKS.support(claims, scored.cited)
-    with write_lock(db):
-        duplicates = quoted(dedupe_step)(job_id, spill, db)
-        scores = metric_scores(job_id, db)
-        assessed = assessment(scores, scored.tally, claims, scored.cited, duplicates, supports)
-        rendered, out = quoted(write_folder_step)(
-            params, job, spill, assessed, duplicates, batch_size, db
-        )
-    TASKS.publish(rendered)
-    return summarize(rendered, out)
 
 
 @flow(name="bulk_import", task_runner=task_runner(), log_prints=False)
@@ -212,12 +158,15 @@ def import_job(params: JobParams, batch_size: int, db: LibraryPath) -> BulkSumma
     store = quoted(store_batch_step)
     with import_spill(params.out_dir, job_id) as spill:
         imported = import_batches(
-            params, batch_size, digests, fingerprint, done, TASKS, store, spill, db
+            params, batch_size, digests, fingerprint, done, check_all_tasks, store, spill, db
         )
         count = citation_count(spill)
         shown.update(count, count)
         job = ReadResult(references=[], claims=imported.claims, errors=imported.errors)
-        summary = finish_import(params, job, spill, batch_size, db)
+        stored = StoredChecks(job_id, spill, batch_size, db)
+        rendered, out = quoted(finish_task)(params, job, stored, db)
+    quoted(publish_task)(rendered)
+    summary = summarize(rendered, out)
     return BulkSummary(
         **summary.model_dump(),
         batches=imported.batches,

@@ -1,12 +1,10 @@
 """The pipeline's stages: each a plain function, and a thin Prefect task over it.
 
-    read -> identify -> look up + decide (chunked) -> support -> dedupe -> score -> render
-    -> persist -> publish
+    read -> identify -> look up + decide (chunked) -> finish (support, dedupe, score, render,
+    job folder + library rows: tasks/job.finish) -> publish
 
-The stages up to the checked citations (read, identify, look up + decide: this process's
-Checker, tasks/lookup/checker.py) and claim support are here; dedupe, score, render and persist
-are the job package's (tasks/job), which owns how a job ends. `TASKS` runs the stages as
-Prefect tasks (the flows); `PLAIN` calls the same functions directly (bench/orchestration.py
+The flows call the tasks (`read_task`, ..., `finish_task`) by name; the plain path
+(flows/audit.py:run_pipeline) calls the same functions directly (bench/orchestration.py
 measures the difference). Checking is chunked: a task run costs milliseconds plus server time,
 so one per citation would dominate a large job; retries happen per request inside the registry
 clients, not per task."""
@@ -26,29 +24,21 @@ from flows import artifacts, interrupt, progress
 from flows.runners import tasks_run_here
 from models.audit import (
     Checked,
-    CitationSupport,
-    Claim,
     ReadResult,
     Reference,
     Status,
     ValidationResult,
 )
 from tasks.citation_ids import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
-from tasks.dedupe.job import JobDedupe
 from tasks.digests import DigestMap
-from tasks.job.audited import AuditedJob, Rendered
-from tasks.job.end import dedupe, score
-from tasks.job.folder import write_job
-from tasks.job.render import RunsAhead, render, render_ahead
-from tasks.lookup.checker import process_checker, process_registries
+from tasks.job.audited import Rendered
+from tasks.job.finish import finish
+from tasks.job.render import RunsAhead, render_ahead
+from tasks.lookup.checker import process_checker
 from tasks.read.inputs import read_inputs, stream_inputs
 from tasks.read.kinds import check_bibliographies
 from tasks.registries import read_settings
 from tasks.render import citeproc
-from tasks.render.citeproc import Ahead
-from tasks.score.metrics import Assessment
-from tasks.store.names import LibraryPath
-from tasks.support.claims import support_claims
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -153,7 +143,7 @@ def check_all(
     return checked
 
 
-# --- dedupe, score, render, persist: the job package's (tasks/job), Prefect-free ------------
+# --- how the job ends: the job package's (tasks/job.finish), Prefect-free -------------------
 
 
 def render_ahead_of_tasks(checked: Sequence[Checked], styles: Sequence[str]) -> RunsAhead:
@@ -162,18 +152,12 @@ def render_ahead_of_tasks(checked: Sequence[Checked], styles: Sequence[str]) -> 
     return render_ahead(checked, styles) if tasks_run_here() else nullcontext()
 
 
-def support(claims: Sequence[Claim], checked: Sequence[Checked]) -> list[CitationSupport] | None:
-    """How well each verified cited work fits the claim citing it (and, with CITEAUDIT_LLM_URL
-    set, the judge's verdict on it); None when support is off."""
-    return support_claims(claims, checked, judge=process_registries().judge)
-
-
 def publish(rendered: Rendered) -> None:
     """The job's summary and flagged citations, on its flow run in the Prefect UI."""
     artifacts.publish_job(rendered.job_id, rendered.tables["citations"], rendered.whole)
 
 
-# --- the stages as Prefect tasks, and as plain calls ----------------------------------------
+# --- the stages as Prefect tasks ---------------------------------------------------------------
 
 
 def stage_task(name: str) -> Callable[[Callable[P, R]], Task[P, R]]:
@@ -187,11 +171,7 @@ def stage_task(name: str) -> Callable[[Callable[P, R]], Task[P, R]]:
 read_task = stage_task("read-inputs")(read)
 identify_task = stage_task("identify")(identify)
 check_task = stage_task("look-up-and-decide")(check_chunk_task)
-dedupe_task = stage_task("dedupe")(dedupe)
-support_task = stage_task("support")(support)
-score_task = stage_task("score")(score)
-render_task = stage_task("render")(render)
-persist_task = stage_task("persist")(write_job)
+finish_task = stage_task("finish-job")(finish)
 publish_task = stage_task("publish-artifacts")(publish)
 
 
@@ -228,43 +208,3 @@ def check_all_tasks(
             shown.update(len(checked), len(refs))
     order = {ref.citation_id: index for index, ref in enumerate(refs)}
     return sorted(checked, key=lambda c: order[c.citation_id])  # chunks finish in any order
-
-
-@dataclass(frozen=True)
-class Stages:
-    """One implementation of each stage; the pipeline (flows/audit.py) calls them in order."""
-
-    read: Callable[[Sequence[str], str | None], ReadResult]
-    identify: Callable[[ReadResult], ReadResult]
-    check: Callable[[Sequence[Reference], bool, int, Shown], list[Checked]]
-    dedupe: Callable[[str, Sequence[Checked], LibraryPath], JobDedupe]
-    support: Callable[[Sequence[Claim], Sequence[Checked]], list[CitationSupport] | None]
-    score: Callable[
-        [Sequence[Checked], Sequence[Claim], JobDedupe, Sequence[CitationSupport] | None],
-        Assessment,
-    ]
-    render: Callable[[AuditedJob, Sequence[str], Ahead | None], Rendered]
-    ahead: Callable[[Sequence[Checked], Sequence[str]], RunsAhead]
-    persist: Callable[[Rendered, Sequence[str], str, LibraryPath], str]
-    publish: Callable[[Rendered], None]
-
-
-def unpublished(rendered: Rendered) -> None:
-    """Outside a Prefect flow run there is no UI to publish to."""
-
-
-PLAIN = Stages(
-    read, identify, check_all, dedupe, support, score, render, render_ahead, write_job, unpublished
-)
-TASKS = Stages(
-    quoted(read_task),
-    quoted(identify_task),
-    check_all_tasks,
-    quoted(dedupe_task),
-    quoted(support_task),
-    quoted(score_task),
-    quoted(render_task),
-    render_ahead_of_tasks,
-    quoted(persist_task),
-    quoted(publish_task),
-)

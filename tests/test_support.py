@@ -13,7 +13,6 @@ import pytest
 from defusedxml import ElementTree
 
 from flows.audit import run_pipeline
-from flows.steps import PLAIN
 from models.job import JobParams
 from tasks.registries.arxiv import arxiv_entry_to_csl
 from tasks.registries.crossref_map import crossref_work_to_csl
@@ -180,8 +179,7 @@ def test_a_crew_report_shows_which_cited_works_fit_their_claims(
             inputs=[str(FIXTURES / "support" / "crew_support.md")],
             job_id="support-1",
             out_dir=str(tmp_path / "out"),
-        ),
-        PLAIN,
+        )
     )
     folder = Path(summary.out)
     claims = pl.read_parquet(folder / "claims.parquet")

@@ -4,8 +4,10 @@ audit, an agent's add): no Prefect here, the flows wrap these functions in thin 
     checked citations -> dedupe (against the library) -> score -> render -> job folder + library
 
     audited.py  the audited job (`AuditedJob`), its rendered outputs (`Rendered`), its summary
-    end.py      dedupe and score, and `end_job`: the one way a job's citations end stored (or,
-                the library locked, `end_unstored`: the folder alone, marked not stored)
+    finish.py   `finish(params, job, source, db)`: the one way a job ends, its checked citations
+                in memory (`Checks`, an audit) or stored in batches (`StoredChecks`, an import);
+                dedupe and score, and the stages an agent's job ends through (`end_job`, or, the
+                library locked, `end_unstored`: the folder alone, marked not stored)
     render.py   the job's tables (`citation_rows`: the one builder of a citation row with its
                 scores), bibliographies, exports and report, as data and text
     folder.py   the job folder writer: a whole job (`write_job`), or fed batch by batch from the

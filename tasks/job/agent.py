@@ -23,7 +23,7 @@ from tasks.dedupe.job import DEDUPE_COLUMNS, JobDedupe, dedupe_added
 from tasks.errors import UsageError
 from tasks.frames import reference_from_row, result_from_row
 from tasks.job.audited import AuditedJob
-from tasks.job.end import audited_job, end_job, score, store_job
+from tasks.job.finish import audited_job, end_job, score, store_job
 from tasks.job.library import shared_rows
 from tasks.job.render import job_tables
 from tasks.render.selection import bibliography_items
