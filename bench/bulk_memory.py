@@ -4,8 +4,8 @@ peak RSS growth and what it means per citation.
 
 - `whole`: `read_inputs`, the whole list at once (as `audit` reads, and `import` did before #20);
 - `stream`: `stream_inputs` in batches of 5,000, each dropped once read;
-- `batches`: `citeaudit import`'s batch stage (flows.bulk.import_batches: read, identify, check
-  offline and store each batch in a new DuckDB library), without the job folder that follows;
+- `batches`: `citeaudit import`'s batch stage (tasks/job/batches.import_batches: read, identify,
+  check offline and store each batch in a new DuckDB library), without the job folder that follows;
 - `import`: the whole command, `citeaudit import big.bib --offline` into a new library and job
   folder, run as a real process: the peak of the summed RSS of it and its children (pandoc),
   sampled every 0.1 s; the background Prefect server it may start runs in a session of its own,
@@ -40,11 +40,10 @@ MEASURE = """
 import flows.prefect_logging  # before prefect
 import json, resource, sys, time
 from pathlib import Path
-from flows.bulk import file_digests, import_batches
-from tasks.job.batches import store_batch
+from flows.progress import report
 from flows.steps import check_all
 from models.job import JobParams
-from tasks.job.batches import citation_count
+from tasks.job.batches import citation_count, file_digests, import_batches, store_batch
 from tasks.read.inputs import read_inputs, stream_inputs
 from tasks.store.scratch import Scratch
 way, path, batch = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
@@ -59,7 +58,8 @@ else:
     params = JobParams(inputs=[str(path)], job_id="bench", db=str(db), offline=True)
     digests = file_digests(params.inputs)
     with Scratch(path.parent) as spill:
-        import_batches(params, batch, digests, "bench", set(), check_all, store_batch, spill, db)
+        stages = (check_all, store_batch, spill, db, report)
+        import_batches(params, batch, digests, "bench", set(), *stages)
         refs = citation_count(spill)
 seconds = time.perf_counter() - started
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -25,20 +25,19 @@ from flows.steps import (
     check_all,
     check_all_tasks,
     finish_task,
-    identify,
     identify_task,
     publish_task,
     quoted,
-    read,
-    read_batches,
     read_task,
     render_ahead_of_tasks,
 )
 from models.job import JobParams, JobSummary
+from tasks.citation_ids import identify
 from tasks.errors import UsageError
 from tasks.job.audited import summarize
 from tasks.job.finish import Checks, finish
 from tasks.job.render import render_ahead
+from tasks.read.inputs import read, read_batches
 from tasks.store.lock import job_lock
 from tasks.store.names import LibraryPath, check_job_id, library_at
 

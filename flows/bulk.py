@@ -19,11 +19,6 @@ again, but does not check them), so an import that crashed or was stopped resume
 stopped and ends with the same outputs as one that ran through. The input fingerprint (file
 contents, format, batch size) keys the progress: changed input starts over."""
 
-import hashlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-
 from prefect import flow
 
 from flows import progress
@@ -31,43 +26,28 @@ from flows.runners import task_runner
 from flows.steps import (
     check_all_tasks,
     finish_task,
-    identify,
     publish_task,
     quoted,
-    read_batches,
     stage_task,
 )
-from models.audit import Checked, Claim, InputError, ReadResult, Reference
+from models.audit import ReadResult
 from models.job import BulkSummary, JobParams
-from tasks.digests import DigestMap
 from tasks.job.audited import summarize
-from tasks.job.batches import add_order, citation_count, import_spill, store_batch
+from tasks.job.batches import (
+    citation_count,
+    file_digests,
+    import_batches,
+    import_spill,
+    input_fingerprint,
+    store_batch,
+)
 from tasks.job.finish import StoredChecks
 from tasks.job.library import BULK_THREADS
 from tasks.store.library import open_library
 from tasks.store.lock import job_lock
 from tasks.store.names import LibraryPath, check_job_id, library_at
-from tasks.store.scratch import Scratch
 
 DEFAULT_BATCH = 5_000
-
-
-def file_digests(paths: Sequence[str]) -> dict[str, str]:
-    """Each input file's content digest: what keys the import's progress and citation ids."""
-    digests = {}
-    for path in paths:
-        with Path(path).open("rb") as handle:
-            digests[path] = hashlib.file_digest(handle, "sha256").hexdigest()
-    return digests
-
-
-def input_fingerprint(digests: Sequence[str], input_format: str | None, batch_size: int) -> str:
-    """What decides the batches: the input files' contents, in order, the format and batch
-    size (never their names: a renamed copy resumes)."""
-    digest = hashlib.sha256(f"{input_format}\x1f{batch_size}".encode())
-    for file_digest in digests:
-        digest.update(bytes.fromhex(file_digest))
-    return digest.hexdigest()
 
 
 @stage_task("bulk-batches-done")
@@ -77,55 +57,6 @@ def batches_done_step(job_id: str, fingerprint: str, db: LibraryPath) -> set[int
 
 
 store_batch_step = stage_task("store-batch")(store_batch)
-
-StoreBatch = Callable[[str, int, str, Sequence[Checked], LibraryPath], int]
-Check = Callable[[Sequence[Reference], bool, int], list[Checked]]
-
-
-@dataclass
-class Imported:
-    """What an import keeps of its input once the batches are stored (its citation ids are in
-    its working database, in input order)."""
-
-    claims: list[Claim] = field(default_factory=list)
-    errors: list[InputError] = field(default_factory=list)
-    batches: int = 0
-
-
-def import_batches(
-    params: JobParams,
-    batch_size: int,
-    digests: dict[str, str],
-    fingerprint: str,
-    done: set[int],
-    check: Check,
-    store: StoreBatch,
-    spill: Scratch,
-    db: LibraryPath,
-) -> Imported:
-    """Read, identify, check and store the input a batch at a time (the batches in `done` are
-    read but neither checked nor stored again), the citation ids in input order into `spill`.
-    `digests`: file_digests of the inputs."""
-    seen = DigestMap()  # a million ids: digests, not strings
-    imported = Imported()
-    stored = 0
-    for read in read_batches(params.inputs, params.input_format, batch_size):
-        job = identify(read, digests, seen)  # ids keyed by content: a renamed copy resumes
-        add_order(spill, [ref.citation_id for ref in job.references])
-        imported.claims.extend(job.claims)
-        imported.errors.extend(job.errors)
-        if not job.references:
-            continue
-        number = imported.batches
-        imported.batches += 1
-        if number in done:
-            stored += len(job.references)
-        else:
-            checked = check(job.references, params.offline, params.chunk_size)
-            stored += store(params.job_id, number, fingerprint, checked, db)
-        progress.report("import", stored, None)  # the total is known once all is read
-    progress.report("import", stored, stored)
-    return imported
 
 
 @flow(name="bulk_import", task_runner=task_runner(), log_prints=False)
@@ -158,7 +89,16 @@ def import_job(params: JobParams, batch_size: int, db: LibraryPath) -> BulkSumma
     store = quoted(store_batch_step)
     with import_spill(params.out_dir, job_id) as spill:
         imported = import_batches(
-            params, batch_size, digests, fingerprint, done, check_all_tasks, store, spill, db
+            params,
+            batch_size,
+            digests,
+            fingerprint,
+            done,
+            check_all_tasks,
+            store,
+            spill,
+            db,
+            progress.report,
         )
         count = citation_count(spill)
         shown.update(count, count)

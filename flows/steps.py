@@ -9,10 +9,9 @@ measures the difference). Checking is chunked: a task run costs milliseconds plu
 so one per citation would dominate a large job; retries happen per request inside the registry
 clients, not per task."""
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from prefect import Task, task
@@ -24,19 +23,16 @@ from flows import artifacts, interrupt, progress
 from flows.runners import tasks_run_here
 from models.audit import (
     Checked,
-    ReadResult,
     Reference,
     Status,
     ValidationResult,
 )
-from tasks.citation_ids import assign_citation_ids, link_claims, plan_chunks, unique_claim_ids
-from tasks.digests import DigestMap
+from tasks.citation_ids import identify, plan_chunks
 from tasks.job.audited import Rendered
 from tasks.job.finish import finish
 from tasks.job.render import RunsAhead, render_ahead
 from tasks.lookup.checker import process_checker
-from tasks.read.inputs import read_inputs, stream_inputs
-from tasks.read.kinds import check_bibliographies
+from tasks.read.inputs import read
 from tasks.registries import read_settings
 from tasks.render import citeproc
 
@@ -46,45 +42,6 @@ R = TypeVar("R")
 # A stop signal ends the process with os._exit: pandoc runs (render's, and those render_ahead
 # started) would run on as orphans, as they inherit the blocked stop signals; so it kills them.
 interrupt.on_stop(citeproc.stop_all_pandoc)
-
-# --- read, identify -------------------------------------------------------------------------
-
-
-def read(paths: Sequence[str], input_format: str | None) -> ReadResult:
-    """Raises NotABibliography (the run ends Failed) for a missing input or one that holds no
-    bibliography (an image, a Word document, an empty file)."""
-    files = [Path(p) for p in paths]
-    check_bibliographies(files)
-    return read_inputs(files, input_format)
-
-
-def read_batches(
-    paths: Sequence[str], input_format: str | None, batch_size: int
-) -> Iterator[ReadResult]:
-    """`read` in batches of `batch_size` references, read as they are consumed
-    (tasks/read:stream_inputs)."""
-    files = [Path(p) for p in paths]
-    check_bibliographies(files)
-    return stream_inputs(files, input_format, batch_size)
-
-
-def identify(
-    read: ReadResult,
-    file_keys: Mapping[str, str] | None = None,
-    seen: DigestMap | None = None,
-) -> ReadResult:
-    """Citation ids (stable, unique in the job; keyed by `file_keys`, source file -> content
-    digest, instead of file names when given; `seen` carries them across a job's batches),
-    unique claim ids, claims linked to them."""
-    refs = assign_citation_ids(read.references, file_keys, seen)
-    claims, refs = unique_claim_ids(read.claims, refs)
-    return ReadResult(
-        references=refs,
-        claims=link_claims(claims, refs),
-        errors=read.errors,
-        subjects=read.subjects,
-    )
-
 
 # --- look up + decide -----------------------------------------------------------------------
 

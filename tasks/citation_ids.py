@@ -4,7 +4,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 
-from models.audit import Claim, Reference
+from models.audit import Claim, ReadResult, Reference
 from tasks.digests import DigestMap
 from tasks.identifiers import PRECEDENCE, primary_identifier
 
@@ -113,3 +113,21 @@ def plan_chunks(refs: Sequence[Reference], size: int) -> list[list[Reference]]:
         group = by_kind.get(kind, [])
         chunks.extend(group[i : i + size] for i in range(0, len(group), size))
     return chunks
+
+
+def identify(
+    read: ReadResult,
+    file_keys: Mapping[str, str] | None = None,
+    seen: DigestMap | None = None,
+) -> ReadResult:
+    """Citation ids (stable, unique in the job; keyed by `file_keys`, source file -> content
+    digest, instead of file names when given; `seen` carries them across a job's batches),
+    unique claim ids, claims linked to them."""
+    refs = assign_citation_ids(read.references, file_keys, seen)
+    claims, refs = unique_claim_ids(read.claims, refs)
+    return ReadResult(
+        references=refs,
+        claims=link_claims(claims, refs),
+        errors=read.errors,
+        subjects=read.subjects,
+    )

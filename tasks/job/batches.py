@@ -10,17 +10,23 @@ holds a batch, not the list.
   frames stayed in memory until the commit, nearly twice the peak).
 """
 
+import hashlib
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
-from models.audit import Checked
+from models.audit import Checked, Claim, InputError, Reference
+from models.job import JobParams
+from tasks.citation_ids import identify
 from tasks.dedupe.stored import add_library, add_previous, dedupe_stored
+from tasks.digests import DigestMap
 from tasks.frames import checked_from_row
 from tasks.job.library import BULK_MEMORY, BULK_THREADS, shared_rows
 from tasks.job.render import citation_rows
+from tasks.read.inputs import read_batches
 from tasks.score.metrics import citation_scores
 from tasks.store.library import open_library
 from tasks.store.names import LibraryPath, check_job_id
@@ -150,3 +156,76 @@ def save_import(
             rows("job_retired"),
             updates={"citations": updates},
         )
+
+
+# --- the batch stage: read, identify, check and store a batch at a time ------------------------
+
+
+def file_digests(paths: Sequence[str]) -> dict[str, str]:
+    """Each input file's content digest: what keys the import's progress and citation ids."""
+    digests = {}
+    for path in paths:
+        with Path(path).open("rb") as handle:
+            digests[path] = hashlib.file_digest(handle, "sha256").hexdigest()
+    return digests
+
+
+def input_fingerprint(digests: Sequence[str], input_format: str | None, batch_size: int) -> str:
+    """What decides the batches: the input files' contents, in order, the format and batch
+    size (never their names: a renamed copy resumes)."""
+    digest = hashlib.sha256(f"{input_format}\x1f{batch_size}".encode())
+    for file_digest in digests:
+        digest.update(bytes.fromhex(file_digest))
+    return digest.hexdigest()
+
+
+StoreBatch = Callable[[str, int, str, Sequence[Checked], LibraryPath], int]
+Report = Callable[[str, int, int | None], None]
+Check = Callable[[Sequence[Reference], bool, int], list[Checked]]
+
+
+@dataclass
+class Imported:
+    """What an import keeps of its input once the batches are stored (its citation ids are in
+    its working database, in input order)."""
+
+    claims: list[Claim] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    batches: int = 0
+
+
+def import_batches(
+    params: JobParams,
+    batch_size: int,
+    digests: dict[str, str],
+    fingerprint: str,
+    done: set[int],
+    check: Check,
+    store: StoreBatch,
+    spill: Scratch,
+    db: LibraryPath,
+    report: Report,
+) -> Imported:
+    """Read, identify, check and store the input a batch at a time (the batches in `done` are
+    read but neither checked nor stored again), the citation ids in input order into `spill`.
+    `digests`: file_digests of the inputs; `report`: progress, (stage, done, total)."""
+    seen = DigestMap()  # a million ids: digests, not strings
+    imported = Imported()
+    stored = 0
+    for read in read_batches(params.inputs, params.input_format, batch_size):
+        job = identify(read, digests, seen)  # ids keyed by content: a renamed copy resumes
+        add_order(spill, [ref.citation_id for ref in job.references])
+        imported.claims.extend(job.claims)
+        imported.errors.extend(job.errors)
+        if not job.references:
+            continue
+        number = imported.batches
+        imported.batches += 1
+        if number in done:
+            stored += len(job.references)
+        else:
+            checked = check(job.references, params.offline, params.chunk_size)
+            stored += store(params.job_id, number, fingerprint, checked, db)
+        report("import", stored, None)  # the total is known once all is read
+    report("import", stored, stored)
+    return imported

@@ -16,6 +16,7 @@ from tasks.read.common import (
     too_long_field,
     young_collections_only,
 )
+from tasks.read.kinds import check_bibliographies
 from tasks.read.manuscript import (
     Manuscript,
     bibliographies,
@@ -181,3 +182,21 @@ def nothing_read(paths: Sequence[Path], named: set[str], format: str) -> list[In
         InputError(source_file=str(path), reason=f"no references found (read as {format})")
         for path in silent
     ]
+
+
+def read(paths: Sequence[str], input_format: str | None) -> ReadResult:
+    """Raises NotABibliography (the run ends Failed) for a missing input or one that holds no
+    bibliography (an image, a Word document, an empty file)."""
+    files = [Path(p) for p in paths]
+    check_bibliographies(files)
+    return read_inputs(files, input_format)
+
+
+def read_batches(
+    paths: Sequence[str], input_format: str | None, batch_size: int
+) -> Iterator[ReadResult]:
+    """`read` in batches of `batch_size` references, read as they are consumed
+    (tasks/read:stream_inputs)."""
+    files = [Path(p) for p in paths]
+    check_bibliographies(files)
+    return stream_inputs(files, input_format, batch_size)
