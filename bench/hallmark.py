@@ -442,6 +442,7 @@ def report_requests(
     print(f"\nrequests per citation (all {len(refs)}, the fake's request log):")
     for name, n in sorted(sent.items()):
         print(f"  {name:<17}{n / len(refs):>7.3f}")
+    print(f"  {'all registries':<17}{sum(sent.values()) / len(refs):>7.3f}")
     idless = [r for r in refs if not identifiers_of(r.item, r.raw).any()]
     spent: Counter[str] = Counter()
     for ref in idless:

@@ -3,9 +3,9 @@
     nice -n 15 uv run python -m bench.hallmark_snapshots [--show-errors] [--workdir DIR]
 
 The snapshots' inputs are written in the dumps' own formats from what bench.hallmark's realistic
-coverage lets the fake registry answer (`fill_realistic`: its DBLP hits, arXiv Atom entries and
-Crossref works), beside the real records the fake bundles (tests/fixtures/registry, recorded from
-../shared/data):
+coverage lets the fake registry answer (`fill_realistic`: its DBLP hits, arXiv Atom entries,
+Crossref works and OpenAlex works), beside the real records the fake bundles
+(tests/fixtures/registry, recorded from ../shared/data):
 
 | snapshot | input written                          | written by                                  |
 |----------|----------------------------------------|---------------------------------------------|
@@ -18,22 +18,29 @@ Crossref works), beside the real records the fake bundles (tests/fixtures/regist
 |          |                                        | arXiv's DataCite DOIs are not in Crossref's |
 |          |                                        | file; a work without `indexed` (the         |
 |          |                                        | benchmark's own) is indexed on DUMP_DATE    |
+| openalex | data/works/updated_date=2026-11-01/    | the fake's OpenAlex works (recorded, and    |
+|          | part_000.gz and the manifest           | the coverage's: all but one in twenty valid |
+|          |                                        | entries), dated by their partition          |
 
-Semantic Scholar and OpenAlex have no snapshot (in the realistic coverage DBLP holds every valid
-work, so the snapshots can decide each one).
+Semantic Scholar has no snapshot (in the realistic coverage DBLP holds every valid work, so the
+snapshots can decide each one).
 HALLMARK has no retraction case: no Retraction Watch snapshot is built.
 
 Each snapshot is built by `citeaudit snapshot build` (a real process; CITEAUDIT_SNAPSHOTS a
-folder under DIR), then the split is audited twice, the snapshots asked first:
+folder under DIR), then the split is audited three times, the snapshots asked first:
 offline       no registry at all (`lookup_references(offline=True)`, no server started): what
               no snapshot decides stays `unmatched` (no identifier, a title search was made) or
-              `unverified`; absence from a snapshot is never `not_found`
+              `unverified`, unless a complete snapshot's silence decides it
+              (tasks/lookup/absence.py)
+realistic     bench.hallmark's realistic registries without keys (S2 keyless and answering),
+              asked for what the snapshots left
 s2-refusing   bench.hallmark's `hallmark-s2-refusing` set-up (keyless, Semantic Scholar refusing
               every request, one attempt), what the snapshots left to the fake's live registries
 Printed per run as bench.hallmark prints it: precision, recall, F1 and FPR, recall per
 hallucination type, status counts, the biggest error classes, who decided (and, live, requests
-per citation); then how many entries the snapshots alone flag that S2's failure leaves
-`unverified` live, and the F1 had they been flagged (a what-if, not citeaudit's figure).
+per citation: all live requests over all citations, the goal's figure); then how many entries
+the snapshots alone flag that S2's failure leaves `unverified` live, and the F1 had they been
+flagged (a what-if, not citeaudit's figure).
 """
 
 import argparse
@@ -83,6 +90,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PART = 500  # works per Crossref file (the real ones hold a few thousand)
 DUMP_DATE = [2026, 11, 1]  # the `indexed` date of the benchmark's own Crossref works
 ARXIV_DOI = "10.48550/"
+OPENALEX_PARTITION = "updated_date=2026-11-01"  # the benchmark's OpenAlex works have no date
 
 
 def coverage(works: list[Work], entries: list[dict[str, Any]]) -> FakeRegistry:
@@ -113,11 +121,23 @@ def write_dumps(fake: FakeRegistry, folder: Path) -> dict[str, Path]:
     for number, start in enumerate(range(0, len(items), PART)):
         with gzip.open(crossref / f"{number}.json.gz", "wt", encoding="utf-8") as out:
             json.dump({"items": items[start : start + PART]}, out)
+    openalex = folder / "openalex"
+    works = openalex / "data" / "works"
+    part = works / OPENALEX_PARTITION / "part_000.gz"
+    part.parent.mkdir(parents=True, exist_ok=True)
+    stamp = {"updated_date": f"{OPENALEX_PARTITION.split('=')[1]}T00:00:00"}
+    alex = [{**work, **stamp} for _, work in sorted(fake.scholarly.openalex.items())]
+    with gzip.open(part, "wt", encoding="utf-8") as out:
+        out.write("".join(json.dumps(work) + "\n" for work in alex))
+    url = f"s3://openalex/data/works/{OPENALEX_PARTITION}/part_000.gz"
+    (works / "manifest").write_text(json.dumps({"entries": [{"url": url}]}))
     print(
         f"dumps: dblp.xml.gz {len(fake.scholarly.dblp):,} hits, arXiv {len(records):,} records, "
-        f"Crossref {len(items):,} works in {-(-len(items) // PART)} files"
+        f"Crossref {len(items):,} works in {-(-len(items) // PART)} files, "
+        f"OpenAlex {len(alex):,} works"
     )
-    return {"dblp": dblp / "dblp.xml.gz", "arxiv": arxiv, "crossref": crossref}
+    inputs = {"dblp": dblp / "dblp.xml.gz", "arxiv": arxiv, "crossref": crossref}
+    return {**inputs, "openalex": openalex}
 
 
 def build_all(inputs: dict[str, Path], root: Path) -> None:
@@ -187,6 +207,12 @@ def main(argv: list[str]) -> int:
         report(entries, results, args.show_errors)
         decided = Counter(r.registry or "-" for r in results.values())
         print("decided by: " + ", ".join(f"{k} {v}" for k, v in decided.most_common()))
+        print("\n=== the realistic registries without keys, the snapshots first ===")
+        with fake_registry() as registry:
+            fill_realistic(registry, works, entries)
+            answering = with_unread(entries, audit(refs, registry, snapshots=snapshots))
+            report(entries, answering, args.show_errors)
+            report_requests(refs, answering, registry)
         print("\n=== without keys, Semantic Scholar refusing everything, the snapshots first ===")
         with fake_registry() as registry:
             fill_s2_down(registry, works, entries)

@@ -17,11 +17,6 @@ Also a lexical signal, what BM25 picks hard negatives by: the rarity-weighted sh
 words the abstract uses (`overlap`), alone and mixed into the support score. The evaluated set is
 the first 200 claims; `--offset 200` runs on the rest, where any weight would be fit.
 
-Then the shipped cross-encoder (tasks/support/cross.py) on the same pairs: its load time, its
-time per 1,000 pairs (goal <= 30 s; load <= 1 s) and its AUCs, `unrelated` rate and stances. It
-was trained on most of SciFact's train claims (four of the five folds), so on them these are not
-a measure of it: its held-out figures come from bench/train_support_model.py.
-
 With the optional judge configured (CITEAUDIT_LLM_URL, CITEAUDIT_LLM_MODEL, CITEAUDIT_LLM_KEY),
 also the judge's 3-way accuracy on the cited pairs: SciFact's SUPPORT, CONTRADICT, and cited
 without evidence (NOT ENOUGH INFO); pairs labelled both ways are left out, and a pair the judge
@@ -42,7 +37,6 @@ from rank_bm25 import BM25Okapi
 from models.audit import Verdict
 from tasks.lookup.checker import Checker
 from tasks.registries import read_settings
-from tasks.support import cross
 from tasks.support.encoder import encoder
 from tasks.support.relevance import UNRELATED_BELOW, Pair, overlap, score_pairs
 
@@ -155,7 +149,6 @@ def main() -> None:
         f"1,000 (CPU {cpu_per_1000:.1f} s per 1,000)"
     )
     print("  (goal <= 30 s per 1,000)")
-    cross_encoder_figures(pairs, kinds)
     gold = {"SUPPORT": "SUPPORT", "CONTRADICT": "CONTRADICT", "no evidence": "NOT ENOUGH INFO"}
     judged = [
         (pair, gold[label])
@@ -163,47 +156,6 @@ def main() -> None:
         if kind == "cited" and label in gold
     ]
     judge_accuracy(judged)
-
-
-def cross_encoder_figures(pairs: Sequence[Pair], kinds: Sequence[tuple[str, str]]) -> None:
-    """The shipped cross-encoder (tasks/support/cross.py): its load time, its time per 1,000
-    pairs, and its figures on these claims. It was trained on most of them, so these are not a
-    measure of it: bench/train_support_model.py prints its figures on the claims it never saw."""
-    if not cross.shipped():
-        print("cross-encoder: not shipped (no trained model in the package)")
-        return
-    started = time.perf_counter()
-    model = cross.CrossEncoder(cross._checked(cross.MODEL))
-    print(f"cross-encoder loaded in {time.perf_counter() - started:.2f} s (goal <= 1 s)")
-    started, cpu_started = time.perf_counter(), time.process_time()
-    read = [model.judge(p.claim, p.title, p.abstract or "") for p in pairs]
-    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
-    relevance = {
-        wanted: [r.relevance for (kind, _), r in zip(kinds, read, strict=True) if kind == wanted]
-        for wanted in ("cited", "random", "hard")
-    }
-    cited = relevance["cited"]
-    print("  mostly on claims it was trained on (held out: bench/train_support_model.py):")
-    print(f"    AUC cited vs random      {auc(cited, relevance['random']):.3f}")
-    print(f"    AUC cited vs hard (BM25) {auc(cited, relevance['hard']):.3f}")
-    unrelated = sum(r < cross.UNRELATED_BELOW for r in cited) / len(cited)
-    print(f"    cited called unrelated   {unrelated:.3f}  (below {cross.UNRELATED_BELOW})")
-    for label in ("SUPPORT", "CONTRADICT", "no evidence"):
-        stances = [
-            r.stance
-            for (kind, gold), r in zip(kinds, read, strict=True)
-            if kind == "cited" and gold == label
-        ]
-        shares = ", ".join(
-            f"{s} {stances.count(s) / len(stances):.2f}"
-            for s in ("supports", "contradicts", "undetermined")
-        )
-        print(f"    cited {label:<12} stance: {shares}  (n={len(stances)})")
-    per_1000, cpu_per_1000 = (s * 1000 / len(pairs) for s in (seconds, cpu_seconds))
-    print(
-        f"  cross-encoder: {len(pairs)} pairs in {seconds:.1f} s: {per_1000:.1f} s per 1,000 "
-        f"(CPU {cpu_per_1000:.1f} s per 1,000; goal <= 30 s)"
-    )
 
 
 def judge_accuracy(judged: Sequence[tuple[Pair, str]]) -> None:

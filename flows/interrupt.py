@@ -8,7 +8,10 @@ signal it prints one line, marks the flow run crashed (best effort, bounded), le
 background server and ends the process: nothing is left half-written, because every output file
 is written under a temporary name and renamed into place and the library changes in one
 transaction (an interrupted one is rolled back); answers received so far are in the HTTP cache,
-so a re-run asks only for the rest."""
+so a re-run asks only for the rest. A signal in the run's last moments (its summary printed,
+its server let go) still ends it so: the command waits for the watcher before it returns
+(`finish`), where it would otherwise exit 0 under the watcher, or be ended by the signal
+without a word once the interpreter winds down."""
 
 import contextlib
 import os
@@ -23,6 +26,10 @@ MARK_CRASHED_S = 2.0
 _cleanups: list[Callable[[], None]] = []
 _flow_run_id: str | None = None
 _enabled = False
+_watching = False
+_stopping = threading.Event()
+_finished = threading.Event()  # the command is done: a later signal has nothing to clean up
+_ending = threading.Lock()  # which came first: the stop signal or the command's end
 
 
 def enable() -> None:
@@ -45,20 +52,40 @@ def note_flow_run(flow_run_id: str) -> None:
 
 def stop_on_signals() -> None:
     """Call first thing in a command that runs a flow, before any thread starts."""
-    if not _enabled:
+    global _watching
+    if not _enabled or _watching:
         return
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     threading.Thread(target=_watch, name="citeaudit-stop", daemon=True).start()
+    _watching = True
+
+
+def finish() -> None:
+    """Call last in a command that armed `stop_on_signals`: a stop signal already sent ends
+    the run as any other does (its line, exit 128 + signal), never an exit 0 or a silent one."""
+    if not _watching:
+        return
+    with _ending:
+        stopped = _stopping.is_set() or bool(STOP_SIGNALS & signal.sigpending())
+        if not stopped:
+            _finished.set()
+    if stopped:
+        threading.Event().wait()  # the watcher ends the process
 
 
 def _watch() -> None:
     signum = signal.sigwait(STOP_SIGNALS)
+    with _ending:
+        _stopping.set()
     name = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
-    sys.stderr.write(
+    # To the file descriptor itself: sys.stderr may be wound down with the interpreter.
+    os.write(
+        sys.stderr.fileno() if sys.stderr else 2,
         f"\nciteaudit: stopped ({name}); nothing half-written, answers so far are cached: "
-        "run the same command again to finish\n"
+        "run the same command again to finish\n".encode(),
     )
-    sys.stderr.flush()
+    if _finished.is_set():  # the interpreter is winding down: end before it does, as said
+        os._exit(128 + signum)
     for cleanup in _cleanups:
         with contextlib.suppress(Exception):  # ending anyway: a failed cleanup must not stop it
             cleanup()

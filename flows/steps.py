@@ -88,7 +88,12 @@ def identify(
     unique claim ids, claims linked to them."""
     refs = assign_citation_ids(read.references, file_keys, seen)
     claims, refs = unique_claim_ids(read.claims, refs)
-    return ReadResult(references=refs, claims=link_claims(claims, refs), errors=read.errors)
+    return ReadResult(
+        references=refs,
+        claims=link_claims(claims, refs),
+        errors=read.errors,
+        subjects=read.subjects,
+    )
 
 
 # --- look up + decide -----------------------------------------------------------------------

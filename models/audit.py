@@ -100,15 +100,27 @@ class InputError(BaseModel):
         return ":".join(str(x) for x in (self.source_file, self.entry_key or self.line) if x)
 
 
+class Subject(BaseModel):
+    """The paper an input is (a PDF's own DOI, title and authors): what the job audits the
+    citations of, never a citation itself."""
+
+    source_file: str
+    doi: str | None = None
+    title: str | None = None
+    authors: list[str] = Field(default_factory=list)
+
+
 class ReadResult(BaseModel):
     references: list[Reference] = Field(default_factory=list)
     claims: list[Claim] = Field(default_factory=list)
     errors: list[InputError] = Field(default_factory=list)
+    subjects: list[Subject] = Field(default_factory=list)
 
     def extend(self, other: "ReadResult") -> None:
         self.references.extend(other.references)
         self.claims.extend(other.claims)
         self.errors.extend(other.errors)
+        self.subjects.extend(other.subjects)
 
 
 class FieldAgreement(BaseModel):
@@ -180,7 +192,7 @@ class Checked(BaseModel):
 SupportLabel = Literal["related", "unrelated", "no abstract"]
 # The optional judge's answer (tasks/registries/judge.py): entailment, kept apart from `support`.
 Verdict = Literal["SUPPORT", "CONTRADICT", "NOT ENOUGH INFO"]
-# The cross-encoder's reading of a cited abstract (tasks/support/cross.py).
+# A stance model's reading of a cited abstract: empty while none ships (README, claim support).
 Stance = Literal["supports", "contradicts", "undetermined"]
 
 

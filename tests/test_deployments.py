@@ -31,7 +31,7 @@ from pydantic import TypeAdapter
 
 from flows.serve_deployments import REPO_ROOT, build_deployments, load_project
 
-FLOWS = {"audit_job", "crew_report", "bulk_import", "scheduled_audit"}
+FLOWS = {"audit_job", "crew_report", "bulk_import", "scheduled_audit", "snapshot_update"}
 REPORT = Path(__file__).parent / "fixtures" / "reflists" / "crew_report.md"
 
 
@@ -74,16 +74,31 @@ def test_parameters_belong_to_the_flow_and_required_ones_are_given(config):
         TypeAdapter(hints[name]).validate_python(value, strict=True)
 
 
-def test_the_scheduled_audit_runs_weekly_on_monday_at_three_utc():
-    scheduled = [c for c in deployments() if c.schedules]
-    assert [c.entrypoint for c in scheduled] == ["flows/scheduled.py:scheduled_audit"]
-    (raw,) = scheduled[0].schedules or []
+def _fires(entrypoint: str, count: int) -> list[datetime]:
+    """When the deployment of `entrypoint` runs next, from Thursday 2026-01-01 noon UTC."""
+    (config,) = [c for c in deployments() if c.entrypoint == entrypoint]
+    (raw,) = config.schedules or []
     schedule = CronSchedule(cron=raw.cron, timezone=raw.timezone)  # type: ignore[union-attr]
-    thursday = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-    fires = CronSim(schedule.cron, thursday)
-    assert [next(fires), next(fires)] == [
+    fires = CronSim(schedule.cron, datetime(2026, 1, 1, 12, 0, tzinfo=UTC))
+    return [next(fires) for _ in range(count)]
+
+
+def test_the_scheduled_flows_are_the_weekly_audit_and_the_snapshots_update():
+    scheduled = sorted(c.entrypoint or "" for c in deployments() if c.schedules)
+    assert scheduled == ["flows/scheduled.py:scheduled_audit", "flows/snapshots.py:snapshot_update"]
+
+
+def test_the_scheduled_audit_runs_weekly_on_monday_at_three_utc():
+    assert _fires("flows/scheduled.py:scheduled_audit", 2) == [
         datetime(2026, 1, 5, 3, 0, tzinfo=UTC),
         datetime(2026, 1, 12, 3, 0, tzinfo=UTC),
+    ]
+
+
+def test_the_snapshots_update_runs_daily_at_two_utc_before_the_weekly_audit():
+    assert _fires("flows/snapshots.py:snapshot_update", 2) == [
+        datetime(2026, 1, 2, 2, 0, tzinfo=UTC),
+        datetime(2026, 1, 3, 2, 0, tzinfo=UTC),
     ]
 
 
@@ -109,7 +124,7 @@ def test_serve_builds_the_deployments_the_yaml_declares():
 
 @pytest.mark.usefixtures("this_process_on_prefect_server")
 def test_a_real_server_schedules_the_weekly_audit_for_next_monday(prefect_server):
-    (weekly,) = [d for d in build_deployments() if d.schedules]
+    (weekly,) = [d for d in build_deployments() if d.flow_name == "scheduled_audit"]
     deployment_id = weekly.apply()
     expected = next(CronSim("0 3 * * 1", datetime.now(UTC)))
     with get_client(sync_client=True) as client:

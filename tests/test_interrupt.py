@@ -104,3 +104,32 @@ def running_flow_runs(prefect: dict[str, str]) -> int:
     running = {"flow_runs": {"state": {"type": {"any_": ["RUNNING"]}}}}
     answer = httpx.post(f"{prefect['PREFECT_API_URL']}/flow_runs/count", json=running, timeout=10)
     return int(answer.json())
+
+
+def test_a_stop_signal_in_the_runs_last_moments_says_so_and_exits_143(
+    tmp_path, prefect_server
+) -> None:
+    """SIGTERM while the summary is printed (then the server let go, the interpreter winding
+    down): the run still says it stopped, in one line, and exits 143, not 0 nor silently."""
+    (tmp_path / "refs.txt").write_text("\n".join(DOIS) + "\n")
+    run = subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "audit", "refs.txt", "--job", "j", "--offline"]
+        + ["--out", "out", "--styles", "apa"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert run.stdout is not None
+        for line in run.stdout:
+            if line.startswith("outputs:"):  # the summary's last line: the run's last step
+                run.send_signal(signal.SIGTERM)
+                break
+        _, stderr = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 128 + signal.SIGTERM, stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("citeaudit: stopped (SIGTERM)"), stderr

@@ -20,8 +20,9 @@ def test_offline_an_arxiv_id_cited_at_a_venue_is_verified_by_the_published_versi
     tmp_path: Path,
 ) -> None:
     """The arXiv snapshot holds the preprint, dblp's the ICCV paper: cited at ICCV it verifies
-    by dblp's record; cited at CVPR, the preprint alone does not verify the venue (live, the
-    search for the published version would go on), and offline no snapshot can say more."""
+    by dblp's record; cited at CVPR, the preprint alone does not verify the venue, and dblp's
+    snapshot, complete and dated after 2021, is CVPR's registry of record: no snapshot placing
+    it there, it exists only as a preprint (the live search's finding when no registry does)."""
     root, dump = tmp_path / "snapshots", tmp_path / "dump"
     dump.mkdir()
     for name in ("dblp.xml.gz", "dblp.dtd"):
@@ -38,9 +39,9 @@ def test_offline_an_arxiv_id_cited_at_a_venue_is_verified_by_the_published_versi
     snapshots.close()
     assert (published.status, published.registry) == (Status.VERIFIED, LABEL)
     assert published.matched_id == "conf/iccv/LiuL00W0LG21"
-    assert elsewhere.status is Status.UNVERIFIED
-    assert f"{arxiv_label} holds it as a preprint" in elsewhere.reason
-    assert "'CVPR'" in elsewhere.reason
+    assert (elsewhere.status, elsewhere.registry) == (Status.MISMATCH, arxiv_label)
+    assert "exists only as a preprint" in elsewhere.reason
+    assert "'CVPR'" in elsewhere.reason and LABEL in elsewhere.reason
 
 
 def _swin(venue: str) -> Reference:

@@ -20,7 +20,6 @@ from tasks.registries.crossref_map import crossref_work_to_csl
 from tasks.registries.europepmc import europepmc_result_to_csl
 from tasks.registries.openalex import abstract_from_inverted_index
 from tasks.registries.pubmed_map import pubmed_article_to_csl
-from tasks.support import cross
 from tasks.support import encoder as encoder_module
 from tasks.support.relevance import Pair, score_pairs, sentences, shortlist
 
@@ -29,10 +28,6 @@ ATOM_NS = "http://www.w3.org/2005/Atom"
 JUDGE_KEY = "sk-judge-secret-4711"
 needs_model = pytest.mark.skipif(
     not encoder_module.available(), reason="the support extra is not installed (CI installs it)"
-)
-needs_cross = pytest.mark.skipif(
-    not (encoder_module.available() and cross.shipped()),
-    reason="the support extra is not installed or the cross-encoder's file is not in the package",
 )
 
 
@@ -95,51 +90,6 @@ def test_cited_abstracts_are_related_and_random_ones_mostly_not() -> None:
     for support, pair in zip(cited, pairs, strict=False):
         assert support.evidence is not None
         assert support.evidence == pair.title or support.evidence in (pair.abstract or "")
-
-
-@needs_cross
-def test_cross_encoder_reads_cited_abstracts_as_relevant_and_random_ones_not() -> None:
-    """The shipped int8 model on real SciFact pairs (claims it was trained on: a check that the
-    file, its tokenizer and its relevance output are the ones trained, not a measure)."""
-    sample = _sample()
-    model = cross.cross_encoder()
-    cited, uncited = (
-        [model.judge(s["claim"], s[k]["title"], " ".join(s[k]["abstract"])) for s in sample]
-        for k in ("cited", "uncited")
-    )
-    assert sum(r.relevance >= cross.UNRELATED_BELOW for r in cited) >= len(sample) - 1
-    assert sum(r.relevance < cross.UNRELATED_BELOW for r in uncited) >= 0.9 * len(sample)
-
-
-@needs_cross
-def test_cross_encoder_reads_the_stance_of_labelled_abstracts() -> None:
-    """Its stance logits are the ones trained (a swapped or missing head reads SUPPORT as
-    CONTRADICT): the labelled pairs of the sample, mostly right, contradicting ones included."""
-    model = cross.cross_encoder()
-    expected = {"SUPPORT": "supports", "CONTRADICT": "contradicts"}
-    labelled = [s for s in _sample() if len(s["labels"]) == 1]
-    read = [
-        model.judge(s["claim"], s["cited"]["title"], " ".join(s["cited"]["abstract"])).stance
-        for s in labelled
-    ]
-    right = [r == expected[s["labels"][0]] for s, r in zip(labelled, read, strict=True)]
-    assert sum(right) >= 0.75 * len(labelled)
-    assert any(r == "contradicts" for r, ok in zip(read, right, strict=True) if ok)
-
-
-@needs_cross
-def test_a_cross_encoder_file_other_than_the_measured_one_is_refused(monkeypatch) -> None:
-    monkeypatch.setattr(cross, "MODEL_SHA256", "0" * 64)
-    with pytest.raises(encoder_module.SupportUnavailable, match="not the model"):
-        cross._checked(cross.MODEL)
-
-
-def test_a_stance_is_given_only_where_the_model_is_confident() -> None:
-    assert cross.judged([2.0, 3.0, 0.0, 0.0]).stance == "supports"
-    assert cross.judged([2.0, 0.0, 3.0, 0.0]).stance == "contradicts"
-    assert cross.judged([2.0, 0.0, 0.0, 3.0]).stance == "undetermined"
-    assert cross.judged([2.0, 0.2, 0.1, 0.0]).stance == "undetermined"  # 0.37 at most
-    assert cross.judged([0.0, 0.0, 0.0, 0.0]).relevance == 0.5
 
 
 @needs_model

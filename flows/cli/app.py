@@ -31,8 +31,9 @@ app = typer.Typer(
 # would eat (`[support]`) and its emoji codes rewrite (`:cat:`); styles are given as `style=`.
 def _whole_lines(console: Console) -> Console:
     """Piped or captured (grep, a CI log), nothing is broken at a width no one sees (Rich's
-    default 80): job names, paths and table rows stay whole, a line each."""
-    if not console.is_terminal:
+    default 80): job names, paths and table rows stay whole, a line each. A width the user set
+    (`COLUMNS`) is kept."""
+    if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = 100_000
     return console
 

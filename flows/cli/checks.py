@@ -33,7 +33,7 @@ def check_inputs(
         if path.is_dir():
             usage_error(f"{path} is a folder: give the reference files in it")
     try:
-        check_bibliographies(inputs)
+        check_bibliographies(inputs, _pdf_refusal)
     except NotABibliography as exc:
         usage_error(str(exc))
 
@@ -125,3 +125,10 @@ def existing_library(db: str | None, read_only: bool = True) -> "Library":
     from tasks.store.library import open_library  # DuckDB, Polars, pyarrow: once it is there
 
     return open_library(path, read_only=read_only)
+
+
+def _pdf_refusal(path: Path) -> str | None:
+    """Why a PDF input cannot be read (PDFium loads only when an input is a PDF)."""
+    from tasks.read.pdf import refusal
+
+    return refusal(path)

@@ -58,6 +58,9 @@ def fix(
     if output is not None and (problem := _unwritable(output, input_bib)):
         usage_error(f"-o {output}: {problem}")
     settings = None if offline else registry_settings()
+    from flows.interrupt import stop_on_signals
+
+    stop_on_signals()  # Ctrl-C and SIGTERM: one line, at once, whatever the lookup waits on
     from tasks.read import bibtex
     from tasks.read.inputs import decoding_warnings
     from tasks.read.text import UnreadableFileError, encoded_like, read_text

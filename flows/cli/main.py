@@ -49,6 +49,8 @@ def main() -> None:
             traceback.print_exc()  # then the same line and exit code: 3 means internal, always
         typer.echo(f"citeaudit: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(3)
+    finally:
+        interrupt.finish()  # a stop signal already sent ends the run as it says
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
-"""`citeaudit snapshot build|status|remove`: the registries' public dumps as local snapshots
-(tasks/snapshots), which every audit asks before the live registries (tasks/lookup/snapshots.py).
+"""`citeaudit snapshot fetch|build|update|status|remove`: the registries' public dumps as local
+snapshots (tasks/snapshots), which every audit asks before the live registries
+(tasks/lookup/snapshots.py). `fetch` downloads a dump (tasks/snapshots/sources.py), `update`
+brings a built snapshot up to its publisher's present (tasks/snapshots/update.py).
 
 Snapshots live under CITEAUDIT_SNAPSHOTS (default: the user data dir's citeaudit/snapshots). A
 build writes beside the current snapshot and swaps in whole; a killed one resumes when run again.
@@ -12,21 +14,26 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flows.cli.app import err, fail, out, usage_error
+from flows.cli.run import progress_bars
 from tasks.plural import counted
 
 if TYPE_CHECKING:
     from tasks.snapshots.store import Builder
 
-NAMES = ("dblp", "arxiv", "retractions", "crossref")
+NAMES = ("dblp", "arxiv", "retractions", "crossref", "pubmed", "openalex")
+FILTERED = ("crossref", "openalex")  # the snapshots --since and --types keep part of
 INPUTS = {
     "dblp": "dblp.xml.gz, with dblp.dtd beside it (https://dblp.org/xml/)",
     "arxiv": "arXiv's metadata snapshot, JSON lines (Kaggle: Cornell-University/arxiv)",
     "retractions": "Retraction Watch's CSV as Crossref distributes it",
     "crossref": "the folder (or files) of Crossref's public data file, N.json.gz",
+    "pubmed": "PubMed's baseline and update files, pubmedYYnNNNN.xml.gz (or their folder)",
+    "openalex": "OpenAlex's works snapshot folder (data/works/updated_date=*/part_*.gz, manifest)",
 }
 
 snapshot_app = typer.Typer(
-    help="Build, list and remove the local snapshots audits ask before the live registries.",
+    help="Fetch, build, update, list and remove the local snapshots audits ask before the live"
+    " registries.",
     no_args_is_help=True,
 )
 
@@ -36,10 +43,18 @@ def build(
     name: Annotated[str, typer.Argument(help=f"One of {', '.join(NAMES)}.")],
     inputs: Annotated[list[Path], typer.Argument(help="The dump's files (or a folder of them).")],
     since: Annotated[
-        int | None, typer.Option(help="crossref: only the works of this year and after.")
+        int | None,
+        typer.Option(help="crossref, openalex: only the works of this year and after."),
     ] = None,
     types: Annotated[
-        str | None, typer.Option(help="crossref: only these types, comma-separated (CSL names).")
+        str | None,
+        typer.Option(
+            help="crossref, openalex: only these types, comma-separated (each registry's names)."
+        ),
+    ] = None,
+    sources: Annotated[
+        str | None,
+        typer.Option(help="openalex: only these sources (S123 ids or names), comma-separated."),
     ] = None,
     workers: Annotated[
         int, typer.Option(help="Processes reading the input: files at once, or dblp's pieces.")
@@ -53,15 +68,17 @@ def build(
         usage_error(f"snapshot build {name}: no such input {', '.join(missing)} ({INPUTS[name]})")
     if workers < 1:
         usage_error("--workers must be at least 1")
-    if name != "crossref" and (since is not None or types is not None):
-        usage_error("--since and --types are for the crossref snapshot only")
+    if name not in FILTERED and (since is not None or types is not None):
+        usage_error(f"--since and --types are for the {' and '.join(FILTERED)} snapshots only")
+    if name != "openalex" and sources is not None:
+        usage_error("--sources is for the openalex snapshot only")
     from tasks.snapshots.store import build as build_snapshot
     from tasks.snapshots.store import snapshots_root
 
-    chosen = [t.strip() for t in types.split(",") if t.strip()] if types else None
+    chosen, kept = _listed(types), _listed(sources)
     try:
         manifest = build_snapshot(
-            _builder(name, since, chosen), inputs, snapshots_root(), workers=workers
+            _builder(name, since, chosen, kept), inputs, snapshots_root(), workers=workers
         )
     except (ValueError, OSError) as exc:  # a format we do not know, a broken file: name it
         from tasks.errors import UsageError
@@ -77,9 +94,100 @@ def build(
         err.print(f"and {manifest.skipped - len(manifest.broken)} more")
 
 
+@snapshot_app.command("fetch")
+def fetch(
+    names: Annotated[list[str], typer.Argument(help="dblp, arxiv, retractions, openalex, pubmed.")],
+    since: Annotated[
+        str | None,
+        typer.Option(help="openalex: only the partitions updated on or after this day (ISO)."),
+    ] = None,
+) -> None:
+    """Download what `snapshot build NAME` reads from its publisher (resumes a killed fetch)."""
+    from datetime import date
+
+    from flows.progress import report
+    from tasks.errors import CiteauditError
+    from tasks.registries.settings import read_settings
+    from tasks.snapshots.sources import CROSSREF_MANUAL, read_fetch_settings
+    from tasks.snapshots.sources import NAMES as SOURCES
+    from tasks.snapshots.update import fetch_dump
+
+    unknown = [n for n in names if n not in SOURCES]
+    if unknown:
+        usage_error(
+            f"snapshot fetch: unknown snapshot {unknown[0]!r} (known: {', '.join(SOURCES)})"
+        )
+    if "crossref" in names:
+        usage_error(CROSSREF_MANUAL)
+    try:
+        day = date.fromisoformat(since) if since else None
+    except ValueError:
+        usage_error(f"--since {since!r}: not a day (YYYY-MM-DD)")
+    try:
+        settings, registries = read_fetch_settings(), read_settings()
+        for name in names:
+            with progress_bars():
+                result = fetch_dump(name, settings, registries, day, report)
+            got = counted(len(result.fetched), "file") if result.fetched else "nothing new"
+            out.print(
+                f"{name}: {got} fetched into {result.folder}; build it with `citeaudit snapshot"
+                f" build {name} {result.folder}`",
+                highlight=False,
+                soft_wrap=True,
+            )
+    except CiteauditError as exc:
+        fail(exc)
+
+
+@snapshot_app.command("update")
+def update(
+    names: Annotated[
+        list[str] | None, typer.Argument(help="The snapshots to update (default: every one built).")
+    ] = None,
+) -> None:
+    """Fetch what changed since each snapshot's date and apply it (a rebuild where the source
+    publishes only whole releases: dblp, Retraction Watch)."""
+    from flows.progress import report
+    from tasks.errors import CiteauditError, exit_code
+    from tasks.registries.settings import read_settings
+    from tasks.snapshots.sources import NAMES as SOURCES
+    from tasks.snapshots.sources import read_fetch_settings
+    from tasks.snapshots.store import snapshots_root
+    from tasks.snapshots.store import status as snapshot_status
+    from tasks.snapshots.update import update as update_snapshot
+
+    root = snapshots_root()
+    chosen = names or [s.name for s in snapshot_status(root)]
+    unknown = [n for n in chosen if n not in SOURCES]
+    if unknown:
+        usage_error(
+            f"snapshot update: unknown snapshot {unknown[0]!r} (known: {', '.join(SOURCES)})"
+        )
+    if not chosen:
+        usage_error(f"snapshot update: no snapshot built under {root} (fetch and build one first)")
+    try:
+        settings, registries = read_fetch_settings(), read_settings()
+    except CiteauditError as exc:
+        fail(exc)
+    failed: list[CiteauditError] = []
+    for name in chosen:
+        try:
+            with progress_bars():
+                done = update_snapshot(name, root, settings, registries, report)
+        except CiteauditError as exc:  # said, and the others still updated
+            err.print(f"citeaudit: error: {exc}", highlight=False, soft_wrap=True)
+            failed.append(exc)
+            continue
+        m = done.manifest
+        out.print(f"{name}@{m.date}: {done.how}, {counted(m.records, 'record')}", highlight=False)
+    if failed:
+        raise typer.Exit(max(exit_code(e) for e in failed))
+
+
 @snapshot_app.command("status")
 def status() -> None:
-    """Each snapshot's date, records, size on disk and age."""
+    """Each snapshot's date, records, size on disk, age, and whether it was built whole
+    (complete: its absence decides) or filtered."""
     from rich.table import Table
 
     from tasks.snapshots.store import snapshots_root
@@ -91,13 +199,20 @@ def status() -> None:
         out.print(f"no snapshot built under {root}", highlight=False)
         return
     table = Table()
-    for column in ("snapshot", "date", "records", "size", "age", "built"):
+    for column in ("snapshot", "date", "records", "size", "age", "built", "complete"):
         table.add_column(column, justify="right" if column in ("records", "size") else "left")
     for s in found:
         age = "" if s.age_days is None else f"{s.age_days} days"
         note = "" if s.current else " (old format: build it again)"
+        whole = "yes" if s.complete else "no"
         table.add_row(
-            s.name, s.date or "", f"{s.records:,}", _size(s.bytes), age, s.built_at[:16] + note
+            s.name,
+            s.date or "",
+            f"{s.records:,}",
+            _size(s.bytes),
+            age,
+            s.built_at[:16] + note,
+            whole,
         )
     out.print(table)
     out.print(f"under {root}", highlight=False)
@@ -144,12 +259,25 @@ def warn_if_stale() -> None:
         )
 
 
-def _builder(name: str, since: int | None, types: list[str] | None) -> "Builder":
-    from tasks.snapshots import arxiv, crossref, dblp, retractions
+def _listed(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def _builder(
+    name: str, since: int | None, types: list[str] | None, sources: list[str] | None
+) -> "Builder":
+    from tasks.snapshots import arxiv, crossref, dblp, openalex, pubmed, retractions
 
     if name == "crossref":
         return crossref.builder(since, types)
-    builders = {"dblp": dblp.BUILDER, "arxiv": arxiv.BUILDER, "retractions": retractions.BUILDER}
+    if name == "openalex":
+        return openalex.builder(since, types, sources)
+    builders = {
+        "dblp": dblp.BUILDER,
+        "arxiv": arxiv.BUILDER,
+        "retractions": retractions.BUILDER,
+        "pubmed": pubmed.BUILDER,
+    }
     return builders[name]
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from models.audit import Checked, ReadResult
+from models.audit import Checked, ReadResult, Subject
 from models.csl import CSLItem
 from tasks import frames, report
 from tasks.dedupe.job import JobDedupe
@@ -150,8 +150,10 @@ def report_files(
     links: pl.DataFrame,
     whole: report.Totals | None = None,
     notice: str = "",
+    subjects: Sequence[Subject] = (),
 ) -> dict[str, str]:
-    """report.html, report.md (`whole`, `notice`: see report.ReportData) and citeaudit.sarif."""
+    """report.html, report.md (`whole`, `notice`, `subjects`: see report.ReportData) and
+    citeaudit.sarif."""
     first = listed.first
     data = report.ReportData(
         job_id=job_id,
@@ -171,6 +173,7 @@ def report_files(
         bibliography_note=listed.skipped or "",
         whole=whole,
         notice=notice,
+        subjects=list(subjects),
     )
     return {
         "report.html": report.render_html(data),
@@ -192,7 +195,13 @@ def render(
     listed = listing(items, len(items), marks, styles, ahead)
     files = listed.files | exported
     files |= report_files(
-        audited.job_id, tables, listed, marks, audited.works.links, notice=audited.not_stored
+        audited.job_id,
+        tables,
+        listed,
+        marks,
+        audited.works.links,
+        notice=audited.not_stored,
+        subjects=audited.job.subjects,
     )
     metrics = listed.metrics(audited.scores.metrics)
     if audited.not_stored:

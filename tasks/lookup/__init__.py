@@ -4,8 +4,10 @@ Local snapshots first (snapshots.py; only when some are built, CITEAUDIT_SNAPSHO
 registries' public dumps in DuckDB, asked about the whole chunk at once (identifiers by one
 batched query per snapshot, titles by one search per snapshot), each record decided by the same
 decision table. A snapshot can verify or find a `mismatch`, named with its date
-(`dblp@2026-11-01`); absence from it is never `not_found`. What no snapshot decided (and any
-reference whose year is after a snapshot's date) goes on to the live registries below; offline,
+(`dblp@2026-11-01`); absence decides only from a complete snapshot (built whole, not filtered),
+by the rules of absence.py. A claimed year after next year is flagged before any registry is
+asked. What no snapshot decided (and any reference whose year is after a snapshot's date) goes
+on to the live registries below; offline,
 or with none selected, it stays `unmatched` (no identifier) or `unverified`, its reason naming
 the snapshots asked. The `retractions` snapshot adds Retraction Watch's notices on every cited
 DOI and PMID, whoever decided the reference.
@@ -39,8 +41,9 @@ spent on it per registry (a batched request counts as its share).
 
 The package: `checker` (the `Checker` every entry point builds: registry clients or none,
 snapshots, deadline; `.check(references)`), `routing` (which registries index a reference's kind
-of work), `snapshots` (the local snapshots asked first) and `chunk` (one chunk of references
-asked of them: `lookup_references`, the function the checker calls).
+of work), `snapshots` (the local snapshots asked first), `absence` (what a complete snapshot's
+silence decides) and `chunk` (one chunk of references asked of them: `lookup_references`, the
+function the checker calls).
 """
 
 from tasks.lookup.checker import Checker

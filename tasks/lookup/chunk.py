@@ -10,6 +10,7 @@ from functools import partial
 from models.audit import Identifiers, Lookup, Reference, RegistryRecord, Status, ValidationResult
 from models.csl import CSLItem, named
 from tasks.identifiers import identifiers_of, is_arxiv_doi, normalize_arxiv
+from tasks.lookup.absence import impossible_year
 from tasks.lookup.routing import of_record, preprint_for_a_venue, registry_name, search_order
 from tasks.lookup.snapshots import Asked, LocalSnapshots
 from tasks.match.decide import decide_identified, decide_unidentified, names_another_paper
@@ -57,6 +58,9 @@ def lookup_references(
     (tasks/lookup/snapshots.py); past `deadline` (the job's, in epoch seconds) no live registry
     is asked: what is left stays `unverified`."""
     local = _ask_snapshots(refs, snapshots)
+    for index, ref in enumerate(refs):  # decided before any registry, with or without them
+        if ref.scholarly and index not in local.decided and (row := impossible_year(ref)):
+            local.decided[index] = row
     if offline or registries is None or (snapshots is not None and not _asks_any(registries)):
         why = "offline" if offline else "no registry clients configured"
         if registries is not None and not offline:
@@ -92,8 +96,8 @@ def _without_live(ref: Reference, index: int, local: Asked, why: str) -> Validat
         venue = ref.item.container_title or ref.item.event_title
         reason = (
             f"{why}; the local snapshot {decided.registry} holds it as a preprint (record "
-            f"{decided.matched_id}), no local snapshot at the venue claimed, '{venue}' (a "
-            "snapshot is incomplete: absence from it proves nothing)"
+            f"{decided.matched_id}), no local snapshot at the venue claimed, '{venue}' (and no "
+            "complete snapshot of its registry of record, dated after the year cited, decides)"
         )
         return decided.model_copy(update={"status": Status.UNVERIFIED, "reason": reason})
     return decided or local.undecided(ref, index, why) or _unverified(ref, why)

@@ -25,7 +25,8 @@ registry of record answered (`of_record`): DBLP for a paper claimed at a CS venu
 table (not at one of its workshops, which DBLP often lacks), arXiv for a preprint claimed at
 arXiv/CoRR. Each indexes every such work, so a failure of the broader indexes asked after it
 (Semantic Scholar's keyless pool refusing, its common state) does not hold back `unmatched`;
-the reason names who failed. Only a live answer counts: a snapshot never proves absence."""
+the reason names who failed. A complete snapshot of the registry of record, dated after the
+year claimed, answers for it (absence.py): what it lacks is `unmatched` with no live search."""
 
 import re
 from typing import Literal

@@ -1,28 +1,32 @@
 """The local snapshots (tasks/snapshots) asked about one chunk before the live registries.
 
     what the reference gives      snapshots asked                    how, per chunk
-    DOI (an arXiv DOI: its id)    crossref, dblp, arxiv              one `by_ids` per snapshot
-    arXiv id                      arxiv, dblp, crossref              (the same query)
-    PMID                          crossref
+    DOI (an arXiv DOI: its id)    crossref, openalex, dblp, arxiv,   one `by_ids` per snapshot
+                                  pubmed                             (the same query)
+    arXiv id                      arxiv, dblp, crossref, openalex
+    PMID                          pubmed, crossref, openalex
     a title, no identifier        those of its kind of work in       one `by_title` per snapshot
                                   routing.ORDER's order, then the    and place in that order
                                   others (local: no rate limit)
     a cited DOI or PMID           retractions (Retraction Watch)     one `by_ids`: its notices
 
 A snapshot's record is decided by the decision table as a live record is (`as_registry_record`
-maps it as the live client maps its answers). Only a `verified` or a `mismatch` (the identifier's
+maps it as the live client maps its answers). A `verified` or a `mismatch` (the identifier's
 record exists with other metadata) decides; the row names the snapshot with its date
-(`dblp@2026-11-01`). Absence from a snapshot decides nothing: a snapshot is incomplete and dated.
-What no snapshot decided goes on to the live registries; with none to ask it stays `unmatched`
-(no identifier) or `unverified`, its reason naming the snapshots asked. A reference whose year is
-after a snapshot's date is not asked of it. A title search that verifies only a preprint while
-the reference names a venue decides nothing either: the live search looks for the venue. An
-identifier whose record is the preprint of a paper cited at a venue (an arXiv id cited as ICML)
-has its title searched too: a published version verifies it; else the live search looks for the
-venue, and with none to ask the reference stays `unverified` (chunk.py).
+(`dblp@2026-11-01`). Absence decides only from a complete snapshot, by the rules of absence.py
+(an arXiv id, a PMID, a DOI of a prefix it holds, a reference at a venue of record), the row
+naming the snapshot; from a filtered one it decides nothing. What no snapshot decided goes on to
+the live registries; with none to ask it stays `unmatched` (no identifier) or `unverified`, its
+reason naming the snapshots asked. A reference whose year is after a snapshot's date is not
+asked of it. A title search that verifies only a preprint while the reference names a venue
+decides nothing either: the live search looks for the venue. An identifier whose record is the
+preprint of a paper cited at a venue (an arXiv id cited as ICML) has its title searched too: a
+published version verifies it; else, when the venue's registry of record has a complete snapshot
+dated after the year cited, it is a `mismatch` (only a preprint), otherwise the live search
+looks for the venue, and with none to ask the reference stays `unverified` (chunk.py).
 """
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast, get_args
@@ -37,6 +41,18 @@ from models.audit import (
     ValidationResult,
 )
 from tasks.identifiers import identifiers_of, is_arxiv_doi, normalize_arxiv
+from tasks.lookup.absence import (
+    Absent,
+    absent_arxiv,
+    absent_doi,
+    absent_pmid,
+    decided_absent,
+    impossible_year,
+    of_record_complete,
+    only_a_preprint,
+    titled_elsewhere,
+    unfound_at_venue,
+)
 from tasks.lookup.routing import ORDER, kind_of, preprint_for_a_venue
 from tasks.match.decide import decide_identified, decide_unidentified
 from tasks.match.venues import is_preprint_venue
@@ -46,11 +62,18 @@ from tasks.snapshots.store import status
 
 # The snapshots of works, each standing for the live registry of the same name, in the order an
 # identifier of each kind is looked for in them.
-WORKS: tuple[Registry, ...] = ("crossref", "dblp", "arxiv")
+WORKS: tuple[Registry, ...] = ("crossref", "dblp", "arxiv", "openalex", "pubmed")
 _BY_KIND: dict[str, tuple[Registry, ...]] = {
-    "doi": ("crossref", "dblp", "arxiv"),
-    "arxiv": ("arxiv", "dblp", "crossref"),
-    "pmid": ("crossref",),
+    "doi": ("crossref", "openalex", "dblp", "arxiv", "pubmed"),
+    "arxiv": ("arxiv", "dblp", "crossref", "openalex"),
+    "pmid": ("pubmed", "crossref", "openalex"),
+}
+# Per kind of identifier, the snapshot whose completeness decides its absence, and the rule.
+_Rule = Callable[[Reference, str, Snapshot], Absent | None]
+_ABSENCE: dict[str, tuple[Registry, _Rule]] = {
+    "doi": ("crossref", absent_doi),
+    "arxiv": ("arxiv", absent_arxiv),
+    "pmid": ("pubmed", absent_pmid),
 }
 # Per kind of work, the works snapshots its title is searched in: those of the kind's live
 # registries in routing.ORDER's order, then the others (a local search costs no rate limit, and
@@ -90,8 +113,8 @@ class Asked:
             reason = f"{why}; only the local snapshots {named} were asked: {closest.reason}"
             return closest.model_copy(update={"reason": reason})
         reason = (
-            f"{why}; not decided by the local snapshots {named} (a snapshot is incomplete: "
-            "absence from it proves nothing)"
+            f"{why}; not decided by the local snapshots {named} (absent from them, and no "
+            "complete snapshot's absence rule decides it)"
         )
         return ValidationResult(
             citation_id=ref.citation_id, status=Status.UNVERIFIED, reason=reason
@@ -100,7 +123,8 @@ class Asked:
     def named(self, index: int, result: ValidationResult) -> ValidationResult:
         """A live registry's undecided row, its reason naming the snapshots asked before."""
         labels = self.labels.get(index)
-        if not labels or result.status not in (Status.UNMATCHED, Status.UNVERIFIED):
+        undecided = result.status in (Status.UNMATCHED, Status.UNVERIFIED)
+        if not labels or not undecided or index in self.decided:
             return result
         reason = f"{result.reason}; not decided by the local snapshots {', '.join(labels)}"
         return result.model_copy(update={"reason": reason})
@@ -125,13 +149,15 @@ class LocalSnapshots:
 
     def ask(self, refs: Sequence[Reference]) -> Asked:
         """Ask the works snapshots about the chunk: identifiers first, then titles: of the
-        references without identifier, and of those whose identifier found only the preprint
+        references without identifier, of those whose identifier found only the preprint
         of a paper they cite at a venue (its published version is looked for, as the live
-        search looks; found nowhere, the preprint's record stays the decision)."""
+        search looks; found nowhere, the preprint's record stays the decision), and of those
+        whose DOI a complete snapshot lacks (absence.py). Last, what a complete snapshot's
+        silence decides."""
         asked = Asked()
         scholarly = [(i, ref) for i, ref in enumerate(refs) if ref.scholarly]
         with_ids = {i: ids for i, ref in scholarly if (ids := _snapshot_ids(ref))}
-        self._by_ids(refs, with_ids, asked)
+        absent = self._by_ids(refs, with_ids, asked)
         preprints = {
             i: asked.decided.pop(i)
             for i in list(asked.decided)
@@ -140,13 +166,29 @@ class LocalSnapshots:
         titled = [
             (i, ref)
             for i, ref in scholarly
-            if (i not in with_ids or i in preprints) and ref.item.title
+            if (i not in with_ids or i in preprints or _of_doi(absent.get(i))) and ref.item.title
         ]
         self._by_titles(titled, asked)
         for index, preprint in preprints.items():
             if index not in asked.decided:
-                asked.decided[index] = preprint
+                record = of_record_complete(refs[index], self.works)
+                asked.decided[index] = only_a_preprint(preprint, *record) if record else preprint
                 asked.closest.pop(index, None)
+        for index, gone in absent.items():
+            found = asked.decided.get(index)
+            asked.closest.pop(index, None)
+            asked.decided[index] = (
+                titled_elsewhere(gone, found)
+                if found is not None
+                else decided_absent(refs[index], gone)
+            )
+        for index, ref in titled:
+            if index in with_ids or index in asked.decided:
+                continue
+            if (record := of_record_complete(ref, self.works)) is not None:
+                venue, snap = record
+                closest = asked.closest.pop(index, None)
+                asked.decided[index] = unfound_at_venue(ref, venue, snap, closest)
         return asked
 
     def with_notices(
@@ -171,9 +213,12 @@ class LocalSnapshots:
 
     def _by_ids(
         self, refs: Sequence[Reference], with_ids: dict[int, list[tuple[str, str]]], asked: Asked
-    ) -> None:
+    ) -> dict[int, list[Absent]]:
+        """Decide what the snapshots hold; the references none decided each of whose
+        identifiers a complete snapshot decides absent (absence.py), with why."""
         keys = sorted({key for ids in with_ids.values() for key in ids})
         answers = {name: snap.by_ids(keys) for name, snap in self.works.items()}
+        absent: dict[int, list[Absent]] = {}
         for index, ids in with_ids.items():
             ref = refs[index]
             for kind, value in ids:
@@ -190,6 +235,19 @@ class LocalSnapshots:
                         break
                 if index in asked.decided:
                     break
+            else:
+                gone = [self._absent(ref, kind, value) for kind, value in ids]
+                if all(gone):
+                    absent[index] = [g for g in gone if g is not None]
+                    for g in absent[index]:
+                        asked.asked(index, g.snapshot.label)
+        return absent
+
+    def _absent(self, ref: Reference, kind: str, value: str) -> Absent | None:
+        """Whether a complete snapshot decides the identifier absent (none holds it)."""
+        registry, rule = _ABSENCE[kind]
+        snap = self.works.get(registry)
+        return rule(ref, value, snap) if snap is not None else None
 
     def _by_titles(self, titled: list[tuple[int, Reference]], asked: Asked) -> None:
         orders = {
@@ -256,9 +314,17 @@ def _notice_ids(ref: Reference) -> list[tuple[str, str]]:
 
 
 def _newer(ref: Reference, snap: Snapshot) -> bool:
-    """The reference claims a year after the snapshot's date: only a live registry can hold it."""
+    """The reference claims a year after the snapshot's date: only a live registry can hold it
+    (a year after next year no registry can: asked, a record found shows the mismatch)."""
     year = ref.item.year()
-    return year is not None and snap.date is not None and year > snap.date.year
+    if year is None or snap.date is None or impossible_year(ref) is not None:
+        return False
+    return year > snap.date.year
+
+
+def _of_doi(absent: list[Absent] | None) -> bool:
+    """Some identifier decided absent is a DOI: its title is looked for under another record."""
+    return any(a.snapshot.name == "crossref" for a in absent or [])
 
 
 def _first_decided(results: list[ValidationResult]) -> ValidationResult | None:

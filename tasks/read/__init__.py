@@ -26,6 +26,8 @@ bibliography with the standard library, so that the CLI answers a missing file o
 `READERS`) is in inputs.py, which imports every reader.
 """
 
+PDF_MAGIC = b"%PDF-"  # how a PDF starts (kinds.py and the pdf reader tell one by it)
+
 # The readers in detection order, by the name `--format` takes, each with its module here.
 FORMATS: dict[str, str] = {
     "pdf": "pdf",  # by its magic bytes; the text formats below never start with them

@@ -77,9 +77,10 @@ def stream_inputs(
         while len(pending.references) >= batch_size:
             batch = ReadResult(references=pending.references[:batch_size])
             batch.claims, batch.errors = pending.claims, pending.errors
+            batch.subjects = pending.subjects
             pending = ReadResult(references=pending.references[batch_size:])
             yield batch
-    if pending.references or pending.claims or pending.errors:
+    if pending.references or pending.claims or pending.errors or pending.subjects:
         yield pending
 
 
@@ -156,7 +157,7 @@ def within_bounds(read: ReadResult) -> ReadResult:
                 reason=reason,
             )
         )
-    return ReadResult(references=kept, claims=read.claims, errors=errors)
+    return ReadResult(references=kept, claims=read.claims, errors=errors, subjects=read.subjects)
 
 
 def _files_named(read: ReadResult) -> set[str]:

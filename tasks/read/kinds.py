@@ -1,14 +1,16 @@
 """Files that are not bibliographies, told by their first bytes: refused as input errors before
 a job runs (an empty success would look like a clean bibliography), and HTML read as the text a
-browser shows. The standard library alone, but for a PDF's first page: the CLI refuses a missing
-or unreadable file before any reader loads."""
+browser shows. The standard library alone, but for a PDF (tasks/read/pdf says why one cannot be
+read): the CLI refuses a missing or unreadable file before any reader loads."""
 
 import codecs
 import re
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 
 from tasks.errors import UsageError
+from tasks.read import PDF_MAGIC
 
 # The byte order marks text may start with, and the codec that reads what follows
 # (tasks/read/text.py decodes by them).
@@ -19,7 +21,6 @@ BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
-PDF_MAGIC = b"%PDF-"
 _IMAGES = (
     (b"\x89PNG\r\n\x1a\n", "a PNG image"),
     (b"\xff\xd8\xff", "a JPEG image"),
@@ -37,12 +38,18 @@ _OFFICE = {".docx": "a Word document", ".odt": "an OpenDocument text", ".xlsx": 
 _ADVICE = "export its references as BibTeX, RIS or CSL-JSON, or save them as plain text"
 
 
+# Why a PDF cannot be read, or None (tasks/read/pdf.refusal).
+PdfRefusal = Callable[[Path], str | None]
+
+
 class NotABibliography(UsageError):
     """An input file that holds no bibliography: the message names the file and what it is."""
 
 
-def refusal(path: Path) -> str | None:
-    """Why `path` cannot be audited as a bibliography, or None if it may be one."""
+def refusal(path: Path, pdf_refusal: PdfRefusal | None = None) -> str | None:
+    """Why `path` cannot be audited as a bibliography, or None if it may be one; a PDF is
+    judged by `pdf_refusal` (tasks/read/pdf.refusal: reading it loads PDFium), else let
+    through to its reader."""
     try:
         with path.open("rb") as handle:
             head = handle.read(4096)
@@ -53,9 +60,7 @@ def refusal(path: Path) -> str | None:
     if not head.strip():
         return "the file is empty"
     if head.startswith(PDF_MAGIC):
-        if doi_on_first_page(path) is None:
-            return f"a PDF with no DOI on its first page, not a bibliography: {_ADVICE}"
-        return None
+        return pdf_refusal(path) if pdf_refusal else None
     if head.startswith(b"PK\x03\x04"):
         what = _OFFICE.get(path.suffix.lower(), "a ZIP archive")
         return f"{what}, not a bibliography: {_ADVICE}"
@@ -89,10 +94,11 @@ def head_text(path: Path) -> str:
     return head.decode(codec, errors="replace")[:4096]
 
 
-def check_bibliographies(paths: list[Path]) -> None:
-    """Raise NotABibliography for the first input that is missing or holds no bibliography."""
+def check_bibliographies(paths: list[Path], pdf_refusal: PdfRefusal | None = None) -> None:
+    """Raise NotABibliography for the first input that is missing or holds no bibliography (a
+    PDF's, by `pdf_refusal`)."""
     for path in paths:
-        reason = refusal(path)
+        reason = refusal(path, pdf_refusal)
         if reason is not None:
             raise NotABibliography(f"{path}: {reason}")
 

@@ -300,7 +300,12 @@ def cited_only(result: ReadResult, manuscripts: Sequence[Manuscript]) -> ReadRes
             )
         )
     if _CITE_ALL in cited:
-        return ReadResult(references=result.references, claims=result.claims, errors=errors)
+        return ReadResult(
+            references=result.references,
+            claims=result.claims,
+            errors=errors,
+            subjects=result.subjects,
+        )
     names = ", ".join(m.path.name for m in manuscripts)
     kept = []
     for ref in result.references:
@@ -316,4 +321,6 @@ def cited_only(result: ReadResult, manuscripts: Sequence[Manuscript]) -> ReadRes
                 kind="uncited",
             )
         )
-    return ReadResult(references=kept, claims=result.claims, errors=errors)
+    return ReadResult(
+        references=kept, claims=result.claims, errors=errors, subjects=result.subjects
+    )

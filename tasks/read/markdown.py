@@ -140,20 +140,27 @@ def read_markdown_file(path: Path) -> ReadResult:
 
     for claim_id, line, sentence in _sentences(report.paragraphs):
         cited = _cited(path, claim_id, line, sentence, listed, result, by_author_year)
-        if not cited.references and not cited.missing:
-            continue
-        result.claims.append(
-            Claim(
-                claim_id=claim_id,
-                claim_text=sentence,
-                source_file=str(path),
-                missing_citations=cited.missing,
-            )
-        )
-        for reference in cited.references:
-            if claim_id not in reference.claim_ids:
-                reference.claim_ids.append(claim_id)
+        if cited.references or cited.missing:
+            add_claim(result, path, claim_id, sentence, cited.references, cited.missing)
     return result
+
+
+def add_claim(
+    result: ReadResult,
+    path: Path,
+    claim_id: str,
+    sentence: str,
+    references: Sequence[Reference],
+    missing: list[str],
+) -> None:
+    """The sentence as a claim of `result`, its id on each reference it cites."""
+    claim = Claim(
+        claim_id=claim_id, claim_text=sentence, source_file=str(path), missing_citations=missing
+    )
+    result.claims.append(claim)
+    for reference in references:
+        if claim_id not in reference.claim_ids:
+            reference.claim_ids.append(claim_id)
 
 
 def _list_references(
@@ -194,7 +201,7 @@ def _cited(
     identifiers (matched to a list item when one carries the same identifier, else read as
     references of their own)."""
     cited = _Cited()
-    for key in _marker_keys(sentence):
+    for key in marker_keys(sentence):
         if key in listed:
             cited.references.append(listed[key])
         else:
@@ -311,11 +318,11 @@ def _row_text(line: str) -> str:
 
 def _sentences(paragraphs: list[tuple[int, str]]) -> Iterator[tuple[str, int, str]]:
     for p, (line, text) in enumerate(paragraphs, start=1):
-        for s, sentence in enumerate(_split_sentences(text), start=1):
+        for s, sentence in enumerate(split_sentences(text), start=1):
             yield f"p{p}-s{s}", line, sentence
 
 
-def _split_sentences(text: str) -> list[str]:
+def split_sentences(text: str) -> list[str]:
     sentences = []
     start = 0
     for end in _SENTENCE_END.finditer(text):
@@ -336,7 +343,7 @@ def _is_abbreviation(before_stop: str, after: str) -> bool:
     return last in _ABBREVIATIONS or (last == "no" and after[:1].isdigit())
 
 
-def _marker_keys(sentence: str) -> list[str]:
+def marker_keys(sentence: str) -> list[str]:
     """The list keys a sentence's markers name, in order: `[1, 3]` -> `[1]`, `[3]`."""
     keys = []
     for marker in _MARKER.finditer(sentence):

@@ -34,6 +34,8 @@ class Page:
     body: bytes  # the page as the repository sent it
     token: str | None  # resumption token of the next page; None on the last
     empty: bool  # noRecordsMatch: nothing to harvest
+    records: int = 0  # on this page
+    listed: int | None = None  # in the whole list, as the token's completeListSize says
 
 
 def _page(response: httpx.Response) -> Page:
@@ -48,22 +50,41 @@ def _page(response: httpx.Response) -> Page:
     listed = root.find(f"{OAI}ListRecords")
     if listed is None:
         raise InvalidResponse("OAI-PMH answer without ListRecords")
-    token = (listed.findtext(f"{OAI}resumptionToken") or "").strip()
-    return Page(response.content, token or None, False)
+    resumption = listed.find(f"{OAI}resumptionToken")
+    token = (resumption.text or "").strip() if resumption is not None else ""
+    size = resumption.get("completeListSize", "") if resumption is not None else ""
+    records = len(listed.findall(f"{OAI}record"))
+    return Page(
+        response.content, token or None, False, records, int(size) if size.isdigit() else None
+    )
 
 
 def list_records(
     http: RegistryHttp, path: str, metadata_prefix: str, since: date | None = None
 ) -> Iterator[bytes]:
     """Each page of `ListRecords` (records changed on or after `since`), as sent."""
+    return (page.body for page in pages(http, path, metadata_prefix, since))
+
+
+def pages(
+    http: RegistryHttp,
+    path: str,
+    metadata_prefix: str,
+    since: date | None = None,
+    token: str | None = None,
+) -> Iterator[Page]:
+    """Each page of `ListRecords` with the token of the next; from `token` when given (a
+    harvest resumed where it stopped)."""
     params: dict[str, str | int] = {"verb": "ListRecords", "metadataPrefix": metadata_prefix}
     if since is not None:
         params["from"] = since.isoformat()
+    if token is not None:
+        params = {"verb": "ListRecords", "resumptionToken": token}
     while True:
         page = http.get(path, _page, params=params).value
         if page is None or page.empty:
             return
-        yield page.body
+        yield page
         if page.token is None:
             return
         params = {"verb": "ListRecords", "resumptionToken": page.token}

@@ -26,7 +26,7 @@ from tasks.registries.http import (
 )
 
 SELECT = "id,doi,display_name,publication_year,authorships,primary_location,type,biblio"
-_TYPES = {"article": "article-journal", "preprint": "article", "book": "book"}
+OPENALEX_TO_CSL_TYPE = {"article": "article-journal", "preprint": "article", "book": "book"}
 
 
 def _results(response: httpx.Response) -> list[dict[str, Any]]:
@@ -65,7 +65,7 @@ def openalex_work_to_csl(work: dict[str, Any]) -> RegistryRecord:
     first, last = biblio.get("first_page"), biblio.get("last_page")
     csl: dict[str, Any] = {
         "id": work_id,
-        "type": _TYPES.get(str(work.get("type")), "article"),
+        "type": OPENALEX_TO_CSL_TYPE.get(str(work.get("type")), "article"),
         "title": work.get("display_name") or work.get("title"),
         "author": [n.to_csl() for n in people(names) or []] or None,
         **_venue(source),

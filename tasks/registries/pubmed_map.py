@@ -26,7 +26,7 @@ RETRACTED_PUBLICATION_UI = "D016441"
 RETRACTION_REFS = frozenset({"RetractionIn"})
 CORRECTION_REFS = frozenset({"ErratumIn", "CorrectedandRepublishedIn"})
 CONCERN_REFS = frozenset({"ExpressionOfConcernIn"})
-_NOTICE_KINDS: dict[str, NoticeKind] = {
+NOTICE_KINDS: dict[str, NoticeKind] = {
     **dict.fromkeys(RETRACTION_REFS, "retraction"),
     **dict.fromkeys(CORRECTION_REFS, "correction"),
     **dict.fromkeys(CONCERN_REFS, "expression_of_concern"),
@@ -47,8 +47,8 @@ def pubmed_article_to_csl(element: Element) -> RegistryRecord:
     journal = _child(article, "Journal")
     issue = _child(journal, "JournalIssue")
     pmid = normalize_pmid(_text(citation.find("PMID"))) or ""
-    ids = _article_ids(element.find("PubmedData/ArticleIdList"))
-    doi = ids.get("doi") or _elocation_doi(article)
+    ids = article_ids(element.find("PubmedData/ArticleIdList"))
+    doi = ids.get("doi") or elocation_doi(article)
     item = _csl_item(
         {
             "id": pmid,
@@ -58,10 +58,10 @@ def pubmed_article_to_csl(element: Element) -> RegistryRecord:
             "author": _authors(article.find("AuthorList")),
             "container-title": _text(journal.find("Title")),
             "container-title-short": _text(journal.find("ISOAbbreviation")),
-            "issued": _pub_date(issue.find("PubDate")),
+            "issued": pub_date(issue.find("PubDate")),
             "volume": _text(issue.find("Volume")),
             "issue": _text(issue.find("Issue")),
-            "page": _pages(article.find("Pagination")),
+            "page": pagination_pages(article.find("Pagination")),
             "ISSN": ", ".join(t for e in journal.findall("ISSN") if (t := _text(e))) or None,
             "DOI": doi,
             "PMID": pmid,
@@ -79,7 +79,7 @@ def _book_article(element: Element) -> RegistryRecord:
     document = _child(element, "BookDocument")
     book = _child(document, "Book")
     pmid = normalize_pmid(_text(document.find("PMID"))) or ""
-    ids = _article_ids(document.find("ArticleIdList"))
+    ids = article_ids(document.find("ArticleIdList"))
     chapter_title = _text(document.find("ArticleTitle"))
     book_title = _text(book.find("BookTitle"))
     item = _csl_item(
@@ -89,7 +89,7 @@ def _book_article(element: Element) -> RegistryRecord:
             "title": chapter_title or book_title,
             "container-title": book_title if chapter_title else None,
             "author": _authors(document.find("AuthorList")) or _authors(book.find("AuthorList")),
-            "issued": _pub_date(book.find("PubDate")),
+            "issued": pub_date(book.find("PubDate")),
             "publisher": _text(book.find("Publisher/PublisherName")),
             "publisher-place": _text(book.find("Publisher/PublisherLocation")),
             "ISBN": _text(book.find("Isbn")),
@@ -125,7 +125,7 @@ def _abstract(abstract: Element | None) -> str | None:
     return " ".join(t for part in abstract.findall("AbstractText") if (t := _text(part))) or None
 
 
-def _article_ids(id_list: Element | None) -> dict[str, str]:
+def article_ids(id_list: Element | None) -> dict[str, str]:
     ids: dict[str, str] = {}
     for entry in id_list.findall("ArticleId") if id_list is not None else []:
         kind, value = entry.get("IdType", ""), _text(entry)
@@ -138,7 +138,7 @@ def _article_ids(id_list: Element | None) -> dict[str, str]:
     return ids
 
 
-def _elocation_doi(article: Element) -> str | None:
+def elocation_doi(article: Element) -> str | None:
     for location in article.findall("ELocationID"):
         if location.get("EIdType") == "doi" and location.get("ValidYN", "Y") == "Y":
             return normalize_doi(_text(location))
@@ -165,20 +165,20 @@ def _authors(author_list: Element | None) -> list[dict[str, str]] | None:
     return names or None
 
 
-def _pub_date(pub_date: Element | None) -> dict[str, Any] | None:
-    if pub_date is None:
+def pub_date(element: Element | None) -> dict[str, Any] | None:
+    if element is None:
         return None
-    year = _text(pub_date.find("Year"))
+    year = _text(element.find("Year"))
     if year and year.isdigit():
         parts = [int(year)]
-        month = month_number(_text(pub_date.find("Month")))
+        month = month_number(_text(element.find("Month")))
         if month:
             parts.append(month)
-            day = _text(pub_date.find("Day"))
+            day = _text(element.find("Day"))
             if day and day.isdigit():
                 parts.append(int(day))
         return {"date-parts": [parts]}
-    medline = _text(pub_date.find("MedlineDate"))
+    medline = _text(element.find("MedlineDate"))
     if medline and (match := _YEAR.search(medline)):
         return {"date-parts": [[int(match.group(1))]], "raw": medline}
     return None
@@ -200,7 +200,7 @@ def expand_pages(pages: str) -> str:
     return ", ".join(parts)
 
 
-def _pages(pagination: Element | None) -> str | None:
+def pagination_pages(pagination: Element | None) -> str | None:
     if pagination is None:
         return None
     medline = _text(pagination.find("MedlinePgn"))
@@ -222,7 +222,7 @@ def _apply_flags(record: RegistryRecord, article: Element, citation: Element) ->
     for link in citation.findall("CommentsCorrectionsList/CommentsCorrections"):
         ref_type = link.get("RefType", "")
         pmid = normalize_pmid(_text(link.find("PMID")))
-        kind = _NOTICE_KINDS.get(ref_type)
+        kind = NOTICE_KINDS.get(ref_type)
         if kind is None:
             if pmid and ref_type != "Cites":
                 record.relations.setdefault(ref_type, []).append(pmid)
@@ -232,14 +232,14 @@ def _apply_flags(record: RegistryRecord, article: Element, citation: Element) ->
                 kind=kind,
                 identifier=pmid,
                 url=f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/" if pmid else None,
-                date=_ref_source_date(_text(link.find("RefSource"))),
+                date=ref_source_date(_text(link.find("RefSource"))),
                 source="pubmed",
                 reason=_text(link.find("Note")),
             )
         )
 
 
-def _ref_source_date(ref_source: str | None) -> str | None:
+def ref_source_date(ref_source: str | None) -> str | None:
     """The notice's date from its citation, `Nature. 2020 Jan;577:E5.` -> `2020-01`."""
     match = _REF_DATE.search(ref_source or "")
     if not match:

@@ -1,10 +1,12 @@
 """The job report as typed rows (what templates/ lay out), and how a citation is named in them:
 by its file, entry key and how it was cited, never by its ids."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
+
+from models.audit import Subject
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,7 @@ class Report:
     bibliography_note: str
     notice: str
     flagged_left_out: int = 0  # flagged citations of a big job the report does not list
+    subjects: list[Subject] = field(default_factory=list)  # the papers whose citations these are
 
     @property
     def notice_count(self) -> int:

@@ -50,7 +50,7 @@ RULES: dict[str, tuple[str, str]] = {
     "unverified": ("note", "No registry could be asked about the citation"),
     "missing": ("error", "The input cites a reference it does not hold"),
     "malformed": ("warning", "An entry or file the audit could not read"),
-    "uncited": ("note", "A reference the manuscript never cites (not audited)"),
+    "uncited": ("note", "A reference the manuscript never cites"),
     "warning": ("note", "An input read with a note"),
 }
 

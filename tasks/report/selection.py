@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from models.audit import Subject
 from tasks.report.changes import change_groups
 from tasks.report.claims import claim_rows
 from tasks.report.flags import (
@@ -36,6 +37,7 @@ class ReportData:
     links: pl.DataFrame = field(default_factory=pl.DataFrame)  # work_id_a, work_id_b, kind
     bibliography_note: str = ""  # why there is no bibliography (too many items), if so
     notice: str = ""  # what the reader must know first (the job was not stored), if anything
+    subjects: list[Subject] = field(default_factory=list)  # the papers audited (a PDF's own)
     # A big job's report shows only its first flagged citations (`citations`: at most
     # MAX_REPORTED_CITATIONS of them); `whole` then counts every citation, for the status
     # counts, the histogram and how many flagged citations are left out.
@@ -86,5 +88,6 @@ def select(data: ReportData) -> Report:
         bibliography_unconfirmed=data.bibliography_unconfirmed,
         bibliography_note=data.bibliography_note,
         notice=data.notice,
+        subjects=data.subjects,
         flagged_left_out=whole.flagged - flagged.height,
     )

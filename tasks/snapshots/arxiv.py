@@ -23,7 +23,7 @@ lack the fields above is another format: the build stops naming it and the field
 
 import json
 import shutil
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from datetime import date
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -38,8 +38,10 @@ from tasks.errors import UsageError
 from tasks.identifiers import normalize_arxiv, normalize_doi
 from tasks.registries.arxiv import WITHDRAWN
 from tasks.registries.http import RegistryHttp
-from tasks.registries.oai import OAI, list_records
+from tasks.registries.oai import OAI, OaiError, pages
 from tasks.snapshots.bounded import MB, chunks, lines, read_whole
+from tasks.snapshots.fetch import Remote, check_space, state_folder, write_json
+from tasks.snapshots.records import iso_date
 from tasks.snapshots.schema import WORKS, WORKS_TABLE, Skipped, in_batches
 from tasks.snapshots.store import Builder, Manifest, SnapshotFormatError, build, current
 from tasks.textnorm import strip_markup
@@ -128,7 +130,7 @@ def _from_json(item: _Line) -> dict[str, Any] | None:
         first,
         item.doi,
         item.comments,
-        _date(item.update_date),
+        iso_date(item.update_date),
         int(latest) if latest.isdigit() else None,
     )
 
@@ -147,7 +149,7 @@ def _oai_page(path: Path) -> Generator[dict[str, Any], None, int]:
             continue
         metadata = record.find(f"{OAI}metadata/{ARXIV_NS}arXiv")
         stamp = header.findtext(f"{OAI}datestamp") if header is not None else None
-        row = _from_oai(metadata, _date(stamp)) if metadata is not None else None
+        row = _from_oai(metadata, iso_date(stamp)) if metadata is not None else None
         if row is None:
             skipped += 1
         else:
@@ -159,7 +161,7 @@ def _from_oai(metadata: Element, stamp: date | None) -> dict[str, Any] | None:
     arxiv_id = normalize_arxiv(metadata.findtext(f"{ARXIV_NS}id") or "")
     if arxiv_id is None:
         return None
-    created = _date(metadata.findtext(f"{ARXIV_NS}created"))
+    created = iso_date(metadata.findtext(f"{ARXIV_NS}created"))
     authors = [
         _author(a.findtext(f"{ARXIV_NS}keyname") or "", a.findtext(f"{ARXIV_NS}forenames") or "")
         for a in metadata.iter(f"{ARXIV_NS}author")
@@ -225,13 +227,6 @@ def _rfc2822_year(text: str | None) -> int | None:
         return None
 
 
-def _date(text: str | None) -> date | None:
-    try:
-        return date.fromisoformat(text[:10]) if text else None
-    except ValueError:
-        return None
-
-
 BUILDER = Builder("arxiv", WORKS_TABLE, read)
 
 
@@ -249,19 +244,54 @@ def update(http: RegistryHttp, root: Path) -> Manifest:
         )
     manifest = Manifest.read(folder)
     since = date.fromisoformat(manifest.date) if manifest.date else None
-    pages = root / f".{BUILDER.name}.harvest"
-    if pages.exists():
-        shutil.rmtree(pages)  # a killed harvest's pages: their tokens have expired
-    pages.mkdir(parents=True)
-    count = _save(list_records(http, OAI_PATH, "arXiv", since), pages)
-    if count:
-        manifest = build(BUILDER, [pages], root, extend=True)
-    shutil.rmtree(pages)
+    harvested = root / f".{BUILDER.name}.harvest"
+    harvest(http, harvested, since)
+    if any(harvested.iterdir()):
+        manifest = build(BUILDER, [harvested], root, extend=True)
+    shutil.rmtree(harvested)
+    shutil.rmtree(state_folder(harvested))
     return manifest
 
 
-def _save(bodies: Iterator[bytes], folder: Path) -> int:
-    count = 0
-    for count, body in enumerate(bodies, start=1):
-        (folder / f"page-{count:05d}.xml").write_bytes(body)
-    return count
+def harvest(
+    http: RegistryHttp, folder: Path, since: date | None = None, reserve: int | None = None
+) -> int:
+    """Every page of arXiv's OAI-PMH `ListRecords` (changed since `since`, else all) saved into
+    `folder` as page-NNNNN.xml, at arXiv's pace (`http`'s limiter); a harvest killed midway
+    goes on from the token of the last page saved. The pages saved by this call. `reserve`:
+    the first page's size times the pages the list announces must fit on the disk, less
+    these bytes (else NotEnoughSpace, that page alone written)."""
+    state_file = state_folder(folder) / "harvest.json"  # beside the pages, not among them
+    wanted = since.isoformat() if since else None
+    state = json.loads(state_file.read_text()) if state_file.is_file() else None
+    if state is not None and state["since"] == wanted and state["done"]:
+        return 0
+    resume = state is not None and state["since"] == wanted and folder.is_dir()
+    if not resume:
+        if folder.exists():
+            shutil.rmtree(folder)
+        state = {"since": wanted, "pages": 0, "token": None, "done": False}
+    assert state is not None
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = 0
+    try:
+        for page in pages(http, OAI_PATH, "arXiv", since, state["token"]):
+            number = state["pages"] + 1
+            tmp = state_file.with_name("page.tmp")
+            tmp.write_bytes(page.body)
+            tmp.replace(folder / f"page-{number:05d}.xml")
+            state = {**state, "pages": number, "token": page.token, "done": page.token is None}
+            write_json(state_file, state)
+            saved += 1
+            if number == 1 and reserve is not None and page.listed and page.records:
+                ahead = len(page.body) * (page.listed - page.records) // page.records
+                check_space(
+                    folder, [Remote("", "OAI-PMH pages", ahead)], state_file.parent, reserve
+                )
+    except OaiError as exc:
+        if exc.code != "badResumptionToken" or saved:
+            raise
+        write_json(state_file, {**state, "since": "expired"})  # its token is gone: anew
+        return harvest(http, folder, since, reserve)
+    write_json(state_file, {**state, "done": True})
+    return saved

@@ -31,10 +31,7 @@ not gzipped `{"items": [...]}` JSON fails the build naming it; an item that is n
 object, no DOI) is skipped, counted and named (its file and position) in the build's summary.
 """
 
-import contextlib
 import functools
-import gc
-import re
 from collections.abc import Collection, Generator, Iterator, Sequence
 from datetime import date
 from pathlib import Path
@@ -56,7 +53,15 @@ from tasks.registries.crossref_map import (
     work_notices,
 )
 from tasks.snapshots.bounded import MB, read_whole
-from tasks.snapshots.schema import BATCH, WORKS, WORKS_TABLE, Skipped
+from tasks.snapshots.records import notice_date, plain_doi
+from tasks.snapshots.schema import (
+    WORKS,
+    WORKS_TABLE,
+    Skipped,
+    in_batches,
+    tuples_batch,
+    uncollected,
+)
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
 ARXIV_PREFIX = "10.48550/arxiv."
@@ -136,24 +141,12 @@ def read(
 ) -> Generator[pa.RecordBatch, None, Skipped]:
     """The works in one file of the public data file, in batches of the works schema; returns
     the broken items it skipped."""
-    rows: list[tuple[Any, ...]] = []
-    for row in (works := _Works(path, since, types)):
-        rows.append(row)
-        if len(rows) >= BATCH:
-            yield _batch(rows)
-            rows = []
-    if rows:
-        yield _batch(rows)
+    return (yield from in_batches(_rows(_Works(path, since, types)), WORKS, tuples_batch))
+
+
+def _rows(works: "_Works") -> Generator[tuple[Any, ...], None, Skipped]:
+    yield from works
     return works.skipped
-
-
-def _batch(rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
-    """Rows (tuples of the works schema's columns) as a record batch, column by column."""
-    columns = zip(*rows, strict=True)
-    return pa.record_batch(
-        [pa.array(column, field.type) for column, field in zip(columns, WORKS, strict=True)],
-        schema=WORKS,
-    )
 
 
 class _Works:
@@ -165,7 +158,7 @@ class _Works:
         self.skipped = Skipped()
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        with _uncollected():
+        with uncollected():
             text = read_whole(self.path, FILE_LIMIT)
             try:
                 try:  # one pass over the file when every item is a work of the documented shape
@@ -193,20 +186,6 @@ class _Works:
 
 
 YEAR = WORKS.names.index("year")
-
-
-@contextlib.contextmanager
-def _uncollected() -> Iterator[None]:
-    """Python's cycle collector paused: a file's works are ~200,000 objects, freed by reference
-    counting (they hold no cycles), and the collector walking them again and again as rows are
-    made cost a third of the reader's CPU."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _typed_row(work: Any) -> tuple[Any, ...]:
@@ -251,18 +230,9 @@ def _typed_row(work: Any) -> tuple[Any, ...]:
     )
 
 
-# A DOI as the data file gives it: 10.prefix/suffix, nothing before or after it, no
-# percent-encoding, no resolver, not ending in punctuation normalize_doi strips. Its normal form
-# is itself lower-cased (normalize_doi's regular expressions cost a tenth of a row).
-_PLAIN_DOI = re.compile(r"10\.\d{4,9}/[^\s\"'%]*[^\s\"'%.,;:/)\]}>]")
-
-
 def _doi(value: str) -> str:
     """crossref_map.doi_of(value), quickly for the plain DOIs nearly every work has."""
-    lowered = value.lower()
-    if _PLAIN_DOI.fullmatch(value) and "doi.org/" not in lowered:
-        return lowered
-    return doi_of(value)
+    return plain_doi(value) or doi_of(value)
 
 
 def _decoded(item: msgspec.Raw) -> Any:
@@ -312,22 +282,13 @@ def _year(year: Any) -> int | None:
 
 
 def _updates(notices: list[Notice]) -> list[dict[str, Any]] | None:
-    return [{"type": n.kind, "doi": n.identifier, "date": _date(n.date)} for n in notices] or None
+    return [
+        {"type": n.kind, "doi": n.identifier, "date": notice_date(n.date)} for n in notices
+    ] or None
 
 
 def _text(value: Any) -> str | None:
     return str(value) if value not in (None, "") else None
-
-
-def _date(iso: str | None) -> date | None:
-    """A notice's date as crossref_map gives it (`2024-01-05`, `2024-01`, `2024`): its first day."""
-    if not iso:
-        return None
-    parts = [int(p) for p in iso.split("-")[:3]] + [1, 1]
-    try:
-        return date(parts[0], parts[1], parts[2])
-    except ValueError:
-        return None
 
 
 def _date_parts(value: Any) -> date | None:

@@ -40,6 +40,7 @@ from lxml import etree
 
 from tasks.identifiers import is_arxiv_doi, normalize_arxiv, normalize_doi
 from tasks.snapshots.bounded import chunks, too_large
+from tasks.snapshots.records import name_parts
 from tasks.snapshots.schema import WORKS, WORKS_TABLE, in_batches
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
@@ -227,7 +228,7 @@ def record(element: Any) -> dict[str, Any] | None:
         if tag == "title":
             title = _title(child)
         elif tag == "author":
-            authors.append(_author(child.text or ""))
+            authors.append(name_parts(child.text or ""))
         elif isinstance(tag, str):
             fields.setdefault(tag, []).append((child.text or "").strip())
     if not title:
@@ -270,20 +271,6 @@ def _title(element: Any) -> str | None:
     if text.endswith(".") and not text.endswith(".."):
         text = text[:-1]
     return text or None
-
-
-def _author(text: str) -> dict[str, str | None]:
-    """ "Laurens van der Maaten" -> family "van der Maaten", given "Laurens"; dblp's homonym
-    number ("Wei Wang 0001") dropped; a single word is a literal name."""
-    words = text.split()
-    if len(words) > 1 and len(words[-1]) == 4 and words[-1].isdecimal():  # "0001"
-        words.pop()
-    if len(words) < 2:
-        return {"family": None, "given": None, "literal": " ".join(words) or None}
-    start = len(words) - 1
-    while start > 1 and words[start - 1][:1].islower():  # particles: van, der, de, von
-        start -= 1
-    return {"family": " ".join(words[start:]), "given": " ".join(words[:start]), "literal": None}
 
 
 def _date(text: str | None) -> date | None:

@@ -17,6 +17,8 @@
 |                     | rids `start` in `title_rids.u32`                                   |
 | `title_rids.u32`    | each word's rids, ascending, one word after another                |
 | `title_words.u8`    | each record's title length in words, by rid                        |
+| `doi_prefixes.txt`  | the DOI prefixes its records hold (`10.1145`), one a line, sorted: |
+|                     | a complete snapshot's absence rule asks whether it knows a prefix  |
 
 The record store and the title index are memory-mapped files, not DuckDB tables: a title search
 asks for words and records by the dozen, and DuckDB fetches a row through its ART index by
@@ -51,7 +53,9 @@ DuckDB's FTS extension (its PyPI wheel `duckdb-extension-fts` loads offline here
 
 import bisect
 import contextlib
+import functools
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import date
 from itertools import chain, combinations, pairwise
 from pathlib import Path
@@ -67,7 +71,7 @@ import pyarrow.parquet as pq
 from rapidfuzz.fuzz import ratio
 
 from tasks.match.titles import title_similarity
-from tasks.snapshots.schema import FORMAT_VERSION, TABLES, Table
+from tasks.snapshots.schema import DELETED, FORMAT_VERSION, TABLES, Table
 from tasks.snapshots.store import TITLE_KEY, Manifest, current, damage
 from tasks.store.names import sql_string
 from tasks.textnorm import STOPWORDS, normalise_title
@@ -95,12 +99,22 @@ FILES = (
     "title_terms.arrow",
     "title_rids.u32",
     "title_words.u8",
+    "doi_prefixes.txt",
 )
 KEYS = "keys.parquet"  # a build's: each record's rid, identifiers and title key
 
 
-def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
-    """Write `folder`'s index files from `folder`/parts; (records, the newest dated value)."""
+@dataclass(frozen=True)
+class Extent:
+    """What a build's index found its records to span."""
+
+    records: int
+    newest: date | None  # the newest value of the table's dated column: the snapshot's date
+    highest_pmid: int | None  # of a table with PMIDs
+
+
+def build_index(folder: Path, table: Table) -> Extent:
+    """Write `folder`'s index files from `folder`/parts; what the records span."""
     for name in (*FILES, "build.duckdb", "build.duckdb.wal", KEYS):
         (folder / name).unlink(missing_ok=True)
     names = table.schema.names
@@ -137,9 +151,11 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
             )
 
         def latest(chosen: Sequence[str]) -> str:
-            """The records of `chosen` parts that no later part replaces."""
+            """The records of `chosen` parts that no later part replaces or deletes."""
             kept = f"SELECT {columns}, {TITLE_KEY} FROM {source(chosen)}"
-            return f"({kept}{' ANTI JOIN replaced USING (id, filename)' if len(files) > 1 else ''})"
+            replaced = " ANTI JOIN replaced USING (id, filename)" if len(files) > 1 else ""
+            live = f"\"type\" IS DISTINCT FROM '{DELETED}'" if "type" in names else "true"
+            return f"({kept}{replaced} WHERE {live})"
 
         full = "coalesce(w.container_full, p.title)" if "parent" in names else "NULL"
         parent = ""
@@ -180,6 +196,7 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
             if column in kept
         )
         _write_postings(con, f"SELECT key, rid FROM ({keys})", folder, "id_keys", "id_rids")
+        highest = _spans(con, folder, kept)
         if table.titled:
             stop = ", ".join(f"'{w}'" for w in sorted(STOPWORDS))
             terms = f"""SELECT term, rid FROM (
@@ -189,7 +206,20 @@ def build_index(folder: Path, table: Table) -> tuple[int, date | None]:
             _write_postings(con, terms, folder, "title_terms", "title_rids")
     for name in ("build.duckdb", "build.duckdb.wal", KEYS):
         (folder / name).unlink(missing_ok=True)
-    return count, newest
+    return Extent(count, newest, highest)
+
+
+def _spans(con: duckdb.DuckDBPyConnection, folder: Path, kept: list[str]) -> int | None:
+    """doi_prefixes.txt from the records' DOIs; the highest PMID they hold."""
+    if "doi" in kept:
+        prefixes = con.execute(
+            "SELECT DISTINCT split_part(doi, '/', 1) FROM records WHERE doi IS NOT NULL ORDER BY 1"
+        ).fetchall()
+        (folder / "doi_prefixes.txt").write_text("".join(f"{p}\n" for (p,) in prefixes))
+    if "pmid" not in kept:
+        return None
+    [(highest,)] = con.execute("SELECT max(TRY_CAST(pmid AS UBIGINT)) FROM records").fetchall()
+    return int(highest) if highest is not None else None
 
 
 def _repeated_ids(con: duckdb.DuckDBPyConnection, records: str) -> None:
@@ -355,6 +385,7 @@ class Snapshot:
         self.name = self.manifest.name
         self.date = date.fromisoformat(self.manifest.date) if self.manifest.date else None
         self.label = f"{self.name}@{self.manifest.date}"
+        self.complete = self.manifest.complete
         schema = TABLES[self.manifest.table].schema.append(pa.field(TITLE_KEY, pa.string()))
         self._names = schema.names
         # A block's rows are split apart undecoded; only the rows asked are decoded.
@@ -373,6 +404,12 @@ class Snapshot:
             self._terms = _Terms(folder / "title_terms.arrow")
             self._rids = _mapped(folder / "title_rids.u32", np.dtype("<u4"))
             self._words = _mapped(folder / "title_words.u8", np.dtype(np.uint8))
+
+    @functools.cached_property
+    def doi_prefixes(self) -> frozenset[str]:
+        """The DOI prefixes its records hold (none known for a snapshot built without them)."""
+        listed = self.folder / "doi_prefixes.txt"
+        return frozenset(listed.read_text().split()) if listed.is_file() else frozenset()
 
     def close(self) -> None:
         """Let go of the files (each unmapped once nothing else holds it)."""

@@ -9,6 +9,8 @@ Crossref's `updated-by` as notices; an arXiv paper its authors withdrew as a ret
 A dump's date is the caller's to name (`Snapshot.label`).
 """
 
+import re
+from datetime import date
 from typing import Any, get_args
 
 from models.audit import Notice, NoticeKind, Registry, RegistryRecord
@@ -16,6 +18,19 @@ from models.csl import CSLItem
 from tasks.registries.arxiv import withdrawal
 
 _NOTICE_KINDS = set(get_args(NoticeKind))
+_NOTICE_SOURCES = {"pubmed": "pubmed"}  # who says so: PubMed's own links, else the publisher's
+
+
+def notice_date(iso: str | None) -> date | None:
+    """A notice's date as the registry maps give it (`2024-01-05`, `2024-01`, `2024`): its first
+    day."""
+    if not iso:
+        return None
+    parts = [int(p) for p in iso.split("-")[:3]] + [1, 1]
+    try:
+        return date(parts[0], parts[1], parts[2])
+    except ValueError:
+        return None
 
 
 def as_registry_record(record: dict[str, Any], registry: Registry) -> RegistryRecord:
@@ -59,7 +74,46 @@ def as_registry_record(record: dict[str, Any], registry: Registry) -> RegistryRe
                     kind=update["type"],
                     identifier=update.get("doi"),
                     date=when.isoformat() if when else None,
-                    source="publisher",
+                    source=_NOTICE_SOURCES.get(registry, "publisher"),
                 )
             )
     return found
+
+
+def name_parts(text: str) -> dict[str, str | None]:
+    """A name written whole, "Given Family", as an author of the works schema: "Laurens van
+    der Maaten" -> family "van der Maaten", given "Laurens"; dblp's homonym number ("Wei Wang
+    0001") dropped; a single word is a literal name."""
+    words = text.split()
+    if len(words) > 1 and len(words[-1]) == 4 and words[-1].isdecimal():  # "0001"
+        words.pop()
+    if len(words) < 2:
+        return {"family": None, "given": None, "literal": " ".join(words) or None}
+    start = len(words) - 1
+    while start > 1 and words[start - 1][:1].islower():  # particles: van, der, de, von
+        start -= 1
+    return {"family": " ".join(words[start:]), "given": " ".join(words[:start]), "literal": None}
+
+
+def iso_date(text: str | None) -> date | None:
+    """The date an ISO timestamp or date begins with (`2024-01-05T10:00:00`); None for none."""
+    try:
+        return date.fromisoformat(text[:10]) if text else None
+    except ValueError:
+        return None
+
+
+# A DOI as a dump gives it: 10.prefix/suffix, nothing before or after it, no percent-encoding, not
+# ending in punctuation normalize_doi strips. Its normal form is itself lower-cased
+# (normalize_doi's regular expressions cost a tenth of a row).
+_PLAIN_DOI = re.compile(r"10\.\d{4,9}/[^\s\"'%]*[^\s\"'%.,;:/)\]}>]")
+_RESOLVER = "https://doi.org/"
+
+
+def plain_doi(value: str) -> str | None:
+    """The normal form of a plain DOI, or of one behind doi.org's resolver (OpenAlex's form),
+    quickly; None for any other (the caller's normaliser decides)."""
+    doi = value[len(_RESOLVER) :] if value.startswith(_RESOLVER) else value
+    if _PLAIN_DOI.fullmatch(doi) and "doi.org/" not in doi.lower():
+        return doi.lower()
+    return None

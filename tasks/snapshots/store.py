@@ -107,6 +107,12 @@ class Builder:
     pieces: Callable[[Path], Iterator[Any]] | None = None
     read_piece: Callable[[Any], Generator[pa.RecordBatch, None, int | Skipped]] | None = None
 
+    @property
+    def complete(self) -> bool:
+        """Built whole from the dump: no option keeps only some of its records (`since`,
+        `types`, a venue). Only a complete snapshot's silence decides (tasks/lookup/absence.py)."""
+        return not any(self.options.values())
+
 
 @dataclass(frozen=True)
 class InputFile:
@@ -131,10 +137,15 @@ class Manifest:
     inputs: list[dict[str, object]] = field(default_factory=list)
     skipped: int = 0  # broken records the builders left out
     format_version: int = FORMAT_VERSION
+    options: dict[str, object] = field(default_factory=dict)  # the builder's: an update's too
     broken: list[str] = field(default_factory=list)  # the first NAMED skipped: where, and why
     # Each file lookups read (the folder's own, not its parts): [size, hash], written at the
     # swap, checked when the snapshot is opened (`damage`). None: built before they were kept.
     files: dict[str, list[int | str]] | None = None
+    # Built whole from the registry's dump (no filter): absence from it is the registry's answer
+    # as of `date`. A manifest written before this was known reads as not complete.
+    complete: bool = False
+    highest_pmid: int | None = None  # the highest PMID a record holds (PubMed's numbering)
 
     @classmethod
     def read(cls, folder: Path) -> "Manifest":
@@ -150,6 +161,7 @@ class Status:
     age_days: int | None  # days since the snapshot's date
     built_at: str
     current: bool  # built by this citeaudit's format (else: rebuild it)
+    complete: bool  # built whole: its absence decides (Manifest.complete)
 
 
 def snapshots_root(env: dict[str, str] | None = None) -> Path:
@@ -246,6 +258,7 @@ def status(root: Path) -> list[Status]:
                 age,
                 m.built_at,
                 m.format_version == FORMAT_VERSION,
+                m.complete,
             )
         )
     return found
@@ -291,18 +304,23 @@ def build(
         for stale in folder.iterdir():  # parts of inputs no longer given
             if int(stale.name[:5]) >= first and stale.name not in wanted:
                 shutil.rmtree(stale)
-        records, newest = build_index(staging, builder.table)
+        extent = build_index(staging, builder.table)
         written = [json.loads(p.read_text()) for p in sorted(folder.glob("*/part.json"))]
         manifest = Manifest(
             name=builder.name,
             table=builder.table.name,
-            date=newest.isoformat() if newest else None,
-            records=records,
+            date=extent.newest.isoformat() if extent.newest else None,
+            records=extent.records,
             bytes=0,
             built_at=datetime.now(UTC).isoformat(timespec="seconds"),
             inputs=[p["input"] for p in written],
             skipped=sum(p["skipped"] for p in written),
+            options=builder.options,
             broken=[where for p in written for where in p.get("broken", [])][:NAMED],
+            # An update keeps the base's completeness: added to a filtered snapshot, whole
+            # parts do not make it whole.
+            complete=builder.complete and (base is None or Manifest.read(base).complete),
+            highest_pmid=extent.highest_pmid,
         )
         manifest = replace(manifest, bytes=_size(staging), files=checksums(staging))
         (staging / "manifest.json").write_text(json.dumps(asdict(manifest), indent=1))

@@ -1,26 +1,19 @@
 """The support stage: every claim paired with each verified work it cites.
 
-Two passes over each pair: the bi-encoder (relevance.py) finds the abstract's sentence closest
-to the claim and scores their similarity; the cross-encoder (cross.py) reads the claim with the
-title and the abstract's sentences that share most of the claim's words, and gives the pair's
-`relevance` and `stance`. Where the cross-encoder ran (the work has an abstract), its relevance
-decides `label`; a pair without abstract stays `no abstract`, undecided. A package without the
-cross-encoder's file (cross.shipped) gives the bi-encoder's label alone."""
+The bi-encoder (relevance.py) finds the abstract's sentence closest to the claim and scores their
+similarity, which gives the pair's label; a pair without abstract stays `no abstract`, undecided.
+No cross-encoder or stance model runs: none trained so far met its goals (bench/cross_encoder.py,
+bench/train_stance_model.py; bench/RESULTS.md)."""
 
 from collections.abc import Sequence
-from typing import Protocol
 
-from models.audit import Checked, CitationSupport, Claim, Status, Verdict
+from models.audit import Checked, CitationSupport, Claim, Status
 from tasks.errors import install_command
 from tasks.registries.judge import JudgeClient
-from tasks.support import cross, encoder
-from tasks.support.relevance import Embeds, Pair, Support, score_pairs
+from tasks.support import encoder
+from tasks.support.relevance import Embeds, Pair, score_pairs
 
 OFF = f"off: needs the support extra: {install_command('support')}"
-
-
-class Judges(Protocol):
-    def judge(self, claim: str, title: str | None, abstract: str) -> cross.Judged: ...
 
 
 def support_claims(
@@ -28,13 +21,12 @@ def support_claims(
     checked: Sequence[Checked],
     model: Embeds | None = None,
     judge: JudgeClient | None = None,
-    reader: Judges | None = None,
 ) -> list[CitationSupport] | None:
     """One row per claim and verified citation it names; None when support is off (the extra
     is not installed). Only verified citations are scored: a mismatched or missing work says
-    nothing about the claim, and its failure already counts against it. `model` and `reader`:
-    the bi-encoder and the cross-encoder, the shipped ones when not given. With a `judge`, each
-    pair with an abstract also gets the LLM's entailment verdict, kept apart from the scores."""
+    nothing about the claim, and its failure already counts against it. `model`: the bi-encoder,
+    the shipped one when not given. With a `judge`, each pair with an abstract also gets the
+    LLM's entailment verdict, kept apart from the scores."""
     if model is None and not encoder.available():
         return None
     by_id = {c.citation_id: c for c in checked}
@@ -52,35 +44,14 @@ def support_claims(
         return []  # no model loaded for a job without claims on verified works
     verdicts = judge.verdicts(pairs) if judge is not None else [None] * len(pairs)
     scored = score_pairs(pairs, model or encoder.encoder())
-    reader = reader or (cross.cross_encoder() if cross.shipped() else None)
     return [
-        _row(claim_id, citation_id, pair, bi, reader, verdict)
-        for (claim_id, citation_id), pair, bi, verdict in zip(
-            keys, pairs, scored, verdicts, strict=True
+        CitationSupport(
+            claim_id=claim_id,
+            citation_id=citation_id,
+            support=bi.support,
+            label=bi.label,
+            evidence=bi.evidence,
+            verdict=verdict,
         )
+        for (claim_id, citation_id), bi, verdict in zip(keys, scored, verdicts, strict=True)
     ]
-
-
-def _row(
-    claim_id: str,
-    citation_id: str,
-    pair: Pair,
-    bi: Support,
-    reader: Judges | None,
-    verdict: Verdict | None,
-) -> CitationSupport:
-    row = CitationSupport(
-        claim_id=claim_id,
-        citation_id=citation_id,
-        support=bi.support,
-        label=bi.label,
-        evidence=bi.evidence,
-        verdict=verdict,
-    )
-    if not pair.abstract or reader is None:
-        return row
-    read = reader.judge(pair.claim, pair.title, pair.abstract)
-    label = "unrelated" if read.relevance < cross.UNRELATED_BELOW else "related"
-    return row.model_copy(
-        update={"relevance": read.relevance, "stance": read.stance, "label": label}
-    )

@@ -15,11 +15,10 @@ truly cited abstracts fall below UNRELATED_BELOW (bench/RESULTS.md, "Claim suppo
 
 What the score does NOT mean: similarity is topic, not entailment. A cited abstract that
 contradicts the claim is as similar as one that supports it (bench/support.py measures both);
-telling them apart is the cross-encoder's `stance` (cross.py) or the optional judge's
-(tasks/registries/judge.py). Where the cross-encoder ran, its relevance, not this score, decides
-the label (claims.py). `UNRELATED_BELOW` is set
-on SciFact's train claims so that a truly cited abstract is called unrelated in at most ~5% of
-pairs (bench/support.py prints the rate).
+telling them apart is the optional judge's (tasks/registries/judge.py): no stance model trained
+so far met its goals (bench/train_stance_model.py). `UNRELATED_BELOW` is set on SciFact's train
+claims so that a truly cited abstract is called unrelated in at most ~5% of pairs
+(bench/support.py prints the rate).
 """
 
 import re

@@ -250,11 +250,162 @@ def arxiv_jsonl() -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
+PUBMED_HEADER = (
+    '<?xml version="1.0" ?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, '
+    '1st January 2025//EN" "https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">\n'
+)
+PUBMED_ARTICLES = 40  # of the recorded ones, by PMID: enough for every case, a small fixture
+PUBMED_REVISED = "11618220"  # revised by the update file: retracted
+PUBMED_DELETED = "219391"  # deleted by the update file
+_REVISED_STAMP = "<DateRevised><Year>2026</Year><Month>11</Month><Day>20</Day></DateRevised>"
+_RETRACTION = (
+    '<CommentsCorrectionsList><CommentsCorrections RefType="RetractionIn"><RefSource>'
+    'Nature. 2026 Oct;600(1):1.</RefSource><PMID Version="1">39999999</PMID>'
+    "</CommentsCorrections></CommentsCorrectionsList>"
+)
+# A record without its MedlineCitation/PMID: skipped and counted.
+PUBMED_BROKEN = (
+    "<PubmedArticle><MedlineCitation><Article><Journal><Title>Broken J</Title></Journal>"
+    "<ArticleTitle>A record without a PMID.</ArticleTitle></Article></MedlineCitation>"
+    "</PubmedArticle>"
+)
+
+
+def pubmed_files() -> dict[str, bytes]:
+    """The first recorded PubMed articles as a baseline of two files (by PMID) and an update file
+    that revises one (now retracted, its notice linked) and deletes another."""
+    articles = sorted(
+        _read_jsonl_gz(SOURCES / "pubmed_articles.jsonl.gz"), key=lambda r: int(r["pmid"])
+    )
+    xml = {row["pmid"]: row["xml"] for row in articles[:PUBMED_ARTICLES]}
+    pmids = list(xml)
+    half = len(pmids) // 2
+    revised = re.sub(
+        r"<DateRevised>.*?</DateRevised>", _REVISED_STAMP, xml[PUBMED_REVISED], count=1
+    )
+    revised = revised.replace(
+        "</Article>",
+        '<PublicationTypeList><PublicationType UI="D016441">'
+        "Retracted Publication</PublicationType></PublicationTypeList></Article>",
+        1,
+    )
+    revised = revised.replace("</MedlineCitation>", f"{_RETRACTION}</MedlineCitation>", 1)
+    deleted = f'<DeleteCitation><PMID Version="1">{PUBMED_DELETED}</PMID></DeleteCitation>'
+    bodies = {
+        "pubmed26n0001.xml.gz": [xml[p] for p in pmids[:half]] + [PUBMED_BROKEN],
+        "pubmed26n0002.xml.gz": [xml[p] for p in pmids[half:]],
+        "pubmed26n0003.xml.gz": [revised, deleted],
+    }
+    return {
+        name: _gzipped(
+            PUBMED_HEADER + "<PubmedArticleSet>\n" + "\n".join(records) + "\n</PubmedArticleSet>\n"
+        )
+        for name, records in bodies.items()
+    }
+
+
+OPENALEX_WORKS = 120  # of the recorded works, in their order: two parts of the first partition
+OPENALEX_DATES = ("2026-10-01", "2026-11-01")
+# Works no recorded answer shows, in the snapshot's form (the newer partition): an arXiv copy
+# found only by its location, a retracted work with a PMID, and a line that is no JSON.
+OPENALEX_CONSTRUCTED = [
+    {
+        "id": "https://openalex.org/W4000000001",
+        "doi": None,
+        "display_name": "Sparse Attention for Llamas",
+        "title": "Sparse Attention for Llamas",
+        "publication_year": 2024,
+        "type": "preprint",
+        "authorships": [{"author": {"display_name": "Ada Lovelace"}, "raw_author_name": "A. L."}],
+        "primary_location": {
+            "source": {
+                "id": "https://openalex.org/S4306400194",
+                "display_name": "arXiv (Cornell University)",
+                "type": "repository",
+            },
+            "landing_page_url": "http://arxiv.org/abs/2404.05961",
+        },
+        "locations": [{"landing_page_url": "http://arxiv.org/abs/2404.05961v2"}],
+        "ids": {"openalex": "https://openalex.org/W4000000001"},
+        "is_retracted": False,
+    },
+    {
+        "id": "https://openalex.org/W4000000002",
+        "doi": "https://doi.org/10.1234/retracted.1",
+        "display_name": "A Retracted Result",
+        "title": "A Retracted Result",
+        "publication_year": 2019,
+        "type": "article",
+        "authorships": [{"author": {"display_name": "Charles Babbage"}}],
+        "primary_location": {
+            "source": {
+                "id": "https://openalex.org/S1",
+                "display_name": "Journal of Engines",
+                "type": "journal",
+            }
+        },
+        "ids": {"pmid": "https://pubmed.ncbi.nlm.nih.gov/31000001"},
+        "biblio": {"volume": "7", "issue": "2", "first_page": "10", "last_page": "19"},
+        "is_retracted": True,
+    },
+]
+
+
+def openalex_files() -> dict[str, bytes]:
+    """The first recorded OpenAlex works as the works snapshot: two parts of an older
+    partition, a newer one revising the first work's title and adding the constructed works,
+    and the manifest listing the three. `updated_date` is the partition's (derived)."""
+    works = _read_jsonl_gz(SOURCES / "openalex_works.jsonl.gz")[:OPENALEX_WORKS]
+    older, newer = OPENALEX_DATES
+    revised = {**works[0], "display_name": f"{works[0]['display_name']} (Revised)"}
+    half = len(works) // 2
+    parts = {
+        f"updated_date={older}/part_000.gz": works[:half],
+        f"updated_date={older}/part_001.gz": works[half:],
+        f"updated_date={newer}/part_000.gz": [revised, *OPENALEX_CONSTRUCTED],
+    }
+    files = {}
+    for name, chosen in parts.items():
+        stamp = name.split("=")[1][:10] + "T00:00:00.000000"
+        lines = [json.dumps({**work, "updated_date": stamp}, ensure_ascii=False) for work in chosen]
+        if name.startswith(f"updated_date={newer}"):
+            lines.insert(1, '{"id": "https://openalex.org/W4000000003", "display_name": "cut')
+        files[name] = _gzipped("\n".join(lines) + "\n")
+    entries = [
+        {
+            "url": f"s3://openalex/data/works/{name}",
+            "meta": {"content_length": len(body), "record_count": body_lines(body)},
+        }
+        for name, body in files.items()
+    ]
+    total = {
+        "content_length": sum(len(b) for b in files.values()),
+        "record_count": sum(body_lines(b) for b in files.values()),
+    }
+    files["manifest"] = json.dumps({"entries": entries, "meta": total}, indent=2).encode()
+    return files
+
+
+def body_lines(body: bytes) -> int:
+    return gzip.decompress(body).count(b"\n")
+
+
+def _gzipped(text: str) -> bytes:
+    return gzip.compress(text.encode("utf-8"), mtime=0)
+
+
 def main() -> None:
     raw = (OUT / "dblp.xml.gz").open("wb")
     with raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
         gz.write(dblp_xml())
     (OUT / "arxiv-metadata-oai-snapshot.json").write_bytes(arxiv_jsonl())
+    (OUT / "pubmed").mkdir(exist_ok=True)
+    for name, body in pubmed_files().items():
+        (OUT / "pubmed" / name).write_bytes(body)
+    works = OUT / "openalex" / "data" / "works"
+    for name, body in openalex_files().items():
+        (works / name).parent.mkdir(parents=True, exist_ok=True)
+        (works / name).write_bytes(body)
 
 
 if __name__ == "__main__":

@@ -90,6 +90,12 @@ def works(data: RegistryData, params: Mapping[str, str]) -> Reply:
         page = [{**data.crossref[doi], "score": score} for doi, score in ranked[offset:]]
     else:
         found = [doi for doi in wanted if doi in data.crossref] if wanted else list(data.crossref)
+        if since := _from_index_date(params.get("filter", "")):
+            found = [doi for doi in found if _indexed(data.crossref[doi]) >= since]
+        if (cursor := params.get("cursor")) is not None:
+            if cursor != "*" and not cursor.startswith("c"):
+                return _validation_failure(cursor, "Cursor is not valid. ")
+            offset = 0 if cursor == "*" else int(cursor[1:])
         total = len(found)
         page = [{**data.crossref[doi], "score": 1.0} for doi in found[offset : offset + rows]]
     page = page[:rows]
@@ -103,7 +109,22 @@ def works(data: RegistryData, params: Mapping[str, str]) -> Reply:
         "items-per-page": rows,
         "query": {"start-index": offset, "search-terms": query or None},
     }
+    if params.get("cursor") is not None:  # deep paging: a cursor to the next page, always
+        message["next-cursor"] = f"c{offset + rows}"
     return json_reply(_envelope("work-list", message))
+
+
+def _from_index_date(filter_text: str) -> str | None:
+    """`from-index-date:2026-11-01` -> "2026-11-01" (the works indexed on or after that day)."""
+    for clause in filter_text.split(","):
+        name, _, value = clause.partition(":")
+        if name.strip() == "from-index-date" and value.strip():
+            return value.strip()
+    return None
+
+
+def _indexed(work: dict[str, Any]) -> str:
+    return str((work.get("indexed") or {}).get("date-time", ""))[:10]
 
 
 def content_negotiation(data: RegistryData, doi: str, accept: str) -> Reply:

@@ -21,8 +21,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from tasks.registries.settings import RegistrySettings
@@ -42,6 +41,7 @@ from tests.fake_registry.faults import REDIRECT_HOST, Fault, FaultPlan, FaultRul
 from tests.fake_registry.limits import Pool, PoolLimit
 from tests.fake_registry.reply import Reply, text_reply
 from tests.fake_registry.scholarly_data import ScholarlyData
+from tests.fake_registry.serving import Serving
 
 CROSSREF_PUBLIC = PoolLimit(rate=5, concurrency=1)
 CROSSREF_POLITE = PoolLimit(rate=10, concurrency=5)
@@ -139,7 +139,7 @@ def _scholarly_route(path: str, params: dict[str, str]) -> _Route:
     return _Route("unknown", "unknown")
 
 
-class FakeRegistry:
+class FakeRegistry(Serving):
     """A real HTTP server on 127.0.0.1 serving recorded Crossref, DataCite and PubMed data.
 
     bundled:     load tests/fixtures/registry (else start EMPTY and add records yourself)
@@ -182,57 +182,18 @@ class FakeRegistry:
             "other": Pool("other", PoolLimit(rate=None), tolerance),
         }
         self.llm_key: str | None = None  # the Bearer key the chat endpoint insists on, if any
+        self.thread_name = "fake-registry"
         self.oai_page_size = arxiv_oai.PAGE_SIZE  # records per OAI-PMH ListRecords page
         self._log: list[RequestRecord] = []
         self._log_lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     @classmethod
     def empty(cls, **options: Any) -> "FakeRegistry":
         """A registry holding no records: fill it with add_crossref_work() and friends."""
         return cls(bundled=False, **options)
 
-    # -- lifecycle ---------------------------------------------------------------------------
-
-    def start(self) -> Self:
-        if self._server is None:
-            self._server = _Server(("127.0.0.1", 0), _Handler, self)
-            self._thread = threading.Thread(
-                target=self._server.serve_forever,
-                kwargs={"poll_interval": 0.05},
-                name="fake-registry",
-                daemon=True,
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("the fake registry is not running: call start()")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+    def _new_server(self) -> ThreadingHTTPServer:
+        return _Server(("127.0.0.1", 0), _Handler, self)
 
     @property
     def crossref_url(self) -> str:

@@ -1,22 +1,17 @@
-"""Claim support's second pass: a cross-encoder that reads the claim and the cited work together.
+"""Claim support's cross-encoder, as bench/train_support_model.py trains and measures it: not
+part of the package.
 
-The bi-encoder (encoder.py, relevance.py) embeds claim and abstract apart: it tells a cited
-abstract from a random one but hardly from an uncited one on the same topic, and not at all
-whether the abstract supports or contradicts the claim. This model reads both in one input,
-"[CLS] claim [SEP] title + the abstract's sentences [SEP]", so each text's tokens read the
-other's, then compares the claim's tokens' mean with the passage's as the bi-encoder compares its
-two texts, and answers twice: a relevance logit (is this the work the claim rests on, or a
-neighbour?) and three stance logits (SUPPORT, CONTRADICT, NOT ENOUGH INFO). It scores only the
-works a claim cites, so its cost is one forward pass per citation.
+The bi-encoder (tasks/support/encoder.py, relevance.py) embeds claim and abstract apart. This
+model reads both in one input, "[CLS] claim [SEP] title + the abstract's sentences [SEP]", so each
+text's tokens read the other's, then compares the claim's tokens' mean with the passage's as the
+bi-encoder compares its two texts, and answers twice: a relevance logit (is this the work the
+claim rests on, or a neighbour?) and three stance logits (SUPPORT, CONTRADICT, NOT ENOUGH INFO).
 
-The model is all-MiniLM-L6-v2's weights fine-tuned on SciFact's train claims by
-bench/train_support_model.py (which says how, and prints the held-out figures), exported to ONNX
-with int8 matrix products (support_cross_int8.onnx beside this module, ~23 MB, shipped with the
-package and checked against MODEL_SHA256 before use). No model has been good enough to ship yet
-(bench/RESULTS.md): without the file, claims.py skips this pass. Its tokenizer is the bi-encoder's
-(BERT uncased WordPiece over minilm_vocab.txt), with the pair's second text truncated to
-MAX_TOKENS. Pairs run one at a time: int8 products scale activations by the whole input, so a
-batch would make a pair's scores depend on the pairs beside it.
+No model trained so far beats the bi-encoder on both of SciFact's AUCs (cited against the
+BM25-nearest uncited abstract and against a random one; bench/RESULTS.md, `cross-*`), so claim
+support does not run it: this module is what the trainer exports and scores (int8 ONNX, one pair
+at a time, as a run would). Its tokenizer is the bi-encoder's (BERT uncased WordPiece over
+tasks/support/minilm_vocab.txt), with the pair's second text truncated to MAX_TOKENS.
 
     stance          when
     supports        P(SUPPORT) >= STANCE_CONFIDENT
@@ -24,27 +19,19 @@ batch would make a pair's scores depend on the pairs beside it.
     undetermined    neither (not enough information, or the model is unsure)
 """
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
-from tasks.errors import MissingExtra
-from tasks.support.encoder import VOCABULARY, SupportUnavailable, available
+from tasks.support.encoder import VOCABULARY
 from tasks.support.relevance import sentences, shortlist
 
-MODEL = Path(__file__).with_name("support_cross_int8.onnx")
-MODEL_SHA256 = ""  # the shipped file's, set when a trained model is committed beside this module
 MAX_TOKENS = 128
 PASSAGE_SENTENCES = 3  # the abstract sentences the model reads: those sharing most of the claim
 STANCE_CONFIDENT = 0.5
-# Relevance under which a cited work is `unrelated`: to be set with the shipped model from the
-# 5th percentile of its training folds' cited pairs (bench/train_support_model.py prints it).
-UNRELATED_BELOW = 0.5
 STANCES = ("SUPPORT", "CONTRADICT", "NOT ENOUGH INFO")
 Stance = Literal["supports", "contradicts", "undetermined"]
 
@@ -98,7 +85,7 @@ def judged(logits: Sequence[float]) -> Judged:
 
 
 class CrossEncoder:
-    """Loaded once per process (`cross_encoder()`); `judge` is thread-safe."""
+    """The exported model on onnxruntime's CPU build."""
 
     def __init__(self, onnx_file: Path) -> None:
         import onnxruntime
@@ -118,25 +105,3 @@ class CrossEncoder:
             "token_type_ids": np.array([encoding.type_ids], np.int64),
         }
         return [float(x) for x in self.session.run(None, feed)[0][0]]
-
-    def judge(self, claim: str, title: str | None, abstract: str) -> Judged:
-        return judged(self.logits(claim, passage(title, evidence(claim, abstract))))
-
-
-def shipped() -> bool:
-    """The model file is in the package (the trained model is committed beside this module)."""
-    return MODEL.is_file()
-
-
-def _checked(onnx_file: Path) -> Path:
-    if not available() or not onnx_file.is_file():
-        raise MissingExtra("support", "claim support")
-    if hashlib.sha256(onnx_file.read_bytes()).hexdigest() != MODEL_SHA256:
-        raise SupportUnavailable(f"{onnx_file} is not the model claim support was measured with")
-    return onnx_file
-
-
-@cache
-def cross_encoder() -> CrossEncoder:
-    """The model, loaded once per process."""
-    return CrossEncoder(_checked(MODEL))
