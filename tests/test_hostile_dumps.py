@@ -330,3 +330,23 @@ def test_read_whole_holds_little_before_it_knows_a_file_ends_within_its_limit(
         tracemalloc.stop()
     assert "its content is longer than 32 MB" in str(failure.value)
     assert peak < 8 * SMALL, f"held {peak:,} bytes at once"
+
+
+@pytest.mark.parametrize("name", ["dblp", "crossref"])
+def test_a_build_given_no_file_of_its_dump_is_one_line_and_exit_2(tmp_path, name) -> None:
+    """A file that is no part of the dump (a wrong name or folder) is refused in one line, not
+    an internal error from the index over no parts."""
+    given = tmp_path / "notes.txt"
+    given.write_text("not a dump\n")
+    env = {**os.environ, "CITEAUDIT_SNAPSHOTS": str(tmp_path / "snapshots")}
+    done = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "snapshot", "build", name, str(given)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        f"citeaudit: error: {given}: holds no file of a {name} dump; the snapshot was not changed"
+    )

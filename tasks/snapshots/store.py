@@ -290,6 +290,9 @@ def build(
 
     with _locked(root, builder.name):
         parts = builder.parts([Path(p) for p in inputs])
+        if not parts and not extend:  # an update may find nothing new; a build needs a dump
+            given = ", ".join(map(str, inputs))
+            raise SnapshotFormatError(given, f"holds no file of a {builder.name} dump")
         base = current(root, builder.name) if extend else None
         staging = _staging(root, builder, base)
         folder = staging / "parts"
