@@ -44,7 +44,7 @@ prints that head's test figure, once.
 Cost: one thread (two threads spin against each other on this loaded machine: a step took 20
 times as long). The states take ~8 min of wall at load 10 (9,179 texts); a pooled run ~40 s of
 CPU, an align run (5 epochs) ~2.5 min of CPU, which at nice 19 beside the other jobs' load of
-15-30 was 30-60 min of wall each. Figures: bench/RESULTS.md, "Claim support's stance".
+15-30 was 52-69 min of wall each. Figures: bench/RESULTS.md, "Claim support's stance".
 """
 
 import argparse
