@@ -165,6 +165,41 @@ def test_a_crossref_file_expanding_past_its_cap_is_refused_in_bounded_memory(
     assert "its content is longer than 1 MB" in message
 
 
+def _crossref_part(path: Path, items: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(b'{"items": [' + items + b"]}", compresslevel=1))
+    return path
+
+
+def _refused_holding(builder: Builder, dump: Path, root: Path, most: int) -> str:
+    tracemalloc.start()
+    try:
+        message = _refused(builder, dump, root)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < most, f"held {peak:,} bytes at once"
+    assert message.startswith(f"{dump}: ")
+    return message
+
+
+def test_a_crossref_file_of_millions_of_tiny_items_is_refused_before_they_are_decoded(
+    tmp_path: Path,
+) -> None:
+    # 9 MB of `{},`: decoded whole, hundreds of MB of work objects
+    dump = _crossref_part(tmp_path / "input" / "0.json.gz", b",".join([b"{}"] * 3_000_001))
+    message = _refused_holding(crossref.builder(), dump, tmp_path / "snapshots", 48 << 20)
+    assert "its items array holds more than 3,000,000 JSON values" in message
+
+
+def test_a_crossref_item_of_a_million_tiny_values_is_refused_naming_it(tmp_path: Path) -> None:
+    tiny = b",".join([b"{}"] * 600_000)
+    items = b'{"DOI": "10.1/a"}, {"DOI": "10.1/b", "title": [' + tiny + b"]}"
+    dump = _crossref_part(tmp_path / "input" / "0.json.gz", items)
+    message = _refused_holding(crossref.builder(), dump, tmp_path / "snapshots", 16 << 20)
+    assert "item 1 holds more than 500,000 JSON values" in message
+
+
 @pytest.mark.parametrize(
     ("module", "head"),
     [
