@@ -17,7 +17,7 @@ import pytest
 
 from tasks.errors import exit_code, one_line
 from tasks.lookup.snapshots import LocalSnapshots
-from tasks.snapshots import arxiv, bounded, crossref, dblp, retractions
+from tasks.snapshots import arxiv, bounded, crossref, dblp, openalex, retractions
 from tasks.snapshots.index import open_snapshot
 from tasks.snapshots.store import Builder, SnapshotFormatError, build, damage, damaged
 
@@ -198,6 +198,16 @@ def test_a_crossref_item_of_a_million_tiny_values_is_refused_naming_it(tmp_path:
     dump = _crossref_part(tmp_path / "input" / "0.json.gz", items)
     message = _refused_holding(crossref.builder(), dump, tmp_path / "snapshots", 16 << 20)
     assert "item 1 holds more than 500,000 JSON values" in message
+
+
+def test_an_openalex_line_of_millions_of_tiny_values_is_refused_naming_it(tmp_path: Path) -> None:
+    tiny = b",".join([b"{}"] * 2_000_001)
+    line = b'{"id": "https://openalex.org/W1", "authorships": [' + tiny + b"]}\n"
+    dump = tmp_path / "works" / "updated_date=2024-01-01" / "part_000.gz"
+    dump.parent.mkdir(parents=True)
+    dump.write_bytes(gzip.compress(line, compresslevel=1))
+    message = _refused_holding(openalex.builder(), dump, tmp_path / "snapshots", 48 << 20)
+    assert "line 1 holds more than 2,000,000 JSON values" in message
 
 
 @pytest.mark.parametrize(
