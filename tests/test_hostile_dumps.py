@@ -17,7 +17,7 @@ import pytest
 
 from tasks.errors import exit_code, one_line
 from tasks.lookup.snapshots import LocalSnapshots
-from tasks.snapshots import arxiv, bounded, crossref, dblp, openalex, retractions
+from tasks.snapshots import arxiv, bounded, crossref, dblp, openalex, pubmed, retractions
 from tasks.snapshots.index import open_snapshot
 from tasks.snapshots.store import Builder, SnapshotFormatError, build, damage, damaged
 
@@ -208,6 +208,18 @@ def test_an_openalex_line_of_millions_of_tiny_values_is_refused_naming_it(tmp_pa
     dump.write_bytes(gzip.compress(line, compresslevel=1))
     message = _refused_holding(openalex.builder(), dump, tmp_path / "snapshots", 48 << 20)
     assert "line 1 holds more than 2,000,000 JSON values" in message
+
+
+def test_a_pubmed_record_of_millions_of_tiny_elements_is_refused_naming_the_file(
+    tmp_path: Path,
+) -> None:
+    # parsed, each `<a/>` is a node tens of times its four bytes
+    record = b"<PubmedArticle>" + b"<a/>" * 2_000_000 + b"</PubmedArticle>"
+    dump = tmp_path / "input" / "pubmed25n0001.xml.gz"
+    dump.parent.mkdir(parents=True)
+    dump.write_bytes(gzip.compress(b"<PubmedArticleSet>" + record + b"</PubmedArticleSet>", 1))
+    message = _refused(pubmed.BUILDER, dump, tmp_path / "snapshots")
+    assert message.startswith(f"{dump}: a record (or what lies between two) is longer than 4 MB")
 
 
 @pytest.mark.parametrize(
