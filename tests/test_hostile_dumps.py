@@ -330,6 +330,31 @@ def test_a_snapshot_whose_files_changed_is_damaged_and_not_opened(tmp_path: Path
     assert open_snapshot(root, "dblp") is None
 
 
+def test_snapshot_status_shows_a_damaged_snapshot_as_damaged_naming_its_file(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "snapshots"
+    _old_dblp(root, tmp_path)
+    folder = root.resolve() / root.joinpath("dblp").readlink()
+    env = {**os.environ, "CITEAUDIT_SNAPSHOTS": str(root), "COLUMNS": "400"}
+
+    def said() -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "flows.cli", "snapshot", "status"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "DAMAGED" not in said()
+    records = folder / "records.arrow"
+    records.write_bytes(records.read_bytes()[:100])
+    assert "DAMAGED: records.arrow holds 100 bytes" in said()
+
+
 def test_an_audit_warns_once_of_a_damaged_snapshot_and_goes_on_without_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
