@@ -200,6 +200,13 @@ def test_a_crossref_item_of_a_million_tiny_values_is_refused_naming_it(tmp_path:
     assert "item 1 holds more than 500,000 JSON values" in message
 
 
+def test_a_crossref_item_longer_than_its_cap_is_refused_naming_it(tmp_path: Path) -> None:
+    items = b'{"DOI": "10.1/a"}, {"DOI": "10.1/b", "title": ["' + b"x" * (17 << 20) + b'"]}'
+    dump = _crossref_part(tmp_path / "input" / "0.json.gz", items)
+    message = _refused(crossref.builder(), dump, tmp_path / "snapshots")
+    assert message.startswith(f"{dump}: item 1 is longer than 16 MB")
+
+
 def test_an_openalex_line_of_millions_of_tiny_values_is_refused_naming_it(tmp_path: Path) -> None:
     tiny = b",".join([b"{}"] * 2_000_001)
     line = b'{"id": "https://openalex.org/W1", "authorships": [' + tiny + b"]}\n"

@@ -12,9 +12,10 @@ and each work's row is built from them by tasks/registries/crossref_map's rules 
 a live answer is mapped) and handed over column by column. An item of another shape (null, an
 author that is no object) is decoded into plain JSON and mapped by slim_work itself. Tiny JSON
 values decode to objects tens of times their bytes, so what is decoded at once is capped: a file
-of more than ITEMS items (counted by its commas, before it is split) or an item of more than
-ITEM_VALUES values is refused, naming it. Per 5,000-work file of full records (~40 MB of JSON):
-gunzip 80 ms, decoding 100 ms, rows 70 ms, Arrow, title keys and Parquet 40 ms.
+of more than ITEMS items (counted by its commas, before it is split), an item of more than
+ITEM_VALUES values or ITEM_LIMIT bytes is refused, naming it. Per 5,000-work file of full
+records (~40 MB of JSON): gunzip 80 ms, decoding 100 ms, rows 70 ms, Arrow, title keys and
+Parquet 40 ms.
 
 | Crossref                                      | works                                      |
 |-----------------------------------------------|--------------------------------------------|
@@ -54,7 +55,7 @@ from tasks.registries.crossref_map import (
     slim_work,
     work_notices,
 )
-from tasks.snapshots.bounded import MB, read_whole, too_many, values
+from tasks.snapshots.bounded import MB, read_whole, too_large, too_many, values
 from tasks.snapshots.records import notice_date, plain_doi
 from tasks.snapshots.schema import (
     WORKS,
@@ -74,9 +75,11 @@ FILE_LIMIT = 256 * MB
 # data file's 5,000 full works hold ~1.4M commas).
 ITEMS = 3_000_000
 # The JSON values one item may hold; only an item over ITEM_BYTES is counted (one under it
-# decodes to a few tens of MB at most).
+# decodes to a few tens of MB at most). An item past ITEM_LIMIT bytes (a work's largest are a
+# few MB) is refused whatever it holds: its strings alone would be held again, decoded.
 ITEM_VALUES = 500_000
 ITEM_BYTES = MB
+ITEM_LIMIT = 16 * MB
 # The work item's fields slim_work reads (and `indexed`, the record's date): all others are
 # skipped by the decoder.
 KEPT = (
@@ -174,8 +177,8 @@ class _Works:
                 raise SnapshotFormatError(self.path, what) from None
             since, types = self.since, self.types
             for position, item in enumerate(items):
-                if len(item) > ITEM_BYTES and values(bytes(item)) > ITEM_VALUES:
-                    raise too_many(self.path, f"item {position}", ITEM_VALUES)
+                if len(item) > ITEM_BYTES:
+                    _check_size(self.path, position, item)
                 work = _decoded(item)
                 doi = getattr(work, "DOI", None)
                 if not isinstance(doi, str) or not doi.strip():
@@ -190,6 +193,14 @@ class _Works:
 
 
 YEAR = WORKS.names.index("year")
+
+
+def _check_size(path: Path, position: int, item: msgspec.Raw) -> None:
+    """Refuses the file if its item at `position` would decode to more than a few hundred MB."""
+    if len(item) > ITEM_LIMIT:
+        raise too_large(path, f"item {position}", ITEM_LIMIT)
+    if values(bytes(item)) > ITEM_VALUES:
+        raise too_many(path, f"item {position}", ITEM_VALUES)
 
 
 def _typed_row(work: Any) -> tuple[Any, ...]:
