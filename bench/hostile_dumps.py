@@ -9,7 +9,7 @@
 | `arxiv-line`        | arXiv's JSON lines: one line of 2 GiB                              |
 | `retractions-line`  | Retraction Watch's CSV: its header, then a quoted field of 2 GiB   |
 | `crossref-tiny`     | a Crossref part of `{"items": [{}, {}, ...]}`: 64 MiB of 22M items |
-| `crossref-tiny-item`| a Crossref part of one work whose title is 64 MiB of `[[...[]]],`  |
+| `crossref-tiny-item`| a Crossref part of one work whose title is 15 MB of `[[...[]]],`   |
 | `openalex-tiny`     | an OpenAlex part of one 40 MB line: a work of 13M authorships `{}` |
 | `pubmed-tiny`       | a PubMed file of one record of 64 MiB of `<a/>`                    |
 | `dblp-xxe`          | dblp.xml.gz declaring a `SYSTEM "file://..."` entity used in a     |
@@ -102,10 +102,11 @@ def crossref_tiny(folder: Path) -> tuple[list[str], float]:
 
 
 def crossref_tiny_item(folder: Path) -> tuple[list[str], float]:
-    # nested empty lists: few commas (under the file's cap), 32M values in one item
-    head = b'{"items": [{"DOI": "10.1234/tiny", "title": ['
-    expands = bomb(folder / "0.json.gz", head, b"[" * 14 + b"]" * 14 + b",", BLOCK, b"[]]}]}")
-    return ["crossref", str(folder)], expands
+    # nested empty lists: few commas (under the file's cap), 7M values in one 15 MB item
+    nested = (b"[" * 14 + b"]" * 14 + b",") * 500_000
+    part = b'{"items": [{"DOI": "10.1234/tiny", "title": [' + nested + b"[]]}]}"
+    (folder / "0.json.gz").write_bytes(gzip.compress(part))
+    return ["crossref", str(folder)], len(part) / 1e9
 
 
 def openalex_tiny(folder: Path) -> tuple[list[str], float]:
