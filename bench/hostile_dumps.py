@@ -8,6 +8,10 @@
 | `crossref-workers`  | two such parts, `--workers 2`                                      |
 | `arxiv-line`        | arXiv's JSON lines: one line of 2 GiB                              |
 | `retractions-line`  | Retraction Watch's CSV: its header, then a quoted field of 2 GiB   |
+| `crossref-tiny`     | a Crossref part of `{"items": [{}, {}, ...]}`: 64 MiB of 22M items |
+| `crossref-tiny-item`| a Crossref part of one work whose title is 15 MB of `[[...[]]],`   |
+| `openalex-tiny`     | an OpenAlex part of one 40 MB line: a work of 13M authorships `{}` |
+| `pubmed-tiny`       | a PubMed file of one record of 64 MiB of `<a/>`                    |
 | `dblp-xxe`          | dblp.xml.gz declaring a `SYSTEM "file://..."` entity used in a     |
 |                     | title: refused, the file's content nowhere in the output           |
 
@@ -92,6 +96,35 @@ def crossref_workers(folder: Path) -> tuple[list[str], float]:
     return crossref_parts(folder, 2)
 
 
+def crossref_tiny(folder: Path) -> tuple[list[str], float]:
+    expands = bomb(folder / "0.json.gz", b'{"items": [', b"{},", BLOCK, b"{}]}")
+    return ["crossref", str(folder)], expands
+
+
+def crossref_tiny_item(folder: Path) -> tuple[list[str], float]:
+    # nested empty lists: few commas (under the file's cap), 7M values in one 15 MB item
+    nested = (b"[" * 14 + b"]" * 14 + b",") * 500_000
+    part = b'{"items": [{"DOI": "10.1234/tiny", "title": [' + nested + b"[]]}]}"
+    (folder / "0.json.gz").write_bytes(gzip.compress(part))
+    return ["crossref", str(folder)], len(part) / 1e9
+
+
+def openalex_tiny(folder: Path) -> tuple[list[str], float]:
+    part = folder / "updated_date=2024-01-01" / "part_000.gz"
+    part.parent.mkdir()
+    # 40 MB: under the line's cap of 64 MB
+    line = b'{"id": "https://openalex.org/W1", "authorships": [' + b"{}," * 13_000_000 + b"{}]}\n"
+    part.write_bytes(gzip.compress(line))
+    return ["openalex", str(folder)], len(line) / 1e9
+
+
+def pubmed_tiny(folder: Path) -> tuple[list[str], float]:
+    head = b"<PubmedArticleSet><PubmedArticle>"
+    tail = b"</PubmedArticle></PubmedArticleSet>"
+    expands = bomb(folder / "pubmed25n0001.xml.gz", head, b"<a/>", BLOCK, tail)
+    return ["pubmed", str(folder / "pubmed25n0001.xml.gz")], expands
+
+
 def arxiv_line(folder: Path) -> tuple[list[str], float]:
     expands = bomb(folder / "arxiv.json.gz", b'{"id": "2404.05961", "title": "', b"x", 2 << 30)
     return ["arxiv", str(folder / "arxiv.json.gz")], expands
@@ -119,6 +152,10 @@ CASES: dict[str, Callable[[Path], tuple[list[str], float]]] = {
     "dblp-spaces": dblp_spaces,
     "crossref-2gib": crossref_parts,
     "crossref-workers": crossref_workers,
+    "crossref-tiny": crossref_tiny,
+    "crossref-tiny-item": crossref_tiny_item,
+    "openalex-tiny": openalex_tiny,
+    "pubmed-tiny": pubmed_tiny,
     "arxiv-line": arxiv_line,
     "retractions-line": retractions_line,
     "dblp-xxe": dblp_xxe,

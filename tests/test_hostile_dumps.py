@@ -17,7 +17,7 @@ import pytest
 
 from tasks.errors import exit_code, one_line
 from tasks.lookup.snapshots import LocalSnapshots
-from tasks.snapshots import arxiv, bounded, crossref, dblp, retractions
+from tasks.snapshots import arxiv, bounded, crossref, dblp, openalex, pubmed, retractions
 from tasks.snapshots.index import open_snapshot
 from tasks.snapshots.store import Builder, SnapshotFormatError, build, damage, damaged
 
@@ -127,17 +127,25 @@ def _bomb(path: Path, head: bytes, filler: bytes = b" ", size: int = BOMB) -> Pa
     return path
 
 
-def _refused_in_bounded_memory(builder: Builder, dump: Path, root: Path) -> str:
-    """The one line the bomb is refused with; what the build held at once stayed far under
-    what the bomb expands to."""
+def _refused_holding(builder: Builder, dump: Path, root: Path, most: int) -> str:
+    """The one line `dump` is refused with, naming it; the build held less than `most` bytes
+    at once (Python's allocations)."""
     tracemalloc.start()
     try:
         message = _refused(builder, dump, root)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert peak < BOMB // 4, f"held {peak:,} bytes at once"
-    assert message.startswith(f"{dump}: ") and "(a gzip bomb?)" in message
+    assert peak < most, f"held {peak:,} bytes at once"
+    assert message.startswith(f"{dump}: ")
+    return message
+
+
+def _refused_in_bounded_memory(builder: Builder, dump: Path, root: Path) -> str:
+    """The one line the bomb is refused with; what the build held at once stayed far under
+    what the bomb expands to."""
+    message = _refused_holding(builder, dump, root, BOMB // 4)
+    assert "(a gzip bomb?)" in message
     return message
 
 
@@ -163,6 +171,58 @@ def test_a_crossref_file_expanding_past_its_cap_is_refused_in_bounded_memory(
     dump = _bomb(tmp_path / "input" / "0.json.gz", b'{"items": [', b'{"DOI": "10.1/x"},')
     message = _refused_in_bounded_memory(crossref.builder(), dump, tmp_path / "snapshots")
     assert "its content is longer than 1 MB" in message
+
+
+def _crossref_part(path: Path, items: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(b'{"items": [' + items + b"]}", compresslevel=1))
+    return path
+
+
+def test_a_crossref_file_of_millions_of_tiny_items_is_refused_before_they_are_decoded(
+    tmp_path: Path,
+) -> None:
+    # 9 MB of `{},`: decoded whole, hundreds of MB of work objects
+    dump = _crossref_part(tmp_path / "input" / "0.json.gz", b",".join([b"{}"] * 3_000_001))
+    message = _refused_holding(crossref.builder(), dump, tmp_path / "snapshots", 48 << 20)
+    assert "its items array holds more than 3,000,000 JSON values" in message
+
+
+def test_a_crossref_item_of_a_million_tiny_values_is_refused_naming_it(tmp_path: Path) -> None:
+    tiny = b",".join([b"{}"] * 600_000)
+    items = b'{"DOI": "10.1/a"}, {"DOI": "10.1/b", "title": [' + tiny + b"]}"
+    dump = _crossref_part(tmp_path / "input" / "0.json.gz", items)
+    message = _refused_holding(crossref.builder(), dump, tmp_path / "snapshots", 16 << 20)
+    assert "item 1 holds more than 500,000 JSON values" in message
+
+
+def test_a_crossref_item_longer_than_its_cap_is_refused_naming_it(tmp_path: Path) -> None:
+    items = b'{"DOI": "10.1/a"}, {"DOI": "10.1/b", "title": ["' + b"x" * (17 << 20) + b'"]}'
+    dump = _crossref_part(tmp_path / "input" / "0.json.gz", items)
+    message = _refused(crossref.builder(), dump, tmp_path / "snapshots")
+    assert message.startswith(f"{dump}: item 1 is longer than 16 MB")
+
+
+def test_an_openalex_line_of_millions_of_tiny_values_is_refused_naming_it(tmp_path: Path) -> None:
+    tiny = b",".join([b"{}"] * 2_000_001)
+    line = b'{"id": "https://openalex.org/W1", "authorships": [' + tiny + b"]}\n"
+    dump = tmp_path / "works" / "updated_date=2024-01-01" / "part_000.gz"
+    dump.parent.mkdir(parents=True)
+    dump.write_bytes(gzip.compress(line, compresslevel=1))
+    message = _refused_holding(openalex.builder(), dump, tmp_path / "snapshots", 48 << 20)
+    assert "line 1 holds more than 2,000,000 JSON values" in message
+
+
+def test_a_pubmed_record_of_millions_of_tiny_elements_is_refused_naming_the_file(
+    tmp_path: Path,
+) -> None:
+    # parsed, each `<a/>` is a node tens of times its four bytes
+    record = b"<PubmedArticle>" + b"<a/>" * 2_000_000 + b"</PubmedArticle>"
+    dump = tmp_path / "input" / "pubmed25n0001.xml.gz"
+    dump.parent.mkdir(parents=True)
+    dump.write_bytes(gzip.compress(b"<PubmedArticleSet>" + record + b"</PubmedArticleSet>", 1))
+    message = _refused(pubmed.BUILDER, dump, tmp_path / "snapshots")
+    assert message.startswith(f"{dump}: a record (or what lies between two) is longer than 4 MB")
 
 
 @pytest.mark.parametrize(
@@ -273,6 +333,31 @@ def test_a_snapshot_whose_files_changed_is_damaged_and_not_opened(tmp_path: Path
     assert open_snapshot(root, "dblp") is None
 
 
+def test_snapshot_status_shows_a_damaged_snapshot_as_damaged_naming_its_file(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "snapshots"
+    _old_dblp(root, tmp_path)
+    folder = root.resolve() / root.joinpath("dblp").readlink()
+    env = {**os.environ, "CITEAUDIT_SNAPSHOTS": str(root), "COLUMNS": "400"}
+
+    def said() -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "flows.cli", "snapshot", "status"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "DAMAGED" not in said()
+    records = folder / "records.arrow"
+    records.write_bytes(records.read_bytes()[:100])
+    assert "DAMAGED: records.arrow holds 100 bytes" in said()
+
+
 def test_an_audit_warns_once_of_a_damaged_snapshot_and_goes_on_without_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -330,3 +415,23 @@ def test_read_whole_holds_little_before_it_knows_a_file_ends_within_its_limit(
         tracemalloc.stop()
     assert "its content is longer than 32 MB" in str(failure.value)
     assert peak < 8 * SMALL, f"held {peak:,} bytes at once"
+
+
+@pytest.mark.parametrize("name", ["dblp", "crossref"])
+def test_a_build_given_no_file_of_its_dump_is_one_line_and_exit_2(tmp_path, name) -> None:
+    """A file that is no part of the dump (a wrong name or folder) is refused in one line, not
+    an internal error from the index over no parts."""
+    given = tmp_path / "notes.txt"
+    given.write_text("not a dump\n")
+    env = {**os.environ, "CITEAUDIT_SNAPSHOTS": str(tmp_path / "snapshots")}
+    done = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "snapshot", "build", name, str(given)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        f"citeaudit: error: {given}: holds no file of a {name} dump; the snapshot was not changed"
+    )

@@ -130,6 +130,13 @@ def test_retry_after_as_seconds_or_http_date() -> None:
     assert parse_retry_after(None, now) is None
 
 
+def test_retry_after_of_a_hostile_server_is_no_crash() -> None:
+    """A header byte 0xB2 reads as '²' (a digit to str.isdigit, not to float): not a wait."""
+    headers = httpx.Headers([(b"retry-after", b"\xb2")])
+    assert parse_retry_after(headers.get("retry-after")) is None
+    assert FAST.wait_before_retry(1, httpx.Response(429, headers=headers)) <= FAST.backoff_cap_s
+
+
 def test_redact_removes_secrets_in_every_form() -> None:
     text = (
         "GET https://x/works?mailto=me%40lab.org&api_key=abc123 failed for me@lab.org; "

@@ -189,6 +189,7 @@ def status() -> None:
     """Each snapshot's date, records, size on disk, age, and whether it was built whole
     (complete: its absence decides) or filtered."""
     from rich.table import Table
+    from rich.text import Text
 
     from tasks.snapshots.store import snapshots_root
     from tasks.snapshots.store import status as snapshot_status
@@ -204,6 +205,8 @@ def status() -> None:
     for s in found:
         age = "" if s.age_days is None else f"{s.age_days} days"
         note = "" if s.current else " (old format: build it again)"
+        if s.damage:
+            note += f" DAMAGED: {s.damage} (build it again)"
         whole = "yes" if s.complete else "no"
         table.add_row(
             s.name,
@@ -211,7 +214,7 @@ def status() -> None:
             f"{s.records:,}",
             _size(s.bytes),
             age,
-            s.built_at[:16] + note,
+            Text(s.built_at[:16] + note),  # a file's name verbatim, never markup
             whole,
         )
     out.print(table)

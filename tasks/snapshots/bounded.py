@@ -11,6 +11,9 @@ refused in one line naming it, the snapshot built before it kept.
     read_whole(path, limit)    the whole file, if it expands to no more than `limit` (a bomb
                                refused having held no more than HELD)
     too_large(path, what, limit)  the error that refuses a file past its cap
+    values(text)               at most how many JSON values (and keys) `text` holds: what a
+                               decoder may make Python objects of, each many times its bytes
+    too_many(path, what, limit)   the error that refuses a file holding more values than that
 
 A gzip stream that ends early (a truncated download) or is no gzip refuses the file too.
 """
@@ -34,6 +37,20 @@ def too_large(path: Path, what: str, limit: int) -> SnapshotFormatError:
     """The refusal of a file holding `what` (`line 7`, `a record`) longer than `limit` bytes."""
     return SnapshotFormatError(
         path, f"{what} is longer than {_size(limit)}: not a dump this builder reads (a gzip bomb?)"
+    )
+
+
+def values(text: bytes) -> int:
+    """An upper bound on the JSON values and keys in `text`: each follows a `,`, `[` or `:`, or
+    is the first (the count holds those in strings too; it errs only high)."""
+    return text.count(b",") + text.count(b"[") + text.count(b":") + 1
+
+
+def too_many(path: Path, what: str, limit: int) -> SnapshotFormatError:
+    """The refusal of a file holding `what` (`item 7`) of more than `limit` JSON values: tiny
+    values decoded are many times their bytes."""
+    return SnapshotFormatError(
+        path, f"{what} holds more than {limit:,} JSON values: not a dump this builder reads"
     )
 
 

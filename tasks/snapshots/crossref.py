@@ -5,14 +5,17 @@ The public data file (yearly, ~180M works, ~200 GB) is a folder of gzipped JSON 
 part (tasks/snapshots/store.py): read whole, so memory is bounded by the largest file, never by
 the dump (a file expanding past FILE_LIMIT is refused: tasks/snapshots/bounded.py); files are
 built in parallel by the store's process pool, and a killed build resumes at the first file not
-written. A file is gunzipped by ISA-L (isal: half zlib's CPU) and
-decoded by msgspec in one pass into typed works: only the fields kept become Python objects
-(references, licences, links, an author's affiliations and ORCID are skipped), and each work's
-row is built from them by tasks/registries/crossref_map's rules (slim_work's, as a live answer
-is mapped) and handed over column by column. A file with an item of another shape (null, an
-author that is no object) is decoded item by item into plain JSON and mapped by slim_work
-itself. Per 5,000-work file of full records (~40 MB of JSON): gunzip 80 ms, decoding 100 ms,
-rows 70 ms, Arrow, title keys and Parquet 40 ms.
+written. A file is gunzipped by ISA-L (isal: half zlib's CPU), split by msgspec into its items'
+raw JSON, and each item decoded on its own into a typed work: only the fields kept become
+Python objects (references, licences, links, an author's affiliations and ORCID are skipped),
+and each work's row is built from them by tasks/registries/crossref_map's rules (slim_work's, as
+a live answer is mapped) and handed over column by column. An item of another shape (null, an
+author that is no object) is decoded into plain JSON and mapped by slim_work itself. Tiny JSON
+values decode to objects tens of times their bytes, so what is decoded at once is capped: a file
+of more than ITEMS items (counted by its commas, before it is split), an item of more than
+ITEM_VALUES values or ITEM_LIMIT bytes is refused, naming it. Per 5,000-work file of full
+records (~40 MB of JSON): gunzip 80 ms, decoding 100 ms, rows 70 ms, Arrow, title keys and
+Parquet 40 ms.
 
 | Crossref                                      | works                                      |
 |-----------------------------------------------|--------------------------------------------|
@@ -52,7 +55,7 @@ from tasks.registries.crossref_map import (
     slim_work,
     work_notices,
 )
-from tasks.snapshots.bounded import MB, read_whole
+from tasks.snapshots.bounded import MB, read_whole, too_large, too_many, values
 from tasks.snapshots.records import notice_date, plain_doi
 from tasks.snapshots.schema import (
     WORKS,
@@ -68,6 +71,15 @@ ARXIV_PREFIX = "10.48550/arxiv."
 # What one file may expand to: the data file's are ~40 MB of JSON (5,000 works); one that
 # expands past this is refused, not held (a gzip bomb).
 FILE_LIMIT = 256 * MB
+# The items one file may hold, bounded by its commas: each item's raw span is held at once (the
+# data file's 5,000 full works hold ~1.4M commas).
+ITEMS = 3_000_000
+# The JSON values one item may hold; only an item over ITEM_BYTES is counted (one under it
+# decodes to a few tens of MB at most). An item past ITEM_LIMIT bytes (a work's largest are a
+# few MB) is refused whatever it holds: its strings alone would be held again, decoded.
+ITEM_VALUES = 500_000
+ITEM_BYTES = MB
+ITEM_LIMIT = 16 * MB
 # The work item's fields slim_work reads (and `indexed`, the record's date): all others are
 # skipped by the decoder.
 KEPT = (
@@ -126,12 +138,8 @@ class _File(msgspec.Struct):
     items: list[msgspec.Raw]  # each item decoded apart: a broken one is skipped, not the file
 
 
-class _TypedFile(msgspec.Struct):
-    items: list[_TypedWork]  # type: ignore[valid-type]  # made by defstruct
-
-
 _FILE = msgspec.json.Decoder(_File)
-_TYPED_FILE = msgspec.json.Decoder(_TypedFile)
+_TYPED_ITEM = msgspec.json.Decoder(_TypedWork)
 _ITEM = msgspec.json.Decoder(_Work)
 _NAMES = tuple(zip(_Work.__struct_fields__, _Work.__struct_encode_fields__, strict=True))
 
@@ -160,19 +168,18 @@ class _Works:
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         with uncollected():
             text = read_whole(self.path, FILE_LIMIT)
+            if text.count(b",") >= ITEMS:
+                raise too_many(self.path, "its items array", ITEMS)
             try:
-                try:  # one pass over the file when every item is a work of the documented shape
-                    works: list[Any] = _TYPED_FILE.decode(text).items
-                except (
-                    msgspec.ValidationError
-                ):  # else each item apart: any JSON, a broken one skipped
-                    works = [_decoded(item) for item in _FILE.decode(text).items]
-                del text  # the typed works hold none of it
+                items = _FILE.decode(text).items
             except msgspec.DecodeError as exc:
                 what = f'not a gzipped {{"items": [...]}} JSON file of works ({exc})'
                 raise SnapshotFormatError(self.path, what) from None
             since, types = self.since, self.types
-            for position, work in enumerate(works):
+            for position, item in enumerate(items):
+                if len(item) > ITEM_BYTES:
+                    _check_size(self.path, position, item)
+                work = _decoded(item)
                 doi = getattr(work, "DOI", None)
                 if not isinstance(doi, str) or not doi.strip():
                     self.skipped.add(f"{self.path}: item {position} is no work with a DOI")
@@ -186,6 +193,14 @@ class _Works:
 
 
 YEAR = WORKS.names.index("year")
+
+
+def _check_size(path: Path, position: int, item: msgspec.Raw) -> None:
+    """Refuses the file if its item at `position` would decode to more than a few hundred MB."""
+    if len(item) > ITEM_LIMIT:
+        raise too_large(path, f"item {position}", ITEM_LIMIT)
+    if values(bytes(item)) > ITEM_VALUES:
+        raise too_many(path, f"item {position}", ITEM_VALUES)
 
 
 def _typed_row(work: Any) -> tuple[Any, ...]:
@@ -236,6 +251,11 @@ def _doi(value: str) -> str:
 
 
 def _decoded(item: msgspec.Raw) -> Any:
+    """The item as a typed work; else (another shape) as any JSON in the fields kept; else None."""
+    try:
+        return _TYPED_ITEM.decode(item)
+    except msgspec.ValidationError:
+        pass
     try:
         return _ITEM.decode(item)
     except msgspec.DecodeError:

@@ -29,7 +29,8 @@ Filters keep part of the dump (and make the snapshot not `complete`: its absence
 `since` (the works of that year or later), `types` (OpenAlex's: article, book-chapter, preprint,
 ...), `sources` (the primary source's id, S123, or its name, case-insensitively). Each line is
 decoded by msgspec into the fields kept only (abstracts, references and concepts are skipped); a
-line that is no JSON or no work is skipped and counted, a line past LINE refuses the file.
+line that is no JSON or no work is skipped and counted, a line past LINE bytes or LINE_VALUES
+JSON values refuses the file.
 """
 
 import functools
@@ -45,7 +46,7 @@ import pyarrow as pa
 from tasks.identifiers import normalize_arxiv, normalize_doi
 from tasks.match.venues import is_preprint_venue
 from tasks.registries.openalex import OPENALEX_TO_CSL_TYPE
-from tasks.snapshots.bounded import MB, lines
+from tasks.snapshots.bounded import MB, lines, too_many, values
 from tasks.snapshots.records import iso_date, name_parts, plain_doi
 from tasks.snapshots.schema import (
     WORKS,
@@ -58,6 +59,10 @@ from tasks.snapshots.schema import (
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
 LINE = 64 * MB  # bytes one work's line may hold (OpenAlex's largest are a few MB)
+# The JSON values one line may hold (tiny values decode to objects tens of times their bytes);
+# only a line over LINE_BYTES is counted (one under it decodes to a few tens of MB at most).
+LINE_VALUES = 2_000_000
+LINE_BYTES = MB
 _PART = re.compile(r"updated_date=(\d{4}-\d{2}-\d{2})/part_(\d+)\.gz$")
 # Greedy and first-found: a URL repeating `arxiv.org/abs/` is read once (no lazy run to `$`).
 _ARXIV_PAGE = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#\s]+)", re.IGNORECASE)
@@ -138,6 +143,8 @@ def _rows(
         for number, line in enumerate(lines(path, LINE), start=1):
             if len(line) < 8 and not line.strip():  # a blank line (a work's is thousands long)
                 continue
+            if len(line) > LINE_BYTES and values(line) > LINE_VALUES:
+                raise too_many(path, f"line {number}", LINE_VALUES)
             try:
                 work = _DECODE.decode(line)
             except msgspec.DecodeError as exc:  # no JSON, or a field of another type

@@ -58,7 +58,8 @@ from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
 ROOT = "PubmedArticleSet"
 RECORDS = ("PubmedArticle", "PubmedBookArticle")
-RECORD = 64 * MB  # bytes one record may hold (PubMed's largest are a few hundred KB)
+RECORD = 4 * MB  # bytes one record may hold (PubMed's largest are a few hundred KB); parsed, a
+# record of tiny elements is tens of times its bytes
 _FILE = re.compile(r"^pubmed\d+n(\d+)\.xml(\.gz)?$")
 
 

@@ -162,6 +162,7 @@ class Status:
     built_at: str
     current: bool  # built by this citeaudit's format (else: rebuild it)
     complete: bool  # built whole: its absence decides (Manifest.complete)
+    damage: str | None = None  # what is wrong with its files (`damage`): lookups skip it
 
 
 def snapshots_root(env: dict[str, str] | None = None) -> Path:
@@ -243,11 +244,13 @@ def _digest(path: Path) -> str:
 def status(root: Path) -> list[Status]:
     """Every snapshot built under `root`, by name."""
     found = []
-    for _, folder in _built(root):
+    for name, folder in _built(root):
         try:
             m = Manifest.read(folder)
-        except (OSError, ValueError, TypeError):
-            continue  # damaged: `damaged` names it
+        except (OSError, ValueError, TypeError) as exc:
+            wrong = f"manifest.json unreadable ({exc})"
+            found.append(Status(name, None, 0, _size(folder), None, "", False, False, wrong))
+            continue
         age = (date.today() - date.fromisoformat(m.date)).days if m.date else None
         found.append(
             Status(
@@ -259,6 +262,7 @@ def status(root: Path) -> list[Status]:
                 m.built_at,
                 m.format_version == FORMAT_VERSION,
                 m.complete,
+                damage(folder),
             )
         )
     return found
@@ -290,6 +294,9 @@ def build(
 
     with _locked(root, builder.name):
         parts = builder.parts([Path(p) for p in inputs])
+        if not parts and not extend:  # an update may find nothing new; a build needs a dump
+            given = ", ".join(map(str, inputs))
+            raise SnapshotFormatError(given, f"holds no file of a {builder.name} dump")
         base = current(root, builder.name) if extend else None
         staging = _staging(root, builder, base)
         folder = staging / "parts"
