@@ -19,7 +19,14 @@ from tasks.errors import exit_code, one_line
 from tasks.lookup.snapshots import LocalSnapshots
 from tasks.snapshots import arxiv, bounded, crossref, dblp, openalex, pubmed, retractions
 from tasks.snapshots.index import open_snapshot
-from tasks.snapshots.store import Builder, SnapshotFormatError, build, damage, damaged
+from tasks.snapshots.store import (
+    Builder,
+    SnapshotFormatError,
+    build,
+    damage,
+    damaged,
+    status,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "snapshots"
 SECRET = b"the-contents-of-a-local-file-0451"
@@ -317,13 +324,13 @@ def test_a_snapshot_whose_files_changed_is_damaged_and_not_opened(tmp_path: Path
     root = tmp_path / "snapshots"
     _old_dblp(root, tmp_path)
     folder = root.resolve() / root.joinpath("dblp").readlink()
-    assert damage(folder) is None and damaged(root) == {}
+    assert damage(folder) is None and damaged(status(root)) == {}
     records = folder / "records.arrow"
     whole = records.read_bytes()
     records.write_bytes(whole[: len(whole) // 2])
     wrong = f"records.arrow holds {len(whole) // 2:,} bytes, {len(whole):,} when built"
     assert damage(folder) == wrong
-    assert damaged(root) == {"dblp": f"dblp ({folder}): {wrong}"}
+    assert damaged(status(root)) == {"dblp": f"dblp ({folder}): {wrong}"}
     assert open_snapshot(root, "dblp") is None
     assert LocalSnapshots.open(root) is None  # lookups go on as without it
     records.write_bytes(whole)

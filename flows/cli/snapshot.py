@@ -243,16 +243,16 @@ def warn_if_stale() -> None:
     """An audit's one warning when a snapshot it asks is older than 30 days, and one for each
     snapshot whose files are damaged (it is not asked: lookups go on as without it)."""
     from tasks.lookup.snapshots import stale_snapshots
-    from tasks.snapshots.store import damaged, snapshots_root
+    from tasks.snapshots.store import damaged, snapshots_root, status
 
-    broken = damaged(snapshots_root())
-    for said in broken.values():
+    found = status(snapshots_root())  # one look at each snapshot's files
+    for said in damaged(found).values():
         err.print(
             f"warning: local snapshot {said}: skipped; run `citeaudit snapshot build` again",
             style="yellow",
             soft_wrap=True,
         )
-    old = stale_snapshots(snapshots_root(), skipped=broken)
+    old = stale_snapshots(found)
     if old:
         err.print(
             f"warning: local snapshot {', '.join(old)}: run `citeaudit snapshot build` "

@@ -63,6 +63,15 @@ def print_item(line: str) -> None:
     out.print(line, soft_wrap=True)
 
 
+def print_first(lines: list[str], where: str, shown: int = 20) -> None:
+    """The first `shown` lines of a list (print_item each), then how many more and `where` the
+    rest are."""
+    for line in lines[:shown]:
+        print_item(line)
+    if len(lines) > shown:
+        out.print(f"  ... and {len(lines) - shown} more (see {where})")
+
+
 def no_registry_answered(summary: "JobSummary") -> bool:
     """Every citation unverified, some because asking failed (not --offline's choice): the
     network or the registries' addresses are wrong, which the user needs told at once."""
@@ -86,10 +95,10 @@ def print_summary(summary: "JobSummary") -> None:
     flagged = [f for f in summary.flagged if f.label != "unverified"]
     if flagged:
         out.print(f"{counted(len(flagged), 'citation')} need attention:", style="red")
-        for f in flagged[:20]:
-            print_item(f"  {f.label}  {f.source_file}:{f.entry_key}: {f.reason}")
-        if len(flagged) > 20:
-            out.print(f"  ... and {len(flagged) - 20} more (see report.html)")
+        print_first(
+            [f"  {f.label}  {f.source_file}:{f.entry_key}: {f.reason}" for f in flagged],
+            "report.html",
+        )
     if summary.flagged_left_out:
         out.print(
             f"{counted(summary.flagged_left_out, 'more flagged citation')} past the first "
@@ -118,10 +127,7 @@ def print_summary(summary: "JobSummary") -> None:
     errors = summary.input_errors
     if errors:
         out.print(f"{counted(len(errors), 'input error')}:", style="yellow")
-        for e in errors[:20]:
-            print_item(f"  {e.where}: {e.reason}")
-        if len(errors) > 20:
-            out.print(f"  ... and {len(errors) - 20} more (see input_errors.parquet)")
+        print_first([f"  {e.where}: {e.reason}" for e in errors], "input_errors.parquet")
     support = summary.metrics.get("claim_support")
     if isinstance(support, dict) and support["pairs"]:
         out.print(

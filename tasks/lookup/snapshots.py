@@ -26,7 +26,7 @@ dated after the year cited, it is a `mismatch` (only a preprint), otherwise the 
 looks for the venue, and with none to ask the reference stays `unverified` (chunk.py).
 """
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast, get_args
@@ -58,7 +58,7 @@ from tasks.match.decide import decide_identified, decide_unidentified
 from tasks.match.venues import is_preprint_venue
 from tasks.snapshots.index import Snapshot, open_snapshot
 from tasks.snapshots.records import as_registry_record
-from tasks.snapshots.store import status
+from tasks.snapshots.store import Status as SnapshotStatus
 
 # The snapshots of works, each standing for the live registry of the same name, in the order an
 # identifier of each kind is looked for in them.
@@ -284,13 +284,13 @@ class LocalSnapshots:
                         )
 
 
-def stale_snapshots(root: Path, skipped: Collection[str] = ()) -> list[str]:
-    """The snapshots under `root` older than STALE_DAYS, each `name@date (N days old)`; not
-    those named in `skipped` (damaged: not asked)."""
+def stale_snapshots(found: Iterable[SnapshotStatus]) -> list[str]:
+    """The snapshots of `found` (store.status's) older than STALE_DAYS, each `name@date (N days
+    old)`; not the damaged ones (not asked)."""
     return [
         f"{s.name}@{s.date} ({s.age_days} days old)"
-        for s in status(root)
-        if s.age_days is not None and s.age_days > STALE_DAYS and s.name not in skipped
+        for s in found
+        if s.age_days is not None and s.age_days > STALE_DAYS and s.damage is None
     ]
 
 

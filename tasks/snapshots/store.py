@@ -38,7 +38,7 @@ import multiprocessing
 import os
 import shutil
 from collections import deque
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime
@@ -155,6 +155,7 @@ class Manifest:
 @dataclass(frozen=True)
 class Status:
     name: str
+    folder: Path  # the current build's
     date: str | None
     records: int
     bytes: int
@@ -206,14 +207,10 @@ def damage(folder: Path) -> str | None:
     return None
 
 
-def damaged(root: Path) -> dict[str, str]:
-    """Each snapshot under `root` whose files are damaged, by name: `name (folder): what is
-    wrong`."""
-    return {
-        name: f"{name} ({folder}): {wrong}"
-        for name, folder in _built(root)
-        if (wrong := damage(folder)) is not None
-    }
+def damaged(found: Iterable[Status]) -> dict[str, str]:
+    """Each snapshot of `found` (status's) whose files are damaged, by name: `name (folder):
+    what is wrong`."""
+    return {s.name: f"{s.name} ({s.folder}): {s.damage}" for s in found if s.damage is not None}
 
 
 def _built(root: Path) -> Iterator[tuple[str, Path]]:
@@ -249,12 +246,15 @@ def status(root: Path) -> list[Status]:
             m = Manifest.read(folder)
         except (OSError, ValueError, TypeError) as exc:
             wrong = f"manifest.json unreadable ({exc})"
-            found.append(Status(name, None, 0, _size(folder), None, "", False, False, wrong))
+            found.append(
+                Status(name, folder, None, 0, _size(folder), None, "", False, False, wrong)
+            )
             continue
         age = (date.today() - date.fromisoformat(m.date)).days if m.date else None
         found.append(
             Status(
                 m.name,
+                folder,
                 m.date,
                 m.records,
                 _size(folder),  # on disk now: the manifest's is the build's
