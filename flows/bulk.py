@@ -103,7 +103,7 @@ def import_job(params: JobParams, batch_size: int, db: LibraryPath) -> BulkSumma
         count = citation_count(spill)
         shown.update(count, count)
         job = ReadResult(references=[], claims=imported.claims, errors=imported.errors)
-        stored = StoredChecks(job_id, spill, batch_size, db)
+        stored = StoredChecks(spill, batch_size)
         rendered, out = quoted(finish_task)(params, job, stored, db)
     quoted(publish_task)(rendered)
     summary = summarize(rendered, out)

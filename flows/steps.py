@@ -12,6 +12,7 @@ clients, not per task."""
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
+from functools import partial
 from typing import ParamSpec, TypeVar
 
 from prefect import Task, task
@@ -86,26 +87,18 @@ def unchecked(refs: Sequence[Reference], error: str) -> list[Checked]:
 Shown = progress.ArtifactProgress | None
 
 
-def check_all(
-    refs: Sequence[Reference], offline: bool, chunk_size: int, shown: Shown = None
-) -> list[Checked]:
+def check_all(refs: Sequence[Reference], offline: bool, chunk_size: int) -> list[Checked]:
     """Every chunk in turn, in this process (the plain pipeline)."""
-    checked: list[Checked] = []
-    deadline = job_deadline()
-    progress.report("validate", 0, len(refs))
-    checker = process_checker(offline, deadline)
-    for chunk in plan_chunks(refs, chunk_size):
-        checked.extend(checker.check(chunk))
-        progress.report("validate", len(checked), len(refs))
-    return checked
+    checker = process_checker(offline, job_deadline())
+    return checker.check_in_chunks(refs, chunk_size, partial(progress.report, "validate"))
 
 
 # --- how the job ends: the job package's (tasks/job.finish), Prefect-free -------------------
 
 
 def render_ahead_of_tasks(checked: Sequence[Checked], styles: Sequence[str]) -> RunsAhead:
-    """`render_ahead` when the render task runs in this process; a task runner whose workers
-    are other processes would render it all again."""
+    """`render_ahead` when the finish task (which renders) runs in this process; a task runner
+    whose workers are other processes would render it all again."""
     return render_ahead(checked, styles) if tasks_run_here() else nullcontext()
 
 

@@ -13,7 +13,7 @@ import pytest
 from tasks.registries.arxiv import arxiv_entry_to_csl
 from tasks.registries.clients import Registries, RegistryPool
 from tasks.registries.http import RegistryHttp
-from tasks.registries.oai import OaiError, list_records
+from tasks.registries.oai import OaiError, pages
 from tasks.snapshots import arxiv
 from tasks.snapshots.index import Snapshot, open_snapshot
 from tasks.snapshots.records import as_registry_record
@@ -154,14 +154,14 @@ def test_an_update_needs_a_snapshot(tmp_path: Path) -> None:
 def test_a_format_the_repository_cannot_give_is_an_oai_error() -> None:
     with FakeRegistry(rate_limits=False) as registry:
         with pytest.raises(OaiError) as failure:
-            list(list_records(_arxiv_http(registry), "/oai2", "oai_dc"))
+            list(pages(_arxiv_http(registry), "/oai2", "oai_dc"))
         assert failure.value.code == "cannotDisseminateFormat"
 
 
 def test_a_harvested_page_reads_as_a_part(tmp_path: Path) -> None:
     """The harvest's pages are the builder's input too: a page saved by hand builds alone."""
     with FakeRegistry(rate_limits=False) as registry:
-        page = next(list_records(_arxiv_http(registry), "/oai2", "arXiv", None))
+        page = next(pages(_arxiv_http(registry), "/oai2", "arXiv")).body
     (tmp_path / "page.xml").write_bytes(page)
     manifest = build(arxiv.BUILDER, [tmp_path / "page.xml"], tmp_path / "snapshots")
     assert manifest.records == 100

@@ -14,21 +14,15 @@ encoding it names) and line endings.
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from flows.cli.app import fail, internal_error, usage_error
 from flows.cli.checks import registry_settings
 from flows.cli.run import progress_bars
-
-if TYPE_CHECKING:
-    from models.audit import Checked, Reference
-    from tasks.lookup.checker import Checker
-
-# Citations looked up between two progress reports (audit's default chunk).
-FIX_CHUNK = 200
 
 
 def fix(
@@ -71,6 +65,8 @@ def fix(
     except UnreadableFileError as exc:
         usage_error(f"{input_bib}: {exc}")
     # the lookup's modules (the registry clients among them) once the arguments are right
+    from flows import progress
+    from models.job import DEFAULT_CHUNK
     from tasks.citation_ids import assign_citation_ids
     from tasks.lookup.checker import Checker
     from tasks.render.fix import fix_bibtex
@@ -79,7 +75,8 @@ def fix(
     read = bibtex.read([input_bib])
     refs = assign_citation_ids(read.references)
     with progress_bars(), Checker(settings) as checker:
-        checked = _checked(refs, checker)
+        shown = partial(progress.report, "validate")  # as audit's `validate` stage is
+        checked = checker.check_in_chunks(refs, DEFAULT_CHUNK, shown)
     fixed = fix_bibtex(text, refs, {c.citation_id: c.result for c in checked})
     data = encoded_like(fixed.text, original)
     if output is None:
@@ -99,19 +96,6 @@ def fix(
         print(f"{error.where}: {error.reason}", file=report)
     print(fixed.diff(), end="", file=report)
     print(fixed.summary(len(refs)), file=report)
-
-
-def _checked(refs: "list[Reference]", checker: "Checker") -> "list[Checked]":
-    """Every citation checked, a chunk at a time, each reported as audit's `validate` stage is."""
-    from flows import progress
-    from tasks.citation_ids import plan_chunks
-
-    checked: list[Checked] = []
-    progress.report("validate", 0, len(refs))
-    for chunk in plan_chunks(refs, FIX_CHUNK):
-        checked += checker.check(chunk)
-        progress.report("validate", len(checked), len(refs))
-    return checked
 
 
 def _unwritable(output: Path, input_bib: Path) -> str | None:

@@ -9,7 +9,7 @@ Unknown names, missing inputs and dumps in a format we do not know are one-line 
 """
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -17,10 +17,6 @@ from flows.cli.app import err, fail, out, usage_error
 from flows.cli.run import progress_bars
 from tasks.plural import counted
 
-if TYPE_CHECKING:
-    from tasks.snapshots.store import Builder
-
-NAMES = ("dblp", "arxiv", "retractions", "crossref", "pubmed", "openalex")
 FILTERED = ("crossref", "openalex")  # the snapshots --since and --types keep part of
 INPUTS = {
     "dblp": "dblp.xml.gz, with dblp.dtd beside it (https://dblp.org/xml/)",
@@ -30,6 +26,7 @@ INPUTS = {
     "pubmed": "PubMed's baseline and update files, pubmedYYnNNNN.xml.gz (or their folder)",
     "openalex": "OpenAlex's works snapshot folder (data/works/updated_date=*/part_*.gz, manifest)",
 }
+NAMES = tuple(INPUTS)
 
 snapshot_app = typer.Typer(
     help="Fetch, build, update, list and remove the local snapshots audits ask before the live"
@@ -74,12 +71,12 @@ def build(
         usage_error("--sources is for the openalex snapshot only")
     from tasks.snapshots.store import build as build_snapshot
     from tasks.snapshots.store import snapshots_root
+    from tasks.snapshots.update import builder_of
 
-    chosen, kept = _listed(types), _listed(sources)
+    given = {"since": since, "types": _listed(types), "sources": _listed(sources)}
+    builder = builder_of(name, {k: v for k, v in given.items() if v is not None})
     try:
-        manifest = build_snapshot(
-            _builder(name, since, chosen, kept), inputs, snapshots_root(), workers=workers
-        )
+        manifest = build_snapshot(builder, inputs, snapshots_root(), workers=workers)
     except (ValueError, OSError) as exc:  # a format we do not know, a broken file: name it
         from tasks.errors import UsageError
 
@@ -264,24 +261,6 @@ def warn_if_stale() -> None:
 
 def _listed(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
-
-
-def _builder(
-    name: str, since: int | None, types: list[str] | None, sources: list[str] | None
-) -> "Builder":
-    from tasks.snapshots import arxiv, crossref, dblp, openalex, pubmed, retractions
-
-    if name == "crossref":
-        return crossref.builder(since, types)
-    if name == "openalex":
-        return openalex.builder(since, types, sources)
-    builders = {
-        "dblp": dblp.BUILDER,
-        "arxiv": arxiv.BUILDER,
-        "retractions": retractions.BUILDER,
-        "pubmed": pubmed.BUILDER,
-    }
-    return builders[name]
 
 
 def _size(size: int) -> str:

@@ -5,11 +5,11 @@
 
 The source is the job's checked citations, held in memory (`Checks`: an audit, one batch) or
 stored in the library a batch at a time (`StoredChecks`: a bulk import, whose memory holds about
-a batch); both offer the same iteration, `batches()`. The library stays locked from the dedupe's
+a batch). The library stays locked from the dedupe's
 read to the write, so work ids are minted against what is stored. An agent's job ends through
 the same stages (`audited_job`, `end_job`, `store_job`), its claims' support its own."""
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -126,23 +126,14 @@ class Checks:
 
     checked: Sequence[Checked]
 
-    def batches(self) -> Iterator[Sequence[Checked]]:
-        yield self.checked
-
 
 @dataclass(frozen=True)
 class StoredChecks:
-    """A job's checked citations stored in the library, read back a batch at a time in input
-    order (a bulk import: its working tables in `spill`, tasks/job/batches.py)."""
+    """A job's checked citations stored in the library, read back `batch_size` at a time in
+    input order (a bulk import: its working tables in `spill`, tasks/job/batches.py)."""
 
-    job_id: str
     spill: Scratch
     batch_size: int
-    db: LibraryPath
-
-    def batches(self) -> Iterator[Sequence[Checked]]:
-        for rows in stored_rows(self.job_id, self.spill, self.batch_size, self.db):
-            yield checked_of(rows)
 
 
 def support(claims: Sequence[Claim], checked: Sequence[Checked]) -> list[CitationSupport] | None:
@@ -162,7 +153,7 @@ def finish(
     -> job folder + library rows; what was rendered and the folder's path (no bibliographies
     when the job chose no styles; `ahead`: pandoc runs started for them, see render_ahead)."""
     if isinstance(source, StoredChecks):
-        return finish_stored(params, job, source)
+        return finish_stored(params, job, source, db)
     return finish_whole(params, job, source.checked, db, ahead)
 
 
@@ -198,23 +189,28 @@ class Scored:
     cited: list[Checked]  # the citations claims name (claim support and claim scores need them)
 
 
-def score_batches(source: StoredChecks, claims: Sequence[Claim]) -> Scored:
+def score_batches(
+    job_id: str, source: StoredChecks, claims: Sequence[Claim], db: LibraryPath
+) -> Scored:
     """The first pass over the stored batches: dedupe's match keys (`job_records`, into the
     import's working tables), and what metrics and claims take."""
     named = {cid for claim in claims for cid in claim.citation_ids}
     tally, cited = Tally(), list[Checked]()
-    for checked in source.batches():
-        add_new(source.spill, job_records(source.job_id, checked))
+    for rows in stored_rows(job_id, source.spill, source.batch_size, db):
+        checked = checked_of(rows)
+        add_new(source.spill, job_records(job_id, checked))
         tally.add(c.result for c in checked)
         cited.extend(c for c in checked if c.reference.claim_ids or c.citation_id in named)
     return Scored(tally, cited)
 
 
-def finish_stored(params: JobParams, job: ReadResult, source: StoredChecks) -> tuple[Rendered, str]:
+def finish_stored(
+    params: JobParams, job: ReadResult, source: StoredChecks, db: LibraryPath
+) -> tuple[Rendered, str]:
     """`finish` of a job stored in batches, each stage over the stored citations a batch at a
     time or over its working tables, so that memory holds about a batch."""
-    job_id, spill, db = params.job_id, source.spill, source.db
-    scored = score_batches(source, job.claims)
+    job_id, spill = params.job_id, source.spill
+    scored = score_batches(job_id, source, job.claims, db)
     claims = link_claims(job.claims, [c.reference for c in scored.cited])
     job = ReadResult(references=[], claims=claims, errors=job.errors)
     supports = support(claims, scored.cited)

@@ -12,11 +12,12 @@ Prefect runs as tasks: a task's arguments cannot carry live clients into a worke
 Dask worker process, so the process is their scope (all its threads share one limiter per
 registry and one opening of the snapshots)."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from types import TracebackType
 
 from models.audit import Checked, Reference
+from tasks.citation_ids import plan_chunks
 from tasks.lookup.chunk import lookup_references
 from tasks.lookup.snapshots import LocalSnapshots
 from tasks.registries import RegistrySettings, read_settings
@@ -55,6 +56,21 @@ class Checker:
             snapshots=self.snapshots,
         )
         return [Checked(reference=r, result=v) for r, v in zip(references, results, strict=True)]
+
+    def check_in_chunks(
+        self,
+        references: Sequence[Reference],
+        chunk_size: int,
+        report: Callable[[int, int], None],
+    ) -> list[Checked]:
+        """`check`, a chunk (of one lookup kind) at a time, in chunk order; `report(done, total)`
+        before the first chunk and after each."""
+        checked: list[Checked] = []
+        report(0, len(references))
+        for chunk in plan_chunks(references, chunk_size):
+            checked.extend(self.check(chunk))
+            report(len(checked), len(references))
+        return checked
 
     def close(self) -> None:
         if self._own_pool:

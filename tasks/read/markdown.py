@@ -72,7 +72,7 @@ _ABBREVIATIONS = frozenset(
 _PARENTHESES = re.compile(r"\(([^()]*\d{4}[a-z]?)\)")
 # `who`: words, each space run possessive (a lazy `[^\d,;()]*?` tried `\s+` from each space).
 _AUTHOR_YEAR = re.compile(rf"^(?P<who>[A-Z](?:\s*+[^\d,;()\s])*+),?\s+(?P<year>{YEARS})[a-z]?$")
-_ET_AL_OR_COAUTHOR = re.compile(r"(?<!\s)\s++(?:and|&|et al\.?)(?:\s|$)")
+ET_AL_OR_COAUTHOR = re.compile(r"(?<!\s)\s++(?:and|&|et al\.?)(?:\s|$)")
 _YEAR = re.compile(rf"\b({YEARS})\b")
 _BODY_DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>]+")
 _BODY_PMID = re.compile(r"\bPMID\s*+:?\s*+\d{1,9}\b", re.IGNORECASE)
@@ -378,7 +378,7 @@ def _author_years(sentence: str) -> Iterator[tuple[str, str, str]]:
             found = _AUTHOR_YEAR.match(part.strip())
             if found is None:
                 continue
-            first = _ET_AL_OR_COAUTHOR.split(found.group("who"))[0]
+            first = ET_AL_OR_COAUTHOR.split(found.group("who"))[0]
             if month_number(first) is None:
                 yield f"({part.strip()})", first, found.group("year")
 

@@ -36,7 +36,7 @@ class AdvertisedPace:
 
     def read(self, headers: Mapping[str, str]) -> tuple[float, float] | None:
         """(requests per second, window in seconds), or None when not advertised this way."""
-        limit = _int_header(headers, self.limit_header)
+        limit = int_header(headers, self.limit_header)
         window: float | None = self.window_s
         if self.window_header is not None and self.window_header in headers:
             window = parse_interval(headers[self.window_header])
@@ -230,7 +230,7 @@ class HostLimiter:
             if self._advertised_rate is not None:
                 ceiling = min(ceiling, self._advertised_rate)
             self._bucket.set_rate(ceiling * self._limits.safety * self._penalty)
-            concurrency = _int_header(headers, "x-concurrency-limit")
+            concurrency = int_header(headers, "x-concurrency-limit")
             if concurrency is not None:
                 self._in_flight.set_limit(min(self._limits.max_in_flight, concurrency))
 
@@ -267,7 +267,7 @@ def parse_interval(text: str) -> float | None:
     return seconds if seconds > 0 else None
 
 
-def _int_header(headers: Mapping[str, str], name: str) -> int | None:
+def int_header(headers: Mapping[str, str], name: str) -> int | None:
     value = headers.get(name)
     if value is None:
         return None

@@ -59,13 +59,6 @@ def _page(response: httpx.Response) -> Page:
     )
 
 
-def list_records(
-    http: RegistryHttp, path: str, metadata_prefix: str, since: date | None = None
-) -> Iterator[bytes]:
-    """Each page of `ListRecords` (records changed on or after `since`), as sent."""
-    return (page.body for page in pages(http, path, metadata_prefix, since))
-
-
 def pages(
     http: RegistryHttp,
     path: str,

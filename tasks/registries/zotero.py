@@ -23,7 +23,7 @@ import httpx
 from pydantic import SecretStr
 
 from tasks.errors import CiteauditError, InfrastructureError, MissingExtra, UsageError
-from tasks.registries.limits import HostLimits, parse_retry_after
+from tasks.registries.limits import HostLimits, int_header, parse_retry_after
 
 try:
     from pyzotero import zotero, zotero_errors
@@ -143,7 +143,7 @@ class ZoteroLibrary:
             start += len(page)
             fresh = {item.get("key"): item for item in page if item.get("key") not in found}
             found |= fresh
-            total = _count(self._api.request.headers.get("Total-Results"))
+            total = int_header(self._api.request.headers, "Total-Results")
             if not fresh or (total is not None and start >= total):
                 return list(found.values())
         raise ZoteroUnavailable(
@@ -224,13 +224,6 @@ def _refusal(where: str, status: int) -> ZoteroError:
     if status == 404:
         return ZoteroRefused(f"{where}: no such library, collection or saved search (HTTP 404)")
     return ZoteroUnavailable(f"{where}: refused (HTTP {status})")
-
-
-def _count(value: str | None) -> int | None:
-    try:
-        return int(value) if value else None
-    except ValueError:
-        return None
 
 
 def _seconds(value: str | None) -> float:

@@ -31,7 +31,6 @@ import io
 import re
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,7 @@ from lxml import etree
 
 from tasks.identifiers import is_arxiv_doi, normalize_arxiv, normalize_doi
 from tasks.snapshots.bounded import chunks, too_large
-from tasks.snapshots.records import name_parts
+from tasks.snapshots.records import iso_date, name_parts
 from tasks.snapshots.schema import WORKS, WORKS_TABLE, in_batches
 from tasks.snapshots.store import Builder, SnapshotFormatError, files_of
 
@@ -261,7 +260,7 @@ def record(element: Any) -> dict[str, Any] | None:
         "type": TYPES[element.tag] if not publtype.startswith("informal") else "article",
         "informal": publtype.startswith("informal"),
         "parent": first.get("crossref"),
-        "updated": _date(element.get("mdate")),
+        "updated": iso_date(element.get("mdate")),
     }
 
 
@@ -271,13 +270,6 @@ def _title(element: Any) -> str | None:
     if text.endswith(".") and not text.endswith(".."):
         text = text[:-1]
     return text or None
-
-
-def _date(text: str | None) -> date | None:
-    try:
-        return date.fromisoformat(text) if text else None
-    except ValueError:
-        return None
 
 
 def parts(inputs: Sequence[Path]) -> list[Path]:

@@ -21,7 +21,7 @@ from itertools import accumulate
 from pathlib import Path
 
 from models.audit import InputError, ReadResult, Reference
-from tasks.read.markdown import add_claim, marker_keys, split_sentences
+from tasks.read.markdown import ET_AL_OR_COAUTHOR, add_claim, marker_keys, split_sentences
 from tasks.read.pdf.layout import SUPER_CLOSE, SUPER_OPEN, Document, Line, clean
 from tasks.read.pdf.references import ReferenceList, pieces
 from tasks.textnorm import fold
@@ -36,7 +36,6 @@ _NARRATIVE = re.compile(
     r"(?P<who>[A-Z][\w'\u2019-]+(?:\s+(?:et al\.|and|&)\s*(?:[A-Z][\w'\u2019-]+)?)?)\s+"
     r"[(\[](?P<year>(?:1[89]|20)\d\d[a-z]?)[)\]]"
 )
-_COAUTHOR = re.compile(r"(?<!\s)\s++(?:and|&|et al\.?)(?:\s|$)")
 _AUTHOR_PART = 80  # characters of an entry where its authors are written
 
 
@@ -163,7 +162,10 @@ def _author_years(sentence: str) -> Iterator[tuple[str, str, str]]:
                     seen.add((who, year))
                     yield f"({who}, {year})", who, year
     for narrative in _NARRATIVE.finditer(sentence):
-        who, year = _COAUTHOR.split(narrative.group("who"))[0].strip(), narrative.group("year")
+        who, year = (
+            ET_AL_OR_COAUTHOR.split(narrative.group("who"))[0].strip(),
+            narrative.group("year"),
+        )
         if (who, year) not in seen:
             seen.add((who, year))
             yield f"{who} ({year})", who, year
@@ -181,7 +183,7 @@ def _author_and_years(part: str) -> tuple[str, list[str]] | None:
     who = " ".join(words)
     if not years or not who[:1].isupper() or _NOT_IN_NAMES.search(who):
         return None
-    return _COAUTHOR.split(who)[0].strip(), years
+    return ET_AL_OR_COAUTHOR.split(who)[0].strip(), years
 
 
 def _by_author_year(references: dict[str, Reference], who: str, year: str) -> list[Reference]:

@@ -75,14 +75,6 @@ def reference_lists(lines: Sequence[Line]) -> list[ReferenceList]:
     return found
 
 
-def body_lines(lines: Sequence[Line], lists: Sequence[ReferenceList]) -> list[Line]:
-    """The lines that are in no reference list (nor its heading)."""
-    skipped: set[int] = set()
-    for listed in lists:
-        skipped.update(range(listed.start - (listed.heading is not None), listed.stop))
-    return [line for i, line in enumerate(lines) if i not in skipped]
-
-
 def _first_labelled(lines: Sequence[Line]) -> int | None:
     """The first line of the last run labelled `[1]`/`1.`, `[2]`, `[3]` in order."""
     found = None
