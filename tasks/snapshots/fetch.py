@@ -29,7 +29,6 @@ $CITEAUDIT_DOWNLOADS/                 (default: $CITEAUDIT_SNAPSHOTS/downloads)
 import hashlib
 import json
 import os
-import random
 import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -41,12 +40,11 @@ import httpx
 
 from tasks.errors import InfrastructureError, UsageError
 from tasks.plural import counted
-from tasks.registries.limits import parse_retry_after
+from tasks.registries.http import RETRYABLE_STATUSES, RetryPolicy
 from tasks.registries.transports import redact
 
 CHUNK = 1 << 20
 SMALL = 64 << 20  # the most a listing, a manifest or an .md5 file may be
-RETRYABLE = frozenset({408, 429, 500, 502, 503, 504})
 
 # (file, bytes done, bytes in all or None when unknown): the CLI's progress bar listens.
 Progress = Callable[[str, int, int | None], None]
@@ -97,9 +95,7 @@ class Fetcher:
         *,
         secrets: Iterable[str] = (),
         pace_s: float = 1.0,
-        attempts: int = 5,
-        backoff_cap_s: float = 30.0,
-        retry_after_cap_s: float = 120.0,
+        retry: RetryPolicy | None = None,
         timeout: httpx.Timeout | None = None,
         transport: httpx.BaseTransport | None = None,
         auth: httpx.Auth | None = None,
@@ -108,9 +104,7 @@ class Fetcher:
     ) -> None:
         self._secrets = tuple(s for s in secrets if s)
         self._pace_s = pace_s
-        self._attempts = attempts
-        self._backoff_cap_s = backoff_cap_s
-        self._retry_after_cap_s = retry_after_cap_s
+        self._retry = retry or RetryPolicy()
         self._progress = progress or _noop
         self._sleep = sleep
         self._last = float("-inf")
@@ -208,12 +202,12 @@ class Fetcher:
             try:
                 complete = self._continue(remote, part, meta, kept)
             except (httpx.TransportError, _Retryable) as exc:
-                if attempt >= self._attempts:
+                if attempt >= self._retry.max_attempts:
                     raise FetchError(
                         self.redact(f"{remote.name}: {exc} (after {attempt} attempts)")
                     ) from None
-                wait = exc.wait if isinstance(exc, _Retryable) else None
-                self._sleep(self._wait(attempt, wait))
+                answer = exc.response if isinstance(exc, _Retryable) else None
+                self._sleep(self._retry.wait_before_retry(attempt, answer))
                 continue
             if complete is None and before is not None:  # not modified since
                 part.unlink()
@@ -246,7 +240,7 @@ class Fetcher:
                 return None
             if status == 416 and offset and remote.size is None:
                 return True  # nothing after what we hold: the part is the file
-            if status in RETRYABLE:
+            if status in RETRYABLE_STATUSES:
                 raise _Retryable(f"HTTP {status}", response)
             if status == 416 or status >= 400:
                 raise FetchError(self.redact(f"{remote.url}: HTTP {status}"))
@@ -298,11 +292,6 @@ class Fetcher:
         self._last = time.monotonic()
         self.requests += 1
 
-    def _wait(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, self._retry_after_cap_s)
-        return random.uniform(0.0, min(self._backoff_cap_s, 0.5 * 2 ** (attempt - 1)))
-
     def _asking(
         self,
         method: str,
@@ -310,33 +299,32 @@ class Fetcher:
         read: Callable[[httpx.Response], Any],
         params: Mapping[str, str] | None = None,
     ) -> Any:
-        for attempt in range(1, self._attempts + 1):
+        for attempt in range(1, self._retry.max_attempts + 1):
             self._pace()
-            wait: float | None = None
+            answer: httpx.Response | None = None
             try:
                 with self._client.stream(method, url, params=params) as response:
                     if response.status_code < 400:
                         return read(response)
-                    if response.status_code not in RETRYABLE:
+                    if response.status_code not in RETRYABLE_STATUSES:
                         raise FetchError(
                             self.redact(f"{method} {response.url}: HTTP {response.status_code}")
                         )
                     reason = f"HTTP {response.status_code}"
-                    wait = parse_retry_after(response.headers.get("retry-after"))
+                    answer = response
             except httpx.TransportError as exc:
                 reason = type(exc).__name__
-            if attempt == self._attempts:
+            if attempt == self._retry.max_attempts:
                 failed = f"{method} {url}: {reason} (after {attempt} attempts)"
                 raise FetchError(self.redact(failed))
-            self._sleep(self._wait(attempt, wait))
+            self._sleep(self._retry.wait_before_retry(attempt, answer))
         raise AssertionError("unreachable")
 
 
 class _Retryable(Exception):
     def __init__(self, reason: str, response: httpx.Response | None) -> None:
         super().__init__(reason)
-        header = response.headers.get("retry-after") if response is not None else None
-        self.wait = parse_retry_after(header)
+        self.response = response
 
 
 def check_space(folder: Path, todo: list[Remote], state: Path, reserve: int) -> None:
