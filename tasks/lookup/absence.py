@@ -58,12 +58,17 @@ class Absent:
     why: str
 
 
+def beyond_next_year(year: int, today: date | None = None) -> bool:
+    """A year no work can be from yet: after next year."""
+    return year > (today or datetime.now(UTC).date()).year + 1
+
+
 def impossible_year(ref: Reference, today: date | None = None) -> ValidationResult | None:
     """The row of a reference claiming a year after next year; None for any other."""
     year = ref.item.year()
-    this_year = (today or datetime.now(UTC).date()).year
-    if year is None or year <= this_year + 1:
+    if year is None or not beyond_next_year(year, today):
         return None
+    this_year = (today or datetime.now(UTC).date()).year
     identified = ref.ids.any() or identifiers_of(ref.item, ref.raw).any()
     return ValidationResult(
         citation_id=ref.citation_id,

@@ -46,8 +46,8 @@ from tasks.lookup.absence import (
     absent_arxiv,
     absent_doi,
     absent_pmid,
+    beyond_next_year,
     decided_absent,
-    impossible_year,
     of_record_complete,
     only_a_preprint,
     titled_elsewhere,
@@ -317,7 +317,7 @@ def _newer(ref: Reference, snap: Snapshot) -> bool:
     """The reference claims a year after the snapshot's date: only a live registry can hold it
     (a year after next year no registry can: asked, a record found shows the mismatch)."""
     year = ref.item.year()
-    if year is None or snap.date is None or impossible_year(ref) is not None:
+    if year is None or snap.date is None or beyond_next_year(year):
         return False
     return year > snap.date.year
 

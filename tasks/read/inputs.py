@@ -76,9 +76,7 @@ def stream_inputs(
     for part in parts:
         pending.extend(part)
         while len(pending.references) >= batch_size:
-            batch = ReadResult(references=pending.references[:batch_size])
-            batch.claims, batch.errors = pending.claims, pending.errors
-            batch.subjects = pending.subjects
+            batch = pending.model_copy(update={"references": pending.references[:batch_size]})
             pending = ReadResult(references=pending.references[batch_size:])
             yield batch
     if pending.references or pending.claims or pending.errors or pending.subjects:
@@ -158,7 +156,7 @@ def within_bounds(read: ReadResult) -> ReadResult:
                 reason=reason,
             )
         )
-    return ReadResult(references=kept, claims=read.claims, errors=errors, subjects=read.subjects)
+    return read.model_copy(update={"references": kept, "errors": errors})
 
 
 def _files_named(read: ReadResult) -> set[str]:

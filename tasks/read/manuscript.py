@@ -282,7 +282,7 @@ def cited_only(result: ReadResult, manuscripts: Sequence[Manuscript]) -> ReadRes
         names = ", ".join(m.path.name for m in manuscripts)
         reason = f"{names} cites references, but no .bib or CSL-JSON file was given beside it"
         errors += [InputError(source_file=str(m.path), reason=reason) for m in manuscripts]
-        return ReadResult(claims=result.claims, errors=errors)
+        return result.model_copy(update={"references": [], "errors": errors})
     keys = {ref.provenance.entry_key.lower() for ref in result.references}
     cited = {c.key.lower() for c in citations}
     reported: set[str] = set()
@@ -300,12 +300,7 @@ def cited_only(result: ReadResult, manuscripts: Sequence[Manuscript]) -> ReadRes
             )
         )
     if _CITE_ALL in cited:
-        return ReadResult(
-            references=result.references,
-            claims=result.claims,
-            errors=errors,
-            subjects=result.subjects,
-        )
+        return result.model_copy(update={"errors": errors})
     names = ", ".join(m.path.name for m in manuscripts)
     kept = []
     for ref in result.references:
@@ -321,6 +316,4 @@ def cited_only(result: ReadResult, manuscripts: Sequence[Manuscript]) -> ReadRes
                 kind="uncited",
             )
         )
-    return ReadResult(
-        references=kept, claims=result.claims, errors=errors, subjects=result.subjects
-    )
+    return result.model_copy(update={"references": kept, "errors": errors})

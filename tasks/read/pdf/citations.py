@@ -133,7 +133,8 @@ def _markers_written(text: str, numbered_by_superscript: bool) -> str:
 def _linked(sentence: str, references: dict[str, Reference]) -> tuple[list[Reference], list[str]]:
     found: list[Reference] = []
     missing: list[str] = []
-    for key in marker_keys(sentence):
+    keys = marker_keys(sentence)
+    for key in keys:
         label = key.strip("[]")
         if label in references:
             found.append(references[label])
@@ -143,7 +144,7 @@ def _linked(sentence: str, references: dict[str, Reference]) -> tuple[list[Refer
         matches = _by_author_year(references, who, year)
         if len(matches) == 1:
             found.append(matches[0])
-        elif not marker_keys(sentence):
+        elif not keys:
             missing.append(written)
     return list({id(ref): ref for ref in found}.values()), missing
 

@@ -285,8 +285,9 @@ def _without_running_lines(lines: list[Line], kept: Callable[[Line], bool]) -> l
         by_page.setdefault(line.page, []).append(index)
     shapes: Counter[str] = Counter()
     apart: dict[int, float] = {}  # how far the top line stands above the next, per page
+    tops: dict[int, float] = {}  # the top line's top, per page
     for page, indexes in by_page.items():
-        highest = max(lines[i].top for i in indexes)
+        highest = tops[page] = max(lines[i].top for i in indexes)
         lowest = min(lines[i].bottom for i in indexes)
         found = {i for i in indexes if lines[i].top >= highest - 1 or lines[i].bottom <= lowest + 1}
         edges[page] = found
@@ -305,7 +306,7 @@ def _without_running_lines(lines: list[Line], kept: Callable[[Line], bool]) -> l
         if _PAGE_NUMBER.match(clean(lines[i].text))
         or shapes[_shape(lines[i].text)] >= repeated
         or (
-            lines[i].top >= max(lines[j].top for j in by_page[page]) - 1
+            lines[i].top >= tops[page] - 1
             and lines[i].size <= text_size
             and apart.get(page, 0) > 1.8 * spacing
             and not kept(lines[i])
