@@ -32,7 +32,6 @@ from tasks.support.relevance import sentences, shortlist
 MAX_TOKENS = 128
 PASSAGE_SENTENCES = 3  # the abstract sentences the model reads: those sharing most of the claim
 STANCE_CONFIDENT = 0.5
-STANCES = ("SUPPORT", "CONTRADICT", "NOT ENOUGH INFO")
 Stance = Literal["supports", "contradicts", "undetermined"]
 
 

@@ -24,7 +24,7 @@ WORKERS = 2
 
 
 def write_gzipped(target: Path, data: bytes) -> None:
-    """`data` gzipped (ISA-L, level 1: 4x faster than zlib's) to `target`, renamed in whole: a
+    """`data` gzipped (ISA-L, level 1: much faster than zlib's) to `target`, renamed in whole: a
     run stopped mid-way leaves no part-written file to be taken for a whole one."""
     partial = target.with_suffix(".tmp")
     partial.write_bytes(igzip.compress(data, 1))

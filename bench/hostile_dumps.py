@@ -1,4 +1,4 @@
-"""Hostile dumps given to `citeaudit snapshot build` (#44): each must be refused in one line
+"""Hostile dumps given to `citeaudit snapshot build`: each must be refused in one line
 (exit 2) with the build's peak RSS under 500 MB, whatever the dump expands to.
 
 | case                | the dump                                                           |
@@ -15,9 +15,9 @@
 | `dblp-xxe`          | dblp.xml.gz declaring a `SYSTEM "file://..."` entity used in a     |
 |                     | title: refused, the file's content nowhere in the output           |
 
-Beside them, the Markdown reader on the heading that was cubic (`# a`, N spaces, `x`: 4 KB took
-98.6 s, 20 KB ran past 10 min): `read_inputs` of a .md holding it, timed for 4 KB, 20 KB and
-5 MB (`markdown-heading-N`; goal: linear, seconds at most).
+Beside them, the Markdown reader on the heading that was cubic (`# a`, N spaces, `x`):
+`read_inputs` of a .md holding it, timed for 4 KB, 20 KB and 5 MB (`markdown-heading-N`; goal:
+linear, seconds at most).
 
 Each bomb is a gzip file of several members (one compressed block of 64 MiB written again and
 again): a few MB on disk, written in seconds. The build runs as the CLI does (`python -m

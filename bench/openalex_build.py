@@ -1,4 +1,4 @@
-"""Building an openalex snapshot from OpenAlex's works snapshot (#41.1): synthetic parts in the
+"""Building an openalex snapshot from OpenAlex's works snapshot: synthetic parts in the
 snapshot's format (`updated_date=YYYY-MM-DD/part_NNN.gz`, gzipped JSON lines, PER_PART works
 each, and the `manifest` listing them) made from the real, full OpenAlex works in
 ../shared/data/registries/refchecker/api_cache/openalex (authorships with institutions,

@@ -1,4 +1,4 @@
-"""Building a pubmed snapshot from PubMed's baseline (#41.1): synthetic baseline files in the
+"""Building a pubmed snapshot from PubMed's baseline: synthetic baseline files in the
 format NLM publishes (`pubmedYYnNNNN.xml.gz`, each a `<PubmedArticleSet>` of PER_FILE
 `<PubmedArticle>`s) made from the recorded efetch answers (tests/fixtures/registry, real PubMed
 records with abstracts, MeSH and all), each given its own PMID and its title a word of its own.

@@ -1,6 +1,6 @@
 """`citeaudit snapshot fetch` against the publishers' stand-in (tests/fake_registry/dumps.py), as
 a user runs it (`python -m flows.cli`, its own CITEAUDIT_DOWNLOADS), for each source that is
-downloaded as files (#41 "Done when"):
+downloaded as files:
 
 | case       | what                                                                            |
 |------------|---------------------------------------------------------------------------------|

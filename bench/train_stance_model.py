@@ -41,10 +41,8 @@ go side by side). `--part report` prints them and picks recipe, epochs and CALL_
 SciFact's CV macro-F1 and Check-COVID dev's; `--part test --recipe R --epochs E --call-at P`
 prints that head's test figure, once.
 
-Cost: one thread (two threads spin against each other on this loaded machine: a step took 20
-times as long). The states take ~8 min of wall at load 10 (9,179 texts); a pooled run ~40 s of
-CPU, an align run (5 epochs) ~2.5 min of CPU, which at nice 19 beside the other jobs' load of
-15-30 was 52-69 min of wall each. Figures: bench/RESULTS.md, "Claim support's stance".
+Cost: one thread (two threads spin against each other on a loaded machine). What the states
+and each run cost, and the figures: bench/RESULTS.md, "Claim support's stance".
 """
 
 import argparse
@@ -401,7 +399,7 @@ def called(logits: Sequence[Sequence[float]], call_at: float) -> int:
 
 def either(logits: Sequence[Sequence[float]]) -> int:
     """SUPPORT or REFUTE, whichever some sentence gives the larger probability (the two-way
-    figure #34 reported, for pairs known to be one of them)."""
+    figure reported before, for pairs known to be one of them)."""
     raw = np.asarray(logits, np.float64)
     p = np.exp(raw - raw.max(1, keepdims=True))
     p /= p.sum(1, keepdims=True)

@@ -206,13 +206,13 @@ class CitationSupport(BaseModel):
     evidence: str | None = Field(None, description="the abstract sentence closest to the claim")
     relevance: float | None = Field(
         None,
-        description="the cross-encoder's probability that the claim rests on this work, in [0, 1]; "
-        "None: no abstract. It decides `label` where it ran",
+        description="a relevance model's probability that the claim rests on this work, in "
+        "[0, 1]; None where none ran (none ships: the bi-encoder's label decides)",
     )
     stance: Stance | None = Field(
         None,
-        description="the cross-encoder's stance where confident; a contradicting work counts 0 "
-        "towards the claim's strength, as an unrelated one. None: no abstract",
+        description="a stance model's stance where confident (none ships yet: always None); a "
+        "contradicting work counts 0 towards the claim's strength, as an unrelated one",
     )
     verdict: Verdict | None = Field(
         None,

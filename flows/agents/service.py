@@ -253,8 +253,9 @@ class AgentService:
         return support_claims(claims, checked, judge=self.registries().judge)
 
     def _lookup(self, refs: Sequence[Reference]) -> list[ValidationResult]:
-        """The batch flow's check of one chunk; past a job's deadline from now (an agent must
-        not wait on a registry forever) what is left stays `unverified`."""
+        """The references checked by a Checker over the service's registry pool; past a job's
+        deadline from now (an agent must not wait on a registry forever) what is left stays
+        `unverified`."""
         settings = self.settings()
         with Checker(
             None if self.offline else settings,

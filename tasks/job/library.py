@@ -14,7 +14,7 @@ from tasks.store.names import LibraryPath
 # per core: one thread made its library steps slower (bench.audit_throughput).
 BULK_THREADS = 1
 # ... and hold at most this in DuckDB's buffers before it spills or writes out (a save's one
-# transaction of a million rows included: tasks/job/imported.save_import).
+# transaction of a million rows included: tasks/job/batches.save_import).
 BULK_MEMORY = "300MB"
 
 

@@ -104,7 +104,7 @@ def check_bibliographies(paths: list[Path], pdf_refusal: PdfRefusal | None = Non
 
 
 def doi_on_first_page(pdf: Path) -> str | None:
-    """The DOI printed on a paper's first page (the paper itself, as one reference)."""
+    """The DOI printed on a PDF's first page (a retrieved document's own DOI)."""
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 

@@ -5,7 +5,7 @@ The public data file (yearly, ~180M works, ~200 GB) is a folder of gzipped JSON 
 part (tasks/snapshots/store.py): read whole, so memory is bounded by the largest file, never by
 the dump (a file expanding past FILE_LIMIT is refused: tasks/snapshots/bounded.py); files are
 built in parallel by the store's process pool, and a killed build resumes at the first file not
-written. A file is gunzipped by ISA-L (isal: half zlib's CPU), split by msgspec into its items'
+written. A file is gunzipped by ISA-L (isal, cheaper than zlib), split by msgspec into its items'
 raw JSON, and each item decoded on its own into a typed work: only the fields kept become
 Python objects (references, licences, links, an author's affiliations and ORCID are skipped),
 and each work's row is built from them by tasks/registries/crossref_map's rules (slim_work's, as
@@ -13,9 +13,8 @@ a live answer is mapped) and handed over column by column. An item of another sh
 author that is no object) is decoded into plain JSON and mapped by slim_work itself. Tiny JSON
 values decode to objects tens of times their bytes, so what is decoded at once is capped: a file
 of more than ITEMS items (counted by its commas, before it is split), an item of more than
-ITEM_VALUES values or ITEM_LIMIT bytes is refused, naming it. Per 5,000-work file of full
-records (~40 MB of JSON): gunzip 80 ms, decoding 100 ms, rows 70 ms, Arrow, title keys and
-Parquet 40 ms.
+ITEM_VALUES values or ITEM_LIMIT bytes is refused, naming it. Where a file's time goes:
+bench/RESULTS.md.
 
 | Crossref                                      | works                                      |
 |-----------------------------------------------|--------------------------------------------|

@@ -115,7 +115,7 @@ def _deleted(element: Any) -> Generator[dict[str, Any], None, None]:
 
 def _row(element: Any) -> dict[str, Any] | None:
     """A `<PubmedArticle>`'s row by pubmed_map's rules, read with lxml's own lookups (the
-    mapping to a CSL record, abstract and all, cost three times the XML's parse); a book's by
+    mapping to a CSL record, abstract and all, costs more than the XML's parse); a book's by
     pubmed_map itself."""
     citation = element.find("MedlineCitation")
     article = citation.find("Article") if citation is not None else None

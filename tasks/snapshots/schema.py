@@ -163,7 +163,7 @@ def tuples_batch(rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
 def uncollected() -> Iterator[None]:
     """Python's cycle collector paused while a builder makes rows: a file's works are hundreds of
     thousands of objects, freed by reference counting (they hold no cycles), and the collector
-    walking them again and again as rows are made cost a third of Crossref's reader's CPU."""
+    walking them again and again as rows are made costs the readers much of their CPU."""
     enabled = gc.isenabled()
     gc.disable()
     try:
