@@ -10,11 +10,11 @@ current version and is said; the others still run, and the run then fails so tha
 from prefect import flow
 
 from flows.steps import stage_task
-from tasks.errors import CiteauditError, InfrastructureError, UsageError
+from tasks.errors import CiteauditError, InfrastructureError
 from tasks.registries.settings import read_settings
-from tasks.snapshots.sources import NAMES, read_fetch_settings
-from tasks.snapshots.store import snapshots_root, status
-from tasks.snapshots.update import Updated, update
+from tasks.snapshots.sources import read_fetch_settings
+from tasks.snapshots.store import snapshots_root
+from tasks.snapshots.update import Updated, chosen_snapshots, update
 
 
 @stage_task("update-snapshot")
@@ -37,10 +37,7 @@ def snapshot_update(names: list[str] | None = None) -> dict[str, str]:
     Returns each snapshot's line (`dblp@2026-11-30: rebuilt, 7,012,345 records`); fails, once
     every snapshot was tried, when one could not be updated (its line says why).
     """
-    chosen = names or [s.name for s in status(snapshots_root())]
-    unknown = [n for n in chosen if n not in NAMES]
-    if unknown:
-        raise UsageError(f"unknown snapshot {unknown[0]!r} (known: {', '.join(NAMES)})")
+    chosen = chosen_snapshots(snapshots_root(), names)
     lines: dict[str, str] = {}
     failed: list[str] = []
     for name in chosen:

@@ -145,21 +145,18 @@ def update(
     """Fetch what changed since each snapshot's date and apply it (a rebuild where the source
     publishes only whole releases: dblp, Retraction Watch)."""
     from flows.progress import report
-    from tasks.errors import CiteauditError, exit_code
+    from tasks.errors import CiteauditError, UsageError, exit_code
     from tasks.registries.settings import read_settings
-    from tasks.snapshots.sources import NAMES as SOURCES
     from tasks.snapshots.sources import read_fetch_settings
     from tasks.snapshots.store import snapshots_root
-    from tasks.snapshots.store import status as snapshot_status
+    from tasks.snapshots.update import chosen_snapshots
     from tasks.snapshots.update import update as update_snapshot
 
     root = snapshots_root()
-    chosen = names or [s.name for s in snapshot_status(root)]
-    unknown = [n for n in chosen if n not in SOURCES]
-    if unknown:
-        usage_error(
-            f"snapshot update: unknown snapshot {unknown[0]!r} (known: {', '.join(SOURCES)})"
-        )
+    try:
+        chosen = chosen_snapshots(root, names)
+    except UsageError as exc:
+        usage_error(f"snapshot update: {exc}")
     if not chosen:
         usage_error(f"snapshot update: no snapshot built under {root} (fetch and build one first)")
     try:

@@ -213,7 +213,7 @@ def damaged(found: Iterable[Status]) -> dict[str, str]:
     return {s.name: f"{s.name} ({s.folder}): {s.damage}" for s in found if s.damage is not None}
 
 
-def _built(root: Path) -> Iterator[tuple[str, Path]]:
+def built(root: Path) -> Iterator[tuple[str, Path]]:
     """Each snapshot built under `root`: its name and its folder, by name."""
     if root.is_dir():
         for link in sorted(root.iterdir()):
@@ -241,7 +241,7 @@ def _digest(path: Path) -> str:
 def status(root: Path) -> list[Status]:
     """Every snapshot built under `root`, by name."""
     found = []
-    for name, folder in _built(root):
+    for name, folder in built(root):
         try:
             m = Manifest.read(folder)
         except (OSError, ValueError, TypeError) as exc:

@@ -21,7 +21,7 @@ import gzip
 import importlib
 import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import date, timedelta
@@ -35,6 +35,7 @@ from tasks.snapshots import arxiv
 from tasks.snapshots.fetch import Progress
 from tasks.snapshots.sources import (
     LISTERS,
+    NAMES,
     FetchResult,
     FetchSettings,
     Keep,
@@ -43,7 +44,7 @@ from tasks.snapshots.sources import (
     pubmed_number,
     updated_since,
 )
-from tasks.snapshots.store import Builder, InputFile, Manifest, build, current
+from tasks.snapshots.store import Builder, InputFile, Manifest, build, built, current
 
 ROWS = 1000  # Crossref's most a page
 
@@ -58,6 +59,16 @@ class Updated:
 
 class NoSnapshot(UsageError):
     """An incremental update needs the snapshot built first."""
+
+
+def chosen_snapshots(root: Path, names: Sequence[str] | None) -> list[str]:
+    """The snapshots an update is for: `names`, else every one built under `root` (read from
+    its folders alone: no file of theirs is checked); an unknown name is a usage error."""
+    chosen = list(names) if names else [name for name, _ in built(root)]
+    unknown = [n for n in chosen if n not in NAMES]
+    if unknown:
+        raise UsageError(f"unknown snapshot {unknown[0]!r} (known: {', '.join(NAMES)})")
+    return chosen
 
 
 def builder_of(name: str, options: dict[str, object] | None = None) -> Builder:
